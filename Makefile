@@ -1,0 +1,91 @@
+# blkwise — build, test and bench.  `make V=1` shows the commands.
+ARCH ?= x86
+CLANG ?= clang
+BPFTOOL ?= bpftool
+CC ?= cc
+PKG_CONFIG ?= pkg-config
+
+OUT := build
+VMLINUX := vmlinux/$(ARCH)/vmlinux.h
+CFLAGS ?= -O2 -g
+CFLAGS += -Wall -Wextra -Werror=implicit-function-declaration -std=gnu11 -D_GNU_SOURCE
+CFLAGS += -I$(OUT) -Ibpf -Iuser
+LIBS := $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz) \
+	$(shell $(PKG_CONFIG) --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd) -lm
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(dir $(VMLINUX)) -Ibpf \
+	-Wall -Wno-unused-function
+
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUT)/%.bpf.o,$(BPF_SRCS))
+SKELS := $(patsubst bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
+# Pure logic: no BPF, no syscalls beyond stdio; unit-tested without root.
+PURE_SRCS := user/hist.c user/metrics.c user/classify.c user/json.c user/devname.c user/render.c
+USER_SRCS := $(wildcard user/*.c)
+USER_OBJS := $(patsubst user/%.c,$(OUT)/%.o,$(USER_SRCS))
+PURE_OBJS := $(patsubst user/%.c,$(OUT)/%.o,$(PURE_SRCS))
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/unit/%,$(UNIT_SRCS))
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+.DELETE_ON_ERROR:
+.SECONDARY:
+.PHONY: all clean deps run test unit bench fixture vmlinux
+
+all: blkwise
+
+$(OUT) $(OUT)/unit:
+	$(Q)mkdir -p $@
+
+$(OUT)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(VMLINUX) | $(OUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUT)/%.skel.h: $(OUT)/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+$(USER_OBJS): $(OUT)/%.o: user/%.c $(wildcard user/*.h) $(wildcard bpf/*.h) $(SKELS) | $(OUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+blkwise: $(USER_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LIBS) -o $@
+
+$(OUT)/unit/%: tests/unit/%.c $(PURE_OBJS) | $(OUT)/unit
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(PURE_OBJS) -lm -o $@
+
+unit: $(UNIT_BINS)
+	$(Q)tools/run-unit.sh $(UNIT_BINS)
+
+# Regenerate the checked-in vmlinux.h from the running kernel's BTF.
+vmlinux:
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX).tmp
+	mv $(VMLINUX).tmp $(VMLINUX)
+
+deps:
+	tools/deps.sh
+
+run: deps all
+	./blkwise stat
+
+test: deps all fixture $(UNIT_BINS)
+	tools/run-tests.sh
+
+fixture:
+	$(Q)$(MAKE) -s -C tools/fakedisk
+
+bench: deps all fixture
+	tools/bench.sh
+
+clean:
+	rm -rf $(OUT) blkwise
+	$(MAKE) -s -C tools/fakedisk clean

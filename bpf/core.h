@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Structures shared by bpf/core.bpf.c and its loader user/core.c.
+ *
+ * Layout rules: every map value is a plain array of __u64 so user space can
+ * sum per-CPU copies field by field; the histogram geometry lives in
+ * bpf/hist.h so the BPF side and the percentile math agree by construction.
+ */
+#ifndef BLKWISE_CORE_H
+#define BLKWISE_CORE_H
+
+#include "hist.h"
+
+enum bw_op {
+	BW_OP_READ,
+	BW_OP_WRITE,
+	BW_OP_DISCARD,
+	BW_OP_FLUSH,
+	BW_OP_OTHER,
+	BW_NR_OPS,
+};
+
+/*
+ * Solo service time is kept per size class: a 4 KiB read and a 1 MiB read
+ * are not the same job.  Class c holds requests of <= 4 KiB << c.
+ */
+#define BW_SIZE_CLASSES 8
+
+/* In-flight word: low bits count requests, high bits count issues (D). */
+#define BW_INFLIGHT_BITS 20
+#define BW_INFLIGHT_MASK ((1ULL << BW_INFLIGHT_BITS) - 1)
+#define BW_D_INC ((1ULL << BW_INFLIGHT_BITS) | 1ULL)
+
+#define BW_SLOT_NONE 0xffffffffu	/* queue seen, device not watched */
+
+struct bw_op_stats {
+	__u64 ios;		/* completed requests */
+	__u64 bytes;
+	__u64 errors;
+	__u64 requeues;
+	__u64 merges;		/* bio and request merges, as diskstats counts */
+	__u64 d2c_ns;		/* sum of service time */
+	__u64 q2d_ns;		/* sum of queue time, over q_ios */
+	__u64 q2c_ns;		/* sum of total time, over q_ios */
+	__u64 q_ios;		/* completions whose Q stamp was known */
+	__u64 segments;		/* sum of nr_phys_segments */
+	__u64 class_ios[BW_SIZE_CLASSES];
+	__u64 solo_ios[BW_SIZE_CLASSES];
+	__u64 solo_ns[BW_SIZE_CLASSES];
+	__u64 hist_d2c[BW_LAT_BUCKETS];
+	__u64 hist_q2d[BW_LAT_BUCKETS];
+	__u64 hist_size[BW_CNT_BUCKETS];	/* in 512-byte sectors */
+	__u64 hist_seg[BW_CNT_BUCKETS];
+};
+
+/* Per device slot, per CPU: no cross-CPU traffic on the hot path. */
+struct bw_dev_pcpu {
+	struct bw_op_stats op[BW_NR_OPS];
+	__u64 busy_ns;		/* closed busy periods, added at their last C */
+	__u64 max_epoch;	/* epoch the max below belongs to */
+	__u64 max_depth;
+	__u64 unmatched;	/* C or requeue with no D seen (issued before attach) */
+	__u64 untracked;	/* tag beyond the sized per-request table */
+};
+
+/*
+ * Per device slot, shared by all CPUs: the only cross-CPU state.  One cache
+ * line each so two busy devices never share a line.
+ */
+struct bw_dev_shared {
+	__u64 word;		/* BW_INFLIGHT_* encoding */
+	__u64 busy_start;	/* start of the current busy period, ns */
+	__u64 dev;		/* MKDEV of the disk, for user space */
+	__u64 pad[5];
+};
+
+/* Per request, indexed by (device slot, hw queue, allocation tag). */
+struct bw_rq_state {
+	__u64 d_ts;		/* issue time; 0 when not in flight */
+	__u32 seq;		/* issue sequence after our D, if solo candidate */
+	__u32 flags;
+	__u32 tgid;		/* submitter, when streams are on */
+	__u32 pad;
+	__u64 q_ts;		/* Q time, when streams are on */
+};
+#define BW_RQ_SOLO_CAND 1u
+#define BW_RQ_STREAM 2u
+
+/* request_queue id -> slot; claimed by the first event of a queue. */
+struct bw_qmap {
+	__u64 q;		/* struct request_queue address; 1 while claiming */
+	__u32 slot;
+	__u32 pad;
+};
+
+/* Per (device, process) stream; attributed at Q time. */
+struct bw_stream_key {
+	__u32 dev;
+	__u32 tgid;
+};
+
+struct bw_stream {
+	__u64 word;		/* in flight (Q..C) | Q sequence, as bw_dev_shared */
+	__u64 busy_start;
+	__u64 busy_ns;
+	__u64 area_ns;		/* sum of Q..C time: integral of in-flight */
+	__u64 ios;
+	__u64 bytes;
+	__u64 sync_ios;
+	__u64 seq_ios;		/* started where the previous one ended */
+	__u64 seek_sectors;	/* sum of |distance| from previous end */
+	__u64 next_sector;	/* end of the previous request */
+	__u64 idle_start;	/* when in-flight last dropped to 0 */
+	__u64 think_ns;		/* sum of gaps from idle to next Q */
+	__u64 thinks;
+	__u64 max_depth;
+	__u64 last_ts;
+	char comm[16];
+};
+
+#endif /* BLKWISE_CORE_H */

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Log-linear histogram geometry, shared by the BPF side (which bins) and
+ * user space (which reads percentiles back).
+ *
+ * Values below 16 units get a bucket each.  Above, every power of two
+ * [2^m, 2^(m+1)) is split into 8 equal sub-buckets, so a bucket is at most
+ * 1/8 of its lower bound wide and a percentile read at a bucket's midpoint
+ * is within 6.25% of the true value.  Pure log2 buckets, as libbpf-tools
+ * uses, can be off by 2x.
+ *
+ * Latencies are binned in units of 1024 ns (a shift, not a divide, on the
+ * hot path): 184 buckets reach 2^25 units, about 34 s.  Counts (sectors,
+ * segments) are binned in their own unit: 120 buckets reach 2^17.
+ */
+#ifndef BLKWISE_HIST_H
+#define BLKWISE_HIST_H
+
+#define BW_HIST_SUB_BITS 3
+#define BW_HIST_SUB (1u << BW_HIST_SUB_BITS)
+#define BW_HIST_LINEAR (2u * BW_HIST_SUB)
+#define BW_LAT_SHIFT 10
+#define BW_LAT_BUCKETS 184
+#define BW_CNT_BUCKETS 120
+
+/* Branch-free floor(log2(v)) for v > 0; the verifier needs no loop. */
+static inline __attribute__((always_inline)) unsigned int bw_ilog2(unsigned long long v)
+{
+	unsigned int r, s;
+
+	r = (v > 0xffffffffULL) << 5;
+	v >>= r;
+	s = (v > 0xffff) << 4;
+	v >>= s;
+	r |= s;
+	s = (v > 0xff) << 3;
+	v >>= s;
+	r |= s;
+	s = (v > 0xf) << 2;
+	v >>= s;
+	r |= s;
+	s = (v > 0x3) << 1;
+	v >>= s;
+	r |= s;
+	r |= (unsigned int)(v >> 1);
+	return r;
+}
+
+/* Bucket of value u in a histogram of nbuckets; the last one also takes overflow. */
+static inline __attribute__((always_inline)) unsigned int bw_bucket(unsigned long long u,
+								    unsigned int nbuckets)
+{
+	unsigned int m, idx;
+
+	if (u < BW_HIST_LINEAR)
+		return (unsigned int)u;
+	m = bw_ilog2(u);
+	idx = BW_HIST_LINEAR + (m - BW_HIST_SUB_BITS - 1) * BW_HIST_SUB +
+	      (unsigned int)((u >> (m - BW_HIST_SUB_BITS)) & (BW_HIST_SUB - 1));
+	return idx < nbuckets ? idx : nbuckets - 1;
+}
+
+#endif /* BLKWISE_HIST_H */

@@ -1,0 +1,146 @@
+# shellcheck shell=bash
+# Shared helpers of the shunit2 suites: results, skips, loop devices, fio,
+# blkwise in the background, and cleanup of everything a test made.
+#
+# A suite sources this file, defines test_* functions (and optionally
+# bw_suite_setup / bw_suite_cleanup), then sources shunit2.  Every test's
+# outcome (PASS, FAIL or SKIP) is appended to $BW_RESULTS for the runner.
+
+BW_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BW_BIN=$BW_ROOT/blkwise
+BW_RESULTS=${BW_RESULTS:-/dev/null}
+BW_SUITE=$(basename "$0" .sh)
+BW_TMP=$(mktemp -d /tmp/blkwise-test.XXXXXX)
+SHUNIT_COLOR=none
+
+bw_cleanups=()
+bw_skipped=""
+
+# Run at the end of each test, last registered first.
+bw_on_cleanup() { bw_cleanups+=("$*"); }
+
+bw_run_cleanups() {
+	local i
+	for ((i = ${#bw_cleanups[@]} - 1; i >= 0; i--)); do
+		eval "${bw_cleanups[i]}" >/dev/null 2>&1 || true
+	done
+	bw_cleanups=()
+}
+
+setUp() {
+	bw_skipped=""
+	bw_cleanups=()
+	[ "$(type -t bw_suite_setup)" = function ] && bw_suite_setup
+	return 0
+}
+
+tearDown() {
+	local result=PASS
+	bw_run_cleanups
+	if [ "${__shunit_testSuccess}" != "${SHUNIT_TRUE}" ]; then
+		result=FAIL
+	elif [ -n "$bw_skipped" ]; then
+		result=SKIP
+	fi
+	echo "$result $BW_SUITE:${_shunit_test_}${bw_skipped:+ ($bw_skipped)}" >>"$BW_RESULTS"
+	[ "$result" = SKIP ] && echo "SKIP: $BW_SUITE:${_shunit_test_}: $bw_skipped" >&2
+	return 0
+}
+
+oneTimeTearDown() {
+	[ "$(type -t bw_suite_cleanup)" = function ] && bw_suite_cleanup
+	rm -rf "$BW_TMP"
+	return 0
+}
+
+# Marks the current test skipped, loudly; the test should return right after.
+bw_skip() {
+	bw_skipped="$*"
+	echo "SKIP: $*" >&2
+	startSkipping
+}
+
+# bw_require CMD...: skip unless every command exists.
+bw_require() {
+	local c
+	for c in "$@"; do
+		command -v "$c" >/dev/null 2>&1 || { bw_skip "$c not installed"; return 1; }
+	done
+	[ "$(id -u)" -eq 0 ] || { bw_skip "needs root"; return 1; }
+	[ -x "$BW_BIN" ] || { bw_skip "blkwise not built (make)"; return 1; }
+	return 0
+}
+
+# bw_loop SIZE_MB WHERE [losetup options]: a loop device over a new image.
+# WHERE is "shm" (memory) or "disk" (root filesystem, real data written so
+# reads reach the disk).  Prints the device name (loopN).
+bw_loop() {
+	local size=$1 where=$2 img dev
+	shift 2
+	if [ "$where" = shm ]; then
+		img=$(mktemp /dev/shm/blkwise-test.XXXXXX)
+		truncate -s "${size}M" "$img"
+	else
+		img=$(mktemp /var/tmp/blkwise-test.XXXXXX)
+		dd if=/dev/urandom of="$img" bs=1M count="$size" oflag=direct status=none
+	fi
+	dev=$(losetup --find --show "$@" "$img") || { rm -f "$img"; return 1; }
+	bw_on_cleanup "losetup -d $dev; rm -f $img"
+	basename "$dev"
+}
+
+# Fields of /proc/diskstats for one device, from the reads-completed field on.
+bw_diskstats() { awk -v d="$1" '$3 == d { $1 = $2 = $3 = ""; print }' /proc/diskstats; }
+
+# bw_diskstat_delta BEFORE AFTER FIELD: FIELD counted from 1 = reads completed.
+bw_diskstat_delta() {
+	local a b
+	a=$(echo "$1" | awk -v f="$3" '{ print $f }')
+	b=$(echo "$2" | awk -v f="$3" '{ print $f }')
+	echo $((b - a))
+}
+
+# bw_stat_start OUT ARGS...: blkwise stat --json in the background, ready
+# (attached) when this returns.  Sets BW_STAT_PID.
+bw_stat_start() {
+	local out=$1 i
+	shift
+	"$BW_BIN" stat --json "$@" >"$out" 2>"$out.err" &
+	BW_STAT_PID=$!
+	bw_on_cleanup "kill -KILL $BW_STAT_PID"
+	for i in $(seq 100); do
+		grep -q "Ctrl-C to stop" "$out.err" 2>/dev/null && return 0
+		kill -0 "$BW_STAT_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "blkwise did not start:" >&2
+	cat "$out.err" >&2
+	return 1
+}
+
+# bw_stat_stop [SIGNAL]: stop it and return its exit status.
+bw_stat_stop() {
+	kill -"${1:-INT}" "$BW_STAT_PID" 2>/dev/null
+	wait "$BW_STAT_PID"
+}
+
+# bw_fio OUT ARGS...: fio with JSON output.
+bw_fio() {
+	local out=$1
+	shift
+	fio --output-format=json --output="$out" "$@" >/dev/null
+}
+
+# bw_jsum FILE DEVICE JQ: sum of a device's field over every interval.
+bw_jsum() {
+	jq -s --arg d "$2" "[.[] | .devices[]? | select(.device == \$d) | $3] | add // 0" "$1"
+}
+
+# bw_within A B PCT: true when |A - B| <= PCT% of |B|.
+bw_within() {
+	awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN { d = a - b; if (d < 0) d = -d;
+		m = b < 0 ? -b : b; exit !(d <= m * p / 100) }'
+}
+
+# A float expression, e.g. bw_calc "$a / $b".
+bw_calc() { awk "BEGIN { printf \"%.6f\", $* }"; }

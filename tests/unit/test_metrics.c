@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Interval figures, P_eff, classification, parsing and JSON. */
+#include <stdlib.h>
+#include "unit.h"
+#include "blkwise.h"
+
+/* A device that did n reads of 4 KiB, each taking svc_ns, over busy_ns. */
+static void fill(struct bw_snap_dev *d, __u64 n, __u64 svc_ns, __u64 busy_ns, __u64 solos,
+		 __u64 solo_ns)
+{
+	struct bw_op_stats *r = &d->op[BW_OP_READ];
+
+	memset(d, 0, sizeof(*d));
+	d->dev = (7 << 20) | 3;
+	r->ios = n;
+	r->bytes = n * 4096;
+	r->d2c_ns = n * svc_ns;
+	r->class_ios[0] = n;
+	r->solo_ios[0] = solos;
+	r->solo_ns[0] = solos * solo_ns;
+	r->hist_d2c[bw_bucket(svc_ns >> BW_LAT_SHIFT, BW_LAT_BUCKETS)] = n;
+	r->segments = n;
+	d->busy_ns = busy_ns;
+}
+
+static void test_peff_parallel_device(void)
+{
+	static struct bw_snap_dev prev, cur;
+	struct bw_interval iv;
+
+	/* P=4 at 2 ms: 2000 reads in 1 s busy, each seeing 8 ms at depth 16. */
+	fill(&prev, 0, 0, 0, 0, 0);
+	fill(&cur, 2000, 8000000, 1000000000, 100, 2000000);
+	bw_interval_compute(&prev, &cur, 1.0, &bw_peff_default, &iv);
+	CHECK_NEAR(iv.p_eff, 4.0, 1e-9, "P_eff = N * S1 / T_b");
+	CHECK_NEAR(iv.depth_busy, 16.0, 1e-9, "L = sum(D2C) / T_b");
+	CHECK_NEAR(iv.r_per_s, 2000, 1e-9, "r/s");
+	CHECK_NEAR(iv.svc_mean_ms, 8.0, 1e-9, "mean service");
+	CHECK_NEAR(iv.svc_p50_ms, 8.0, 0.07, "p50 service");
+	CHECK_NEAR(iv.busy_pct, 100, 1e-9, "busy");
+	CHECK_NEAR(iv.solo_ms, 2.0, 1e-9, "solo service");
+	CHECK(iv.p_eff_why == NULL, "determined");
+}
+
+static void test_peff_undetermined(void)
+{
+	static struct bw_snap_dev prev, cur;
+	struct bw_interval iv;
+
+	fill(&prev, 0, 0, 0, 0, 0);
+	/* Depth 1: L = 1, P_eff must not be guessed. */
+	fill(&cur, 500, 2000000, 1000000000, 500, 2000000);
+	bw_interval_compute(&prev, &cur, 1.0, &bw_peff_default, &iv);
+	CHECK(isnan(iv.p_eff), "depth 1 is undetermined (got %g)", iv.p_eff);
+	CHECK(iv.p_eff_why && !strcmp(iv.p_eff_why, "not driven at depth"), "reason");
+	/* Deep but S1 never seen. */
+	fill(&cur, 2000, 8000000, 1000000000, 0, 0);
+	bw_interval_compute(&prev, &cur, 1.0, &bw_peff_default, &iv);
+	CHECK(isnan(iv.p_eff), "no S1 is undetermined");
+	CHECK(iv.p_eff_why && !strcmp(iv.p_eff_why, "solo service time unknown"), "reason");
+	/* Idle. */
+	fill(&cur, 0, 0, 0, 0, 0);
+	bw_interval_compute(&prev, &cur, 1.0, &bw_peff_default, &iv);
+	CHECK(isnan(iv.p_eff) && isnan(iv.svc_mean_ms) && isnan(iv.depth_busy), "idle");
+}
+
+static void test_class_hysteresis(void)
+{
+	struct bw_class c = {};
+	int i;
+
+	bw_class_update(&c, 4.0, 1.0);
+	bw_class_update(&c, 4.0, 1.0);
+	CHECK(c.cls == BW_CLASS_UNKNOWN, "two samples are not enough evidence");
+	bw_class_update(&c, 4.0, 1.0);
+	CHECK(c.cls == BW_CLASS_DEEP, "three seconds of P_eff 4 is deep");
+	bw_class_update(&c, NAN, 1.0);
+	CHECK(c.cls == BW_CLASS_DEEP, "an undetermined interval changes nothing");
+	for (i = 0; i < 20; i++)
+		bw_class_update(&c, i % 2 ? 1.9 : 2.1, 1.0);
+	CHECK(c.cls == BW_CLASS_DEEP, "noise around the threshold does not flap");
+	bw_class_update(&c, 1.0, 1.0);
+	bw_class_update(&c, 1.0, 1.0);
+	CHECK(c.cls == BW_CLASS_DEEP, "two shallow samples do not flip");
+	for (i = 0; i < 6; i++)
+		bw_class_update(&c, 1.0, 1.0);
+	CHECK(c.cls == BW_CLASS_SHALLOW, "a sustained change does");
+	CHECK(strstr(c.reason, "median P_eff 1.00") != NULL, "reason names the numbers: %s",
+	      c.reason);
+}
+
+static void test_parse_args(void)
+{
+	double s;
+	long n;
+
+	CHECK(bw_parse_interval("0.5", &s) == 0 && s == 0.5, "0.5");
+	CHECK(bw_parse_interval("0", &s) != 0, "0");
+	CHECK(bw_parse_interval("-1", &s) != 0, "-1");
+	CHECK(bw_parse_interval("abc", &s) != 0, "abc");
+	CHECK(bw_parse_interval("1s", &s) != 0, "1s");
+	CHECK(bw_parse_interval("nan", &s) != 0, "nan");
+	CHECK(bw_parse_interval("", &s) != 0, "empty");
+	CHECK(bw_parse_count("5", &n) == 0 && n == 5, "5");
+	CHECK(bw_parse_count("0", &n) != 0, "0");
+	CHECK(bw_parse_count("5x", &n) != 0, "5x");
+	CHECK(bw_parse_count("99999999999999999999", &n) != 0, "overflow");
+}
+
+static void test_partitions(void)
+{
+	const char *text = "major minor  #blocks  name\n\n"
+			   " 254        0  262144000 vda\n"
+			   " 254        1  262142976 vda1\n"
+			   "   7        3     262144 loop3\n";
+	struct bw_part p[8];
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+	int n = bw_parse_partitions(f, p, 8);
+
+	fclose(f);
+	CHECK(n == 3, "three entries, got %d", n);
+	CHECK(bw_part_by_name(p, n, "/dev/loop3") && bw_part_by_name(p, n, "loop3")->dev ==
+	      ((7u << 20) | 3), "loop3 by name and /dev path");
+	CHECK(bw_part_by_dev(p, n, (254u << 20) | 1) == &p[1], "vda1 by dev");
+	CHECK(!bw_part_by_name(p, n, "sdz"), "unknown name");
+}
+
+static void test_json(void)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct bw_json j;
+
+	bw_json_begin(&j, f);
+	bw_json_obj(&j, NULL);
+	bw_json_str(&j, "s", "a\"b\\c\n");
+	bw_json_num(&j, "nan", NAN, 2);
+	bw_json_arr(&j, "a");
+	bw_json_u64(&j, NULL, 1);
+	bw_json_u64(&j, NULL, 2);
+	bw_json_close(&j, ']');
+	bw_json_close(&j, '}');
+	bw_json_end(&j);
+	fclose(f);
+	CHECK(!strcmp(buf, "{\"s\":\"a\\\"b\\\\c\\u000a\",\"nan\":null,\"a\":[1,2]}\n"), "got %s", buf);
+	free(buf);
+}
+
+int main(void)
+{
+	static const struct unit_test tests[] = {
+		UNIT(test_peff_parallel_device), UNIT(test_peff_undetermined),
+		UNIT(test_class_hysteresis), UNIT(test_parse_args), UNIT(test_partitions),
+		UNIT(test_json),
+	};
+
+	return unit_run("metrics", tests, sizeof(tests) / sizeof(tests[0]));
+}

@@ -1,0 +1,564 @@
+#!/usr/bin/env bash
+# blkwise benchmark: the CPU cost per I/O of blkwise next to an empty-program
+# floor and two peers (libbpf-tools biolatency, a bpftrace one-liner), its
+# memory, and how its cost scales.  Run as root: `make bench`.
+#
+# One memory-backed loop device (image in /dev/shm, direct I/O), fio
+# io_uring 4k random reads; configurations alternate A B C ... A B C ... so
+# drift (thermal, other load, page cache) spreads over all of them.  Cost is
+# read from the kernel's own BPF accounting (kernel.bpf_stats_enabled=1):
+#   ns/IO = sum over the configuration's programs of delta run_time_ns,
+#           divided by the I/Os fio completed.
+# Progress goes to stderr, results to stdout and build/bench/bench.json.
+#
+# Knobs (environment):
+#   BENCH_ROUNDS=5        rounds of the main comparison
+#   BENCH_RUNTIME=5       seconds per fio run
+#   BENCH_SCALE_ROUNDS=2  rounds of the scaling runs (0 skips them)
+#   BENCH_MEM_SECS=4      seconds blkwise watches 8 devices before measuring
+#   BENCH_CONFIGS="floor blkwise"  run only these main configurations
+#                         (none is always added: it is the IOPS reference)
+#   BENCH_CPU=0           CPU the (single) fio job is pinned to
+#   BENCH_IMG_MB=256      size of the loop device image
+#   BENCH_QUICK=1         smoke run (~1 min): 1 round, 2 s runs
+#   BENCH_OUT=build/bench/bench.json
+set -eu
+set -o pipefail
+
+cd "$(dirname "$0")/.."
+
+# ---- the configurations -------------------------------------------------
+# name | command.  $DEV is the loop device name (loop3), $BT_PROG the
+# bpftrace program for it.  "-" means no tracer.  Adding a configuration is
+# adding a line; its stdout is discarded, its stderr kept for errors.
+CONFIGS='
+none            | -
+floor           | build/bench/floor
+floor_streams   | build/bench/floor --streams
+blkwise         | ./blkwise stat -d $DEV -i 1
+blkwise_streams | ./blkwise stat --streams -d $DEV -i 1
+biolatency      | biolatency -d $DEV 600
+bpftrace        | bpftrace -e "$BT_PROG"
+'
+# Scaling: blkwise next to the floor (and none, for IOPS) in other shapes.
+SCALE_CONFIGS="none floor blkwise"
+# name | iodepth | jobs (2 jobs are pinned to different CPUs)
+SCALE_SHAPES='
+qd1     | 1   | 1
+qd128   | 128 | 1
+qd32x2  | 32  | 2
+'
+# Memory: blkwise watching 8 devices ($DEVS = -d loopA -d loopB ...).
+MEM_CMD='./blkwise stat $DEVS -i 1'
+MEM_NDEV=8
+# Targets.
+TARGET_FLOOR=2.0	# blkwise ns/IO <= 2x floor
+TARGET_PEER=0.3		# blkwise ns/IO <= 0.3x biolatency
+TARGET_MAP_MIB=16
+TARGET_RSS_MIB=16
+
+# bpftrace biolatency: issue -> complete keyed by dev+sector (tracepoint
+# args carry no request pointer), histogram in microseconds.
+bt_prog() {	# $1 = kernel dev_t (major << 20 | minor)
+	printf '%s' "tracepoint:block:block_rq_issue /args->dev == $1/ { @start[args->dev, args->sector] = nsecs; }
+tracepoint:block:block_rq_complete /@start[args->dev, args->sector]/ {
+	@usecs = hist((nsecs - @start[args->dev, args->sector]) / 1000);
+	delete(@start[args->dev, args->sector]); }"
+}
+
+ROUNDS=${BENCH_ROUNDS:-5}
+RUNTIME=${BENCH_RUNTIME:-5}
+SCALE_ROUNDS=${BENCH_SCALE_ROUNDS:-2}
+MEM_SECS=${BENCH_MEM_SECS:-4}
+if [ "${BENCH_QUICK:-0}" = 1 ]; then
+	ROUNDS=${BENCH_ROUNDS:-1}
+	RUNTIME=${BENCH_RUNTIME:-2}
+	SCALE_ROUNDS=${BENCH_SCALE_ROUNDS:-1}
+	MEM_SECS=${BENCH_MEM_SECS:-3}
+fi
+FIO_CPU=${BENCH_CPU:-0}
+IMG_MB=${BENCH_IMG_MB:-256}
+OUTDIR=build/bench
+JSON_OUT=${BENCH_OUT:-$OUTDIR/bench.json}
+
+# ---- helpers --------------------------------------------------------------
+log() { printf 'bench: %s\n' "$*" >&2; }
+die() {
+	printf 'bench: error: %s\n' "$1" >&2
+	[ $# -ge 2 ] && printf 'bench:   fix: %s\n' "$2" >&2
+	exit 1
+}
+
+# Set up on the way; undone by cleanup in reverse, whatever happens.
+WORK=""
+LOOPS=""
+TRACER_PID=""
+FIO_PID=""
+STATS_OLD=""
+TRACEFS_MOUNTED=""
+
+stop_pid() {	# $1 = pid: TERM, wait up to 5 s, then KILL
+	local pid=$1 i
+	kill -TERM "$pid" 2>/dev/null || return 0
+	for i in $(seq 50); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+}
+
+cleanup() {
+	local rc=$? l
+	trap - EXIT INT TERM HUP
+	[ -n "$FIO_PID" ] && stop_pid "$FIO_PID"
+	[ -n "$TRACER_PID" ] && stop_pid "$TRACER_PID"
+	for l in $LOOPS; do
+		losetup -d "/dev/$l" 2>/dev/null ||
+			log "warning: could not detach /dev/$l; run: losetup -d /dev/$l"
+	done
+	[ -n "$WORK" ] && rm -rf "$WORK"
+	if [ -n "$STATS_OLD" ]; then
+		sysctl -qw kernel.bpf_stats_enabled="$STATS_OLD" 2>/dev/null ||
+			log "warning: could not restore kernel.bpf_stats_enabled=$STATS_OLD"
+	fi
+	[ -n "$TRACEFS_MOUNTED" ] && umount "$TRACEFS_MOUNTED" 2>/dev/null
+	[ "$rc" -ne 0 ] && log "failed (exit $rc); everything set up was removed"
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'log "interrupted"; exit 130' INT
+trap 'exit 143' TERM HUP
+
+# Kernel dev_t of a block device name, as block tracepoints report it.
+devt() {
+	local mm
+	mm=$(cat "/sys/block/$1/dev") || die "no /sys/block/$1/dev"
+	echo $(( (${mm%%:*} << 20) | ${mm##*:} ))
+}
+
+# Not in $(...): the device must reach LOOPS in this shell for cleanup.
+new_loop() {	# $1 = image path, $2 = MiB -> sets NEW_LOOP=loopN
+	local img=$1 mb=$2 dev name
+	# Allocate every page: reading holes of a tmpfs file is not real work.
+	fallocate -l "${mb}M" "$img" ||
+		die "cannot allocate ${mb} MiB in /dev/shm" "free memory or lower BENCH_IMG_MB"
+	dev=$(losetup --direct-io=on -f --show "$img") ||
+		die "losetup failed" "the kernel needs loop devices (CONFIG_BLK_DEV_LOOP, /dev/loop-control)"
+	name=${dev#/dev/}
+	LOOPS="$LOOPS $name"
+	[ "$(cat "/sys/block/$name/loop/dio" 2>/dev/null)" = 1 ] ||
+		die "$dev did not get direct I/O on /dev/shm" "needs a kernel whose tmpfs supports O_DIRECT (>= 6.6)"
+	NEW_LOOP=$name
+}
+
+# BPF object ids held by a process: its prog / link fds name the programs.
+pid_prog_ids() {
+	{ grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null || true; } |
+		awk '{print $2}' | sort -un | paste -sd, -
+}
+pid_map_ids() {
+	{ grep -h '^map_id:' /proc/"$1"/fdinfo/* 2>/dev/null || true; } |
+		awk '{print $2}' | sort -un | paste -sd, -
+}
+
+# Stats of the programs with the given ids: [{id, name, rt, cnt}].
+prog_stats() {	# $1 = comma-separated ids
+	bpftool prog list -j | jq -c --arg ids "$1" '
+		($ids | split(",") | map(tonumber)) as $want
+		| [.[] | select(.id | IN($want[]))
+		  | {id, name, rt: (.run_time_ns // 0), cnt: (.run_cnt // 0)}]'
+}
+
+# Map memory of the process: its map fds plus the maps its programs use.
+map_bytes() {	# $1 = pid, $2 = prog ids
+	local ids
+	ids=$(
+		{
+			pid_map_ids "$1" | tr , '\n'
+			[ -n "$2" ] && bpftool prog list -j | jq -r --arg ids "$2" '
+				($ids | split(",") | map(tonumber)) as $want
+				| .[] | select(.id | IN($want[]))
+				| (.map_ids // [])[]'
+		} | sort -un | paste -sd, -
+	)
+	[ -z "$ids" ] && { echo 0; return; }
+	bpftool map list -j | jq --arg ids "$ids" '
+		($ids | split(",") | map(tonumber)) as $want
+		| [.[] | select(.id | IN($want[])) | .bytes_memlock // 0] | add // 0'
+}
+
+# I/Os completed on every other whole block device: background I/O that
+# the tracers also see (the floor cannot filter it), reported per run.
+other_ios() {	# $1 = our device name
+	local d n=0 f
+	for d in /sys/block/*; do
+		[ "${d##*/}" = "$1" ] && continue
+		# reads, writes, discards, flushes completed
+		f=$(awk '{ print $1 + $5 + $12 + $16 }' "$d/stat" 2>/dev/null) || continue
+		n=$(( n + ${f:-0} ))
+	done
+	echo "$n"
+}
+
+rss_kb() {	# $1 = pid, $2 = VmRSS or VmHWM
+	awk -v k="$2:" '$1 == k { print $2 }' /proc/"$1"/status
+}
+
+# Start a tracer in the background; sets TRACER_PID.  Returns once its
+# programs fire: probe reads are issued until their run_cnt moves.
+start_tracer() {	# $1 = name, $2 = command, $3 = probe device
+	local name=$1 cmd=$2 probe=$3 i ids c0 c1
+	local errlog="$WORK/$name.err"
+	# shellcheck disable=SC2086
+	( eval "exec $cmd" >/dev/null 2>"$errlog" ) &
+	TRACER_PID=$!
+	for i in $(seq 300); do
+		if ! kill -0 "$TRACER_PID" 2>/dev/null; then
+			wait "$TRACER_PID" 2>/dev/null || true
+			TRACER_PID=""
+			tail -n 5 "$errlog" | sed 's/^/bench:   | /' >&2
+			die "$name exited at start: $cmd" "run it by hand as root to see why"
+		fi
+		ids=$(pid_prog_ids "$TRACER_PID")
+		if [ -n "$ids" ]; then
+			c0=$(prog_stats "$ids" | jq '[.[].cnt] | add // 0')
+			dd if="/dev/$probe" of=/dev/null bs=4096 count=4 iflag=direct status=none
+			c1=$(prog_stats "$ids" | jq '[.[].cnt] | add // 0')
+			if [ "$c1" -gt "$c0" ]; then
+				sleep 0.5	# let the remaining attachments land
+				return 0
+			fi
+		fi
+		sleep 0.1
+	done
+	die "$name did not attach within 30 s: $cmd" "see $errlog; is kernel.bpf_stats_enabled=1?"
+}
+
+# fio: random 4k reads; $FIO_JSON gets the result.
+run_fio() {	# $1 = device path(s) (colon separated), $2 = iodepth, $3 = jobs, $4 = secs
+	local cpus
+	if [ "$3" -gt 1 ]; then
+		cpus="--cpus_allowed=0-$(( $3 - 1 )) --cpus_allowed_policy=split"
+	else
+		cpus="--cpus_allowed=$FIO_CPU"
+	fi
+	# shellcheck disable=SC2086
+	fio --name=bench --filename="$1" --ioengine=io_uring --direct=1 \
+		--rw=randread --bs=4k --iodepth="$2" --numjobs="$3" $cpus \
+		--time_based --runtime="$4" --norandommap --randrepeat=0 \
+		--output-format=json --output="$FIO_JSON" >"$WORK/fio.err" 2>&1 &
+	FIO_PID=$!
+	if ! wait "$FIO_PID"; then
+		FIO_PID=""
+		tail -n 5 "$WORK/fio.err" | sed 's/^/bench:   | /' >&2
+		die "fio failed on $1" "see the lines above; fio needs io_uring (kernel.io_uring_disabled=0)"
+	fi
+	FIO_PID=""
+}
+
+# One measurement: start the tracer, snapshot, fio, snapshot, stop.
+# Appends one JSON record to $RESULTS.
+measure() {	# $1 = section, $2 = shape, $3 = round, $4 = config, $5 = iodepth, $6 = jobs
+	local section=$1 shape=$2 round=$3 name=$4 depth=$5 jobs=$6
+	local cmd ids="" before="[]" after="[]" mb=0 rss=0 fio bg0 bg1
+	cmd=$(config_cmd "$name")
+	if [ "$cmd" = NOTBUILT ]; then
+		jq -nc --arg s "$section" --arg sh "$shape" --argjson r "$round" --arg c "$name" \
+			'{section: $s, shape: $sh, round: $r, config: $c, status: "not built"}' >>"$RESULTS"
+		return
+	fi
+	if [ "$cmd" != - ]; then
+		start_tracer "$name" "$cmd" "$DEV"
+		ids=$(pid_prog_ids "$TRACER_PID")
+		before=$(prog_stats "$ids")
+	fi
+	bg0=$(other_ios "$DEV")
+	run_fio "/dev/$DEV" "$depth" "$jobs" "$RUNTIME"
+	bg1=$(other_ios "$DEV")
+	if [ -n "$ids" ]; then
+		after=$(prog_stats "$ids")
+		mb=$(map_bytes "$TRACER_PID" "$ids")
+		rss=$(rss_kb "$TRACER_PID" VmRSS)
+		kill -0 "$TRACER_PID" 2>/dev/null ||
+			die "$name died during the run" "see $WORK/$name.err"
+		stop_pid "$TRACER_PID"
+		TRACER_PID=""
+	fi
+	fio=$(jq -c '{iops: ([.jobs[].read.iops] | add),
+		ios: ([.jobs[].read.total_ios] | add)}' "$FIO_JSON")
+	jq -nc --arg s "$section" --arg sh "$shape" --argjson r "$round" --arg c "$name" \
+		--argjson f "$fio" --argjson b "$before" --argjson a "$after" \
+		--argjson mb "$mb" --argjson rss "${rss:-0}" --argjson bg $(( bg1 - bg0 )) '
+		($b | map({key: (.id | tostring), value: .}) | from_entries) as $bb
+		| [$a[] | . as $p | ($bb[$p.id | tostring] // {rt: 0, cnt: 0}) as $q
+		   | {name: $p.name, rt: ($p.rt - $q.rt), cnt: ($p.cnt - $q.cnt)}
+		   | . + {ns_per_io: (.rt / $f.ios), ev_per_io: (.cnt / $f.ios)}] as $d
+		| {section: $s, shape: $sh, round: $r, config: $c, status: "ok",
+		   iops: $f.iops, ios: $f.ios, other_ios: $bg,
+		   ns_per_io: (if ($d | length) > 0 then ([$d[].rt] | add) / $f.ios else null end),
+		   ev_per_io: (if ($d | length) > 0 then ([$d[].cnt] | add) / $f.ios else null end),
+		   progs: $d, map_bytes: $mb, rss_kb: $rss}' >>"$RESULTS"
+	jq -r 'select(.round == '"$round"' and .config == "'"$name"'" and .shape == "'"$shape"'")
+		| "bench:   \(.shape) round \(.round) \(.config): \(.iops | floor) IOPS"
+		  + (if .ns_per_io then ", \(.ns_per_io * 10 | round / 10) ns/IO, \(.ev_per_io * 100 | round / 100) events/IO" else "" end)
+		  + (if .other_ios > .ios / 50 then " (noisy: \(.other_ios) I/Os on other devices)" else "" end)' \
+		"$RESULTS" | tail -n 1 >&2
+}
+
+config_cmd() {	# $1 = name -> command, "-", or NOTBUILT
+	local cmd
+	cmd=$(printf '%s\n' "$CONFIGS" | awk -F'|' -v n="$1" '
+		{ k = $1; gsub(/[ \t]/, "", k) } k == n { sub(/^[^|]*\|[ \t]*/, ""); print; exit }')
+	[ -n "$cmd" ] || die "unknown configuration $1"
+	case $cmd in ./blkwise*) [ -x ./blkwise ] || cmd=NOTBUILT ;; esac
+	printf '%s\n' "$cmd"
+}
+
+# ---- setup ----------------------------------------------------------------
+[ "$(id -u)" -eq 0 ] || die "must run as root (BPF, loop devices, sysctl)" "sudo make bench"
+log "checking dependencies (tools/deps.sh --bench)"
+tools/deps.sh --bench || die "tools/deps.sh --bench failed" "install the packages it names, then rerun"
+for t in fio jq bpftool biolatency bpftrace losetup fallocate column; do
+	command -v "$t" >/dev/null || die "$t not found" "tools/deps.sh --bench"
+done
+[ -r /sys/kernel/btf/vmlinux ] ||
+	die "kernel has no BTF (/sys/kernel/btf/vmlinux)" "use a kernel built with CONFIG_DEBUG_INFO_BTF=y"
+
+log "building build/bench/floor"
+make -s -f tools/bench/Makefile ||
+	die "building the floor loader failed" "see the compiler output above (needs clang, bpftool, libbpf-dev)"
+
+if [ ! -x ./blkwise ]; then
+	if [ -n "${MAKELEVEL:-}" ] || [ "${BENCH_REQUIRE_BLKWISE:-0}" = 1 ]; then
+		die "./blkwise is missing" "run make (make bench builds it first); see the build errors"
+	fi
+	log "warning: ./blkwise not built; its rows will read 'not built' (run make)"
+fi
+
+mkdir -p "$OUTDIR" "$(dirname "$JSON_OUT")"
+WORK=$(mktemp -d /dev/shm/blkwise-bench.XXXXXX) ||
+	die "cannot create a directory in /dev/shm" "mount tmpfs on /dev/shm"
+RESULTS=$WORK/results.jsonl
+FIO_JSON=$WORK/fio.json
+: >"$RESULTS"
+
+# bpftrace tracepoints need tracefs.
+if [ ! -d /sys/kernel/tracing/events/block ] && [ ! -d /sys/kernel/debug/tracing/events/block ]; then
+	mount -t tracefs nodev /sys/kernel/tracing ||
+		die "cannot mount tracefs on /sys/kernel/tracing" "mount -t tracefs nodev /sys/kernel/tracing"
+	TRACEFS_MOUNTED=/sys/kernel/tracing
+fi
+
+STATS_OLD=$(sysctl -n kernel.bpf_stats_enabled) ||
+	die "no kernel.bpf_stats_enabled" "needs Linux >= 5.1"
+sysctl -qw kernel.bpf_stats_enabled=1 ||
+	die "cannot set kernel.bpf_stats_enabled=1" "run as root outside a restricted container"
+
+new_loop "$WORK/main.img" "$IMG_MB"
+DEV=$NEW_LOOP
+BT_PROG=$(bt_prog "$(devt "$DEV")")
+log "device /dev/$DEV (${IMG_MB} MiB in /dev/shm, direct I/O); fio pinned to CPU $FIO_CPU"
+
+# ---- main comparison ----------------------------------------------------------
+ALL=$(printf '%s\n' "$CONFIGS" | awk -F'|' 'NF > 1 { gsub(/[ \t]/, "", $1); print $1 }')
+if [ -n "${BENCH_CONFIGS:-}" ]; then
+	MAIN="none"
+	for c in $BENCH_CONFIGS; do
+		printf '%s\n' "$ALL" | grep -qx "$c" || die "unknown configuration $c" "one of: $(echo $ALL)"
+		[ "$c" = none ] || MAIN="$MAIN $c"
+	done
+else
+	MAIN=$(echo $ALL)
+fi
+nmain=$(echo $MAIN | wc -w)
+nshape=$(printf '%s\n' "$SCALE_SHAPES" | grep -c '|' || true)
+est=$(( (ROUNDS * nmain + SCALE_ROUNDS * nshape * $(echo $SCALE_CONFIGS | wc -w)) * (RUNTIME + 2) + MEM_SECS + 10 ))
+log "main: $ROUNDS rounds x {$MAIN} x ${RUNTIME} s; scaling: $SCALE_ROUNDS rounds; about $(( est / 60 + 1 )) min"
+
+log "warm-up"
+run_fio "/dev/$DEV" 32 1 1
+
+for r in $(seq "$ROUNDS"); do
+	log "round $r/$ROUNDS"
+	for c in $MAIN; do
+		measure main qd32 "$r" "$c" 32 1
+	done
+done
+
+# ---- scaling --------------------------------------------------------------------
+if [ "$SCALE_ROUNDS" -gt 0 ]; then
+	[ "$(nproc)" -ge 2 ] || log "warning: 1 CPU: the 2-job shape shares it"
+	for r in $(seq "$SCALE_ROUNDS"); do
+		while IFS='|' read -r shape depth jobs; do
+			shape=$(echo $shape)
+			[ -n "$shape" ] || continue
+			log "scaling $shape round $r/$SCALE_ROUNDS"
+			for c in $SCALE_CONFIGS; do
+				measure scale "$shape" "$r" "$c" $depth $jobs
+			done
+		done <<EOF
+$SCALE_SHAPES
+EOF
+	done
+fi
+
+# ---- memory: blkwise watching 8 devices -------------------------------------------
+MEM_JSON='{"status": "not built"}'
+if [ -x ./blkwise ] && [ "$MEM_SECS" -gt 0 ]; then
+	log "memory: blkwise watching $MEM_NDEV devices for $MEM_SECS s"
+	DEVS=""
+	first=""
+	paths=""
+	for i in $(seq "$MEM_NDEV"); do
+		new_loop "$WORK/mem$i.img" 16
+		d=$NEW_LOOP
+		DEVS="${DEVS:+$DEVS }-d $d"
+		first=${first:-$d}
+		paths="${paths:+$paths:}/dev/$d"
+	done
+	cmd=$(eval "printf '%s' \"$MEM_CMD\"")
+	start_tracer blkwise_mem "$MEM_CMD" "$first"
+	run_fio "$paths" 32 1 "$MEM_SECS"
+	ids=$(pid_prog_ids "$TRACER_PID")
+	mb=$(map_bytes "$TRACER_PID" "$ids")
+	rss=$(rss_kb "$TRACER_PID" VmRSS)
+	hwm=$(rss_kb "$TRACER_PID" VmHWM)
+	nmaps=$(pid_map_ids "$TRACER_PID" | tr , '\n' | grep -c . || true)
+	stop_pid "$TRACER_PID"
+	TRACER_PID=""
+	MEM_JSON=$(jq -nc --arg cmd "$cmd" --argjson n "$MEM_NDEV" --argjson mb "$mb" \
+		--argjson rss "$rss" --argjson hwm "$hwm" --argjson nm "$nmaps" \
+		--argjson tm "$TARGET_MAP_MIB" --argjson tr "$TARGET_RSS_MIB" '
+		{status: "ok", command: $cmd, devices: $n, map_bytes: $mb, maps: $nm,
+		 rss_kb: $rss, rss_peak_kb: $hwm,
+		 map_mib: ($mb / 1048576), rss_mib: ($rss / 1024),
+		 target_map_mib: $tm, target_rss_mib: $tr,
+		 map_pass: ($mb / 1048576 <= $tm), rss_pass: ($rss / 1024 <= $tr)}')
+fi
+
+# ---- report ---------------------------------------------------------------------
+ORDER=$(printf '%s\n' "$ALL" | jq -R . | jq -sc .)
+SUMMARY=$(jq -s --argjson mem "$MEM_JSON" --argjson order "$ORDER" \
+	--argjson rounds "$ROUNDS" --argjson runtime "$RUNTIME" --argjson srounds "$SCALE_ROUNDS" \
+	--argjson cpu_pin "$FIO_CPU" --argjson tf "$TARGET_FLOOR" --argjson tp "$TARGET_PEER" \
+	--arg kernel "$(uname -r)" --arg cpu "$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)" \
+	--argjson ncpu "$(nproc)" --arg date "$(date -u +%Y-%m-%dT%H:%M:%SZ)" '
+	def median: sort | length as $n
+		| if $n == 0 then null elif $n % 2 == 1 then .[($n - 1) / 2]
+		  else (.[$n / 2 - 1] + .[$n / 2]) / 2 end;
+	def spread: map(select(. != null)) | if length == 0 then null
+		else {median: median, min: min, max: max} end;
+	def rank: . as $c | ($order | index($c)) // 99;
+	# IOPS relative to the no-tracer run of the same section, shape and round.
+	(map(select(.config == "none" and .status == "ok")
+	     | {key: "\(.section)/\(.shape)/\(.round)", value: .iops}) | from_entries) as $base
+	| map(if .status == "ok" then
+		. + {rel_iops: (($base["\(.section)/\(.shape)/\(.round)"]) as $b
+		     | if $b then .iops / $b else null end)} else . end) as $runs
+	| ($runs | group_by([.section, .shape, .config])
+	   | map(. as $g | $g[0] | {section, shape, config,
+		status: (if ($g | map(select(.status == "ok")) | length) > 0 then "ok" else $g[0].status end),
+		runs: ($g | map(select(.status == "ok")) | length),
+		ns_per_io: ($g | map(.ns_per_io) | spread),
+		ev_per_io: ($g | map(.ev_per_io) | spread),
+		iops: ($g | map(.iops) | spread),
+		rel_iops: ($g | map(.rel_iops) | spread),
+		other_ios_per_io: ($g | map(select(.status == "ok") | .other_ios / .ios) | spread),
+		map_bytes: ($g | map(.map_bytes) | spread),
+		rss_kb: ($g | map(.rss_kb) | spread),
+		progs: ([$g[] | select(.status == "ok") | .progs[]] | group_by(.name)
+		  | map({name: .[0].name,
+			ns_per_event: (map(select(.cnt > 0) | .rt / .cnt) | spread),
+			ns_per_io: (map(.ns_per_io) | spread),
+			ev_per_io: (map(.ev_per_io) | spread)}))})
+	   | sort_by(.config | rank)) as $agg
+	| def get($sec; $sh; $c): $agg | map(select(.section == $sec and .shape == $sh and .config == $c))[0];
+	  def ratio($a; $b): if ($a.ns_per_io.median // null) != null and ($b.ns_per_io.median // null) != null
+		and $b.ns_per_io.median > 0 then $a.ns_per_io.median / $b.ns_per_io.median else null end;
+	($agg | map(select(.section == "scale"))
+	 + ($agg | map(select(.section == "main" and (.config | IN("none", "floor", "blkwise"))) | .section = "scale"))) as $scale
+	| {date: $date, kernel: $kernel, cpu: $cpu, ncpu: $ncpu,
+	 fio: {ioengine: "io_uring", rw: "randread", bs: "4k", iodepth: 32, runtime_s: $runtime,
+	       cpus_allowed: $cpu_pin},
+	 rounds: $rounds, scale_rounds: $srounds,
+	 main: ($agg | map(select(.section == "main"))),
+	 scaling: ($scale | map(.shape) | unique
+		| sort_by(if . == "qd1" then 0 elif . == "qd32" then 1 elif . == "qd128" then 2 else 3 end)
+		| map(. as $sh | ($scale | map(select(.shape == $sh))) as $s
+		  | {shape: $sh,
+		     iodepth: (if $sh == "qd1" then 1 elif $sh == "qd128" then 128 else 32 end),
+		     jobs: (if $sh == "qd32x2" then 2 else 1 end),
+		     configs: $s,
+		     blkwise_over_floor: ratio($s | map(select(.config == "blkwise"))[0];
+					       $s | map(select(.config == "floor"))[0])})),
+	 targets: [
+		{what: "blkwise / floor", ratio: ratio(get("main"; "qd32"; "blkwise"); get("main"; "qd32"; "floor")), max: $tf},
+		{what: "blkwise_streams / floor_streams", ratio: ratio(get("main"; "qd32"; "blkwise_streams"); get("main"; "qd32"; "floor_streams")), max: $tf},
+		{what: "blkwise / biolatency", ratio: ratio(get("main"; "qd32"; "blkwise"); get("main"; "qd32"; "biolatency")), max: $tp},
+		{what: "blkwise / bpftrace", ratio: ratio(get("main"; "qd32"; "blkwise"); get("main"; "qd32"; "bpftrace")), max: null}
+	 ] | map(. + {pass: (if .ratio == null or .max == null then null else .ratio <= .max end)}),
+	 memory: $mem,
+	 runs: $runs}' "$RESULTS") || die "summarising the results failed" "the raw runs are in $RESULTS"
+printf '%s\n' "$SUMMARY" >"$JSON_OUT"
+
+JQ_FMT='
+	def r0: if . == null then "-" else (. + 0.5 | floor | tostring) end;
+	def r1: if . == null then "-" else (. * 10 + 0.5 | floor / 10 | tostring) end;
+	def r2: if . == null then "-" else (. * 100 + 0.5 | floor / 100 | tostring) end;
+	def pct: if . == null then "-" else (. * 1000 + 0.5 | floor / 10 | tostring) + "%" end;
+	def kilo: if . == null then "-" else (. / 100 + 0.5 | floor / 10 | tostring) + "k" end;
+	def sp(f): if . == null then "-" else "\(.median | f) (\(.min | f)..\(.max | f))" end;
+	def verdict: if .pass == null then "n/a" elif .pass then "PASS" else "MISS" end;
+	def main_rows:
+		(["config", "ns/IO", "events/IO", "IOPS", "IOPS vs none", "other I/O", "maps KiB"]),
+		(.main[] | if .status != "ok" then [.config, .status, "", "", "", "", ""] else
+		 [.config, (.ns_per_io | sp(r0)), (.ev_per_io.median | r2), (.iops.median | kilo),
+		  (.rel_iops | sp(pct)), (.other_ios_per_io.median | pct),
+		  (.map_bytes.median | if . then . / 1024 | r0 else "-" end)] end);
+	def prog_rows:
+		(["program", "ns/event", "events/IO", "ns/IO"]),
+		(.main[] | select(.status == "ok") | .config as $c
+		 | .progs[] | select(.ev_per_io.median >= 0.01)
+		 | ["\($c)/\(.name)", (.ns_per_event.median | r0), (.ev_per_io.median | r2),
+		    (.ns_per_io.median | r0)]);
+	def target_lines:
+		.targets[] | "\(.what): \(.ratio | r2)x"
+		+ (if .max then " (target <= \(.max)x): " + verdict else "" end);
+	def scale_rows:
+		(["config"] + [.scaling[] | "\(.shape)"]),
+		(.scaling as $S | ["none", "floor", "blkwise"][] as $c
+		 | [$c] + [$S[] | (.configs | map(select(.config == $c))[0])
+			| if . == null then "-" elif .status != "ok" then .status
+			  elif $c == "none" then "\(.iops.median | kilo) IOPS"
+			  else "\(.ns_per_io.median | r0) ns (\(.rel_iops.median | pct))" end]),
+		(["blkwise/floor"] + [.scaling[] | .blkwise_over_floor | if . then "\(r2)x" else "-" end]);
+	def mem_line:
+		.memory | if .status != "ok" then "memory (blkwise, 8 devices): \(.status)" else
+		"memory (\(.command)): BPF maps \(.map_mib | r1) MiB in \(.maps) maps (target <= \(.target_map_mib) MiB): \(if .map_pass then "PASS" else "MISS" end); RSS \(.rss_mib | r1) MiB, peak \(.rss_peak_kb / 1024 | r1) MiB (target <= \(.target_rss_mib) MiB): \(if .rss_pass then "PASS" else "MISS" end)" end;
+	def title:
+		"\(.kernel), \(.ncpu) x \(.cpu); fio io_uring randread 4k qd32 on CPU \(.fio.cpus_allowed), loop device on /dev/shm, \(.fio.runtime_s) s x \(.rounds) rounds; median (min..max)";
+'
+tsv_table() { column -t -s "$(printf '\t')"; }
+{
+	printf '%s\n' "$SUMMARY" | jq -r "$JQ_FMT"' "blkwise bench: " + title'
+	echo
+	printf '%s\n' "$SUMMARY" | jq -r "$JQ_FMT"' main_rows | @tsv' | tsv_table
+	echo
+	printf '%s\n' "$SUMMARY" | jq -r "$JQ_FMT"' prog_rows | @tsv' | tsv_table
+	echo
+	printf '%s\n' "$SUMMARY" | jq -r "$JQ_FMT"' target_lines'
+	echo
+	echo "scaling: ns/IO (IOPS vs none), medians; qd32x2 = 2 jobs pinned to CPUs 0 and 1"
+	printf '%s\n' "$SUMMARY" | jq -r "$JQ_FMT"' scale_rows | @tsv' | tsv_table
+	echo
+	printf '%s\n' "$SUMMARY" | jq -r "$JQ_FMT"' mem_line'
+}
+# The same as markdown, for the README.
+printf '%s\n' "$SUMMARY" | jq -r "$JQ_FMT"'
+	def md: "| " + (map(tostring) | join(" | ")) + " |";
+	def mdtable(rows): [rows] | (.[0] | md), (.[0] | map("---") | md), (.[1:][] | md);
+	title, "", mdtable(main_rows), "", mdtable(prog_rows), "",
+	(target_lines | "- " + .), "", "Scaling, ns/IO (IOPS vs none):", "", mdtable(scale_rows), "",
+	(mem_line | "- " + .)' >"$OUTDIR/bench.md"
+log "wrote $JSON_OUT and $OUTDIR/bench.md in $(( SECONDS / 60 )) min $(( SECONDS % 60 )) s"

@@ -1,0 +1,450 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Loader of bpf/core.bpf.c: sizes the maps from the devices present, picks
+ * tp_btf or raw_tp per tracepoint from BTF, loads, attaches, and reads the
+ * maps back into one bw_snap per call.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include "loader.h"
+#include "core.skel.h"
+
+#define BW_MAX_QID 4096
+
+struct bw_core {
+	struct core_bpf *skel;
+	int ncpus;
+	__u32 max_slots;
+	__u32 rq_bits;
+	bool raw_tp;
+	bool verbose;
+	int nr_watch;
+	__u32 watch[BW_MAX_WATCH];
+	struct bw_dev_pcpu *pcpu_buf;	/* ncpus values, for one lookup */
+};
+
+static bool libbpf_verbose;
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	if (level == LIBBPF_DEBUG || !libbpf_verbose)
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+static __u32 roundup_bits(__u64 v)
+{
+	__u32 b = 0;
+
+	while ((1ULL << b) < v)
+		b++;
+	return b;
+}
+
+/*
+ * Widest tag space and most hw queues among the disks present, so a
+ * request's (hw queue, tag) always fits its slot's part of the table.
+ */
+static void size_tag_space(__u32 *tag_bits, __u32 *hwq_bits)
+{
+	__u64 tags = 256, hwqs = 1, v;
+	struct dirent *de, *me;
+	char path[300];
+	DIR *d, *md;
+
+	d = opendir("/sys/block");
+	if (!d)
+		goto out;
+	while ((de = readdir(d))) {
+		__u64 n = 0;
+
+		if (de->d_name[0] == '.')
+			continue;
+		if (!bw_read_sysfs_u64(de->d_name, "queue/nr_requests", &v) && v > tags)
+			tags = v;
+		snprintf(path, sizeof(path), "/sys/block/%s/mq", de->d_name);
+		md = opendir(path);
+		if (!md)
+			continue;
+		while ((me = readdir(md))) {
+			char attr[64];
+
+			if (me->d_name[0] == '.')
+				continue;
+			n++;
+			snprintf(attr, sizeof(attr), "mq/%.32s/nr_tags", me->d_name);
+			if (!bw_read_sysfs_u64(de->d_name, attr, &v) && v > tags)
+				tags = v;
+		}
+		closedir(md);
+		if (n > hwqs)
+			hwqs = n;
+	}
+	closedir(d);
+out:
+	/* nr_requests can be raised at run time: leave room for 4x. */
+	*tag_bits = roundup_bits(tags * 4);
+	if (*tag_bits < 10)
+		*tag_bits = 10;
+	*hwq_bits = roundup_bits(hwqs);
+}
+
+static __u32 count_disks(void)
+{
+	struct dirent *de;
+	__u32 n = 0;
+	DIR *d = opendir("/sys/block");
+
+	if (!d)
+		return 16;
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* Number of arguments of a tracepoint, from its btf_trace_* typedef; -1 if absent. */
+static int tp_nargs(const struct btf *btf, const char *tp)
+{
+	const struct btf_type *t;
+	char name[128];
+	int id;
+
+	if (!btf)
+		return -1;
+	snprintf(name, sizeof(name), "btf_trace_%s", tp);
+	id = btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF);
+	if (id < 0)
+		return -1;
+	t = btf__type_by_id(btf, btf__type_by_id(btf, id)->type);	/* pointer */
+	if (!t || !btf_is_ptr(t))
+		return -1;
+	t = btf__type_by_id(btf, t->type);
+	if (!t || !btf_is_func_proto(t))
+		return -1;
+	return btf_vlen(t) - 1;	/* minus the leading void *__data */
+}
+
+static void pick_programs(struct bw_core *c, const struct btf *btf, bool streams)
+{
+	struct core_bpf *s = c->skel;
+	bool btf_ok = !c->raw_tp && tp_nargs(btf, "block_rq_issue") > 0;
+	bool io_start = tp_nargs(btf, "block_io_start") > 0;
+	struct bpf_program *tp[] = { s->progs.bw_issue, s->progs.bw_complete,
+				     s->progs.bw_requeue, s->progs.bw_rq_merge,
+				     s->progs.bw_backmerge, s->progs.bw_frontmerge };
+	struct bpf_program *raw[] = { s->progs.bw_issue_raw, s->progs.bw_complete_raw,
+				      s->progs.bw_requeue_raw, s->progs.bw_rq_merge_raw,
+				      s->progs.bw_backmerge_raw, s->progs.bw_frontmerge_raw };
+	size_t i;
+
+	c->raw_tp = !btf_ok;
+	for (i = 0; i < sizeof(tp) / sizeof(tp[0]); i++) {
+		bpf_program__set_autoload(tp[i], btf_ok);
+		bpf_program__set_autoload(raw[i], !btf_ok);
+	}
+	/*
+	 * block_rq_issue/insert lost their request_queue argument in 5.11
+	 * (commit a54895fa057c, "block: remove the request_queue to argument
+	 * request based tracepoints"), backported to 5.10.137: ask BTF.
+	 */
+	s->rodata->rq_arg_second = tp_nargs(btf, "block_rq_issue") == 2;
+	/* Q for streams: block_io_start (6.5+) else block_rq_insert. */
+	bpf_program__set_autoload(s->progs.bw_io_start, streams && btf_ok && io_start);
+	bpf_program__set_autoload(s->progs.bw_insert, streams && btf_ok && !io_start);
+	bpf_program__set_autoload(s->progs.bw_insert_raw, streams && !btf_ok);
+}
+
+static int size_maps(struct bw_core *c, const struct bw_core_opts *o)
+{
+	struct core_bpf *s = c->skel;
+	__u32 tag_bits, hwq_bits;
+	int err;
+
+	size_tag_space(&tag_bits, &hwq_bits);
+	c->rq_bits = tag_bits + hwq_bits;
+	if (o->max_devices > 0)
+		c->max_slots = o->max_devices;
+	else if (o->nr_watch > 0)
+		c->max_slots = o->nr_watch + 4;	/* room for devices re-created */
+	else
+		c->max_slots = count_disks() + 16;
+	if (c->max_slots > 1024)
+		c->max_slots = 1024;
+	s->rodata->tag_bits = tag_bits;
+	s->rodata->rq_bits = c->rq_bits;
+	s->rodata->max_slots = c->max_slots;
+	s->rodata->max_qid = BW_MAX_QID;
+	s->rodata->filter_on = o->nr_watch > 0;
+	s->rodata->streams_on = o->streams;
+	err = bpf_map__set_max_entries(s->maps.qmap, BW_MAX_QID);
+	err = err ?: bpf_map__set_max_entries(s->maps.shared, c->max_slots);
+	err = err ?: bpf_map__set_max_entries(s->maps.pcpu, c->max_slots);
+	err = err ?: bpf_map__set_max_entries(s->maps.rqs, c->max_slots << c->rq_bits);
+	err = err ?: bpf_map__set_max_entries(s->maps.streams, o->streams ? 4096 : 1);
+	return err;
+}
+
+static void explain_load_error(int err)
+{
+	if (err == -EPERM || err == -EACCES)
+		bw_err("loading BPF programs: %s; needs root or CAP_BPF+CAP_PERFMON "
+		       "(and no lockdown forbidding BPF); rerun with --verbose for libbpf's log",
+		       strerror(-err));
+	else
+		bw_err("loading BPF programs: %s; rerun with --verbose for libbpf's log",
+		       strerror(-err));
+}
+
+static int fill_watch(struct bw_core *c)
+{
+	__u8 one = 1;
+	int fd = bpf_map__fd(c->skel->maps.watch);
+	int i;
+
+	for (i = 0; i < c->nr_watch; i++) {
+		if (bpf_map_update_elem(fd, &c->watch[i], &one, BPF_ANY)) {
+			bw_err("filling the device filter map: %s", strerror(errno));
+			return -errno;
+		}
+	}
+	return 0;
+}
+
+int bw_core_open(struct bw_core **out, const struct bw_core_opts *o)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = o->btf_path);
+	struct btf *btf = NULL;
+	struct bw_core *c;
+	int err;
+
+	libbpf_verbose = o->verbose;
+	libbpf_set_print(libbpf_print);
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->verbose = o->verbose;
+	c->raw_tp = o->force_raw_tp;
+	c->nr_watch = o->nr_watch;
+	memcpy(c->watch, o->watch, sizeof(c->watch));
+	c->ncpus = libbpf_num_possible_cpus();
+	if (c->ncpus <= 0) {
+		bw_err("cannot count possible CPUs (/sys/devices/system/cpu/possible): %s",
+		       strerror(-c->ncpus));
+		err = c->ncpus;
+		goto fail;
+	}
+	c->pcpu_buf = calloc(c->ncpus, sizeof(*c->pcpu_buf));
+	if (!c->pcpu_buf) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	btf = o->btf_path ? btf__parse(o->btf_path, NULL) : btf__load_vmlinux_btf();
+	err = libbpf_get_error(btf);
+	if (err) {
+		btf = NULL;
+		bw_err("no kernel BTF (%s): %s; blkwise needs a kernel built with "
+		       "CONFIG_DEBUG_INFO_BTF=y, or --btf FILE", o->btf_path ?: "/sys/kernel/btf/vmlinux",
+		       strerror(-err));
+		goto fail;
+	}
+	c->skel = core_bpf__open_opts(&oo);
+	if (!c->skel) {
+		err = -errno;
+		bw_err("opening the BPF object: %s", strerror(errno));
+		goto fail;
+	}
+	pick_programs(c, btf, o->streams);
+	err = size_maps(c, o);
+	if (err) {
+		bw_err("sizing BPF maps: %s", strerror(-err));
+		goto fail;
+	}
+	err = core_bpf__load(c->skel);
+	if (err) {
+		explain_load_error(err);
+		goto fail;
+	}
+	err = fill_watch(c);
+	if (err)
+		goto fail;
+	err = core_bpf__attach(c->skel);
+	if (err) {
+		bw_err("attaching to block tracepoints: %s; rerun with --verbose", strerror(-err));
+		goto fail;
+	}
+	btf__free(btf);
+	*out = c;
+	return 0;
+fail:
+	btf__free(btf);
+	bw_core_close(c);
+	return err < 0 ? err : -EINVAL;
+}
+
+void bw_core_close(struct bw_core *c)
+{
+	if (!c)
+		return;
+	core_bpf__destroy(c->skel);
+	free(c->pcpu_buf);
+	free(c);
+}
+
+const char *bw_core_attach_mode(const struct bw_core *c)
+{
+	return c->raw_tp ? "raw_tp" : "tp_btf";
+}
+
+static struct bw_snap_dev *snap_dev(struct bw_snap *s, __u32 dev, int cap)
+{
+	int i;
+
+	for (i = 0; i < s->nr; i++)
+		if (s->devs[i].dev == dev)
+			return &s->devs[i];
+	if (s->nr >= cap)
+		return NULL;
+	memset(&s->devs[s->nr], 0, sizeof(s->devs[0]));
+	s->devs[s->nr].dev = dev;
+	return &s->devs[s->nr++];
+}
+
+static void add_pcpu(struct bw_core *c, struct bw_snap_dev *d, __u64 closed_epoch)
+{
+	int cpu, op;
+
+	for (cpu = 0; cpu < c->ncpus; cpu++) {
+		const struct bw_dev_pcpu *p = &c->pcpu_buf[cpu];
+
+		for (op = 0; op < BW_NR_OPS; op++)
+			bw_op_stats_add(&d->op[op], &p->op[op]);
+		d->busy_ns += p->busy_ns;
+		d->unmatched += p->unmatched;
+		d->untracked += p->untracked;
+		if (p->max_epoch == closed_epoch && p->max_depth > d->max_depth)
+			d->max_depth = p->max_depth;
+	}
+}
+
+int bw_core_snapshot(struct bw_core *c, struct bw_snap *s)
+{
+	int shared_fd = bpf_map__fd(c->skel->maps.shared);
+	int pcpu_fd = bpf_map__fd(c->skel->maps.pcpu);
+	int cap = c->max_slots + c->nr_watch;
+	__u32 slot, nslots;
+	__u64 closed;
+	int i;
+
+	s->devs = calloc(cap, sizeof(*s->devs));
+	if (!s->devs)
+		return -ENOMEM;
+	s->nr = 0;
+	for (i = 0; i < c->nr_watch; i++)
+		snap_dev(s, c->watch[i], cap);
+	/* Close the max-depth epoch first, so what we read is final for it. */
+	closed = c->skel->bss->epoch;
+	__atomic_store_n(&c->skel->bss->epoch, closed + 1, __ATOMIC_SEQ_CST);
+	nslots = c->skel->bss->next_slot;
+	if (nslots > c->max_slots)
+		nslots = c->max_slots;
+	s->ts_ns = bw_now_ns();
+	for (slot = 0; slot < nslots; slot++) {
+		struct bw_dev_shared sh;
+		struct bw_snap_dev *d;
+
+		if (bpf_map_lookup_elem(shared_fd, &slot, &sh) ||
+		    bpf_map_lookup_elem(pcpu_fd, &slot, c->pcpu_buf)) {
+			bw_err("reading BPF map slot %u: %s", slot, strerror(errno));
+			return -errno;
+		}
+		if (!sh.dev)	/* claimed but not yet published */
+			continue;
+		d = snap_dev(s, (__u32)sh.dev, cap);
+		if (!d)
+			continue;
+		add_pcpu(c, d, closed);
+		if (sh.word & BW_INFLIGHT_MASK) {
+			d->inflight += sh.word & BW_INFLIGHT_MASK;
+			if (s->ts_ns > sh.busy_start)
+				d->busy_ns += s->ts_ns - sh.busy_start;
+		}
+	}
+	return 0;
+}
+
+void bw_snap_free(struct bw_snap *s)
+{
+	free(s->devs);
+	s->devs = NULL;
+	s->nr = 0;
+}
+
+void bw_core_forget_dev(struct bw_core *c, __u32 dev)
+{
+	int qfd = bpf_map__fd(c->skel->maps.qmap);
+	int sfd = bpf_map__fd(c->skel->maps.shared);
+	struct bw_qmap e, zero = {};
+	struct bw_dev_shared sh;
+	__u32 qid;
+
+	for (qid = 0; qid < BW_MAX_QID; qid++) {
+		if (bpf_map_lookup_elem(qfd, &qid, &e) || e.slot == BW_SLOT_NONE || e.q <= 1)
+			continue;
+		if (bpf_map_lookup_elem(sfd, &e.slot, &sh) || sh.dev != dev)
+			continue;
+		if (bpf_map_update_elem(qfd, &qid, &zero, BPF_ANY))
+			bw_warn("resetting queue map entry %u: %s", qid, strerror(errno));
+	}
+}
+
+int bw_core_streams(struct bw_core *c, struct bw_stream_snap *out, int max)
+{
+	int fd = bpf_map__fd(c->skel->maps.streams);
+	struct bw_stream_key key, next;
+	void *prev = NULL;
+	int n = 0;
+
+	while (n < max && !bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &out[n].s))
+			continue;	/* evicted meanwhile */
+		out[n].key = key;
+		n++;
+	}
+	return n;
+}
+
+void bw_core_print_memory(const struct bw_core *c, FILE *f)
+{
+	struct bpf_map *m;
+	__u64 total = 0;
+
+	bpf_object__for_each_map(m, c->skel->obj) {
+		__u64 vsz = bpf_map__value_size(m), n = bpf_map__max_entries(m);
+		__u64 bytes;
+
+		if (bpf_map__type(m) == BPF_MAP_TYPE_PERCPU_ARRAY)
+			vsz = ((vsz + 7) & ~7ULL) * c->ncpus;
+		bytes = n * (vsz + bpf_map__key_size(m));
+		total += bytes;
+		fprintf(f, "blkwise: map %-14s %8llu entries x %6llu B = %8.1f KiB\n",
+			bpf_map__name(m), (unsigned long long)n, (unsigned long long)vsz,
+			bytes / 1024.0);
+	}
+	fprintf(f, "blkwise: maps total %.1f MiB (%u device slots, %u request slots each, "
+		"%d CPUs); attach %s\n", total / 1048576.0, c->max_slots, 1u << c->rq_bits,
+		c->ncpus, c->raw_tp ? "raw_tp" : "tp_btf");
+	fprintf(f, "blkwise: claim races %llu, queue-id overflow %llu, slot overflow %llu\n",
+		(unsigned long long)c->skel->bss->claim_races,
+		(unsigned long long)c->skel->bss->qid_overflow,
+		(unsigned long long)c->skel->bss->slot_overflow);
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The one load/attach path of bpf/core.bpf.c, shared by every subcommand. */
+#ifndef BLKWISE_LOADER_H
+#define BLKWISE_LOADER_H
+
+#include "blkwise.h"
+
+struct bw_core_opts {
+	const char *btf_path;	/* kernel BTF elsewhere than /sys/kernel/btf/vmlinux */
+	bool force_raw_tp;	/* exercise the raw_tp fallback on a BTF kernel */
+	bool streams;
+	bool verbose;
+	int max_devices;	/* 0: sized from the devices present */
+	int nr_watch;		/* 0: every device */
+	__u32 watch[BW_MAX_WATCH];
+};
+
+struct bw_stream_snap {
+	struct bw_stream_key key;
+	struct bw_stream s;
+};
+
+struct bw_core;
+
+int bw_core_open(struct bw_core **out, const struct bw_core_opts *opts);
+void bw_core_close(struct bw_core *c);
+/* Fill s (devices with a slot, plus every watched one); closes a max-depth epoch. */
+int bw_core_snapshot(struct bw_core *c, struct bw_snap *s);
+void bw_snap_free(struct bw_snap *s);
+/* A device went away: let a new device on its queue id claim a fresh slot. */
+void bw_core_forget_dev(struct bw_core *c, __u32 dev);
+/* Up to max streams; returns how many, or -errno. */
+int bw_core_streams(struct bw_core *c, struct bw_stream_snap *out, int max);
+const char *bw_core_attach_mode(const struct bw_core *c);
+void bw_core_print_memory(const struct bw_core *c, FILE *f);
+
+#endif /* BLKWISE_LOADER_H */

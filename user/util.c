@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Errors, clocks, sysfs and procfs reads, privileges and signals. */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/capability.h>
+#include <sys/syscall.h>
+#include "blkwise.h"
+
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+
+bool bw_json_errors;
+volatile int bw_exiting;
+
+static void vreport(const char *kind, const char *fmt, va_list ap)
+{
+	char msg[512];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	fprintf(stderr, "blkwise: %s%s\n", kind, msg);
+	if (bw_json_errors && kind[0]) {
+		struct bw_json j;
+
+		bw_json_begin(&j, stdout);
+		bw_json_obj(&j, NULL);
+		bw_json_str(&j, "error", msg);
+		bw_json_close(&j, '}');
+		bw_json_end(&j);
+	}
+}
+
+void bw_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("error: ", fmt, ap);
+	va_end(ap);
+}
+
+void bw_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("", fmt, ap);
+	va_end(ap);
+}
+
+__u64 bw_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+int bw_read_partitions(struct bw_part *out, int max)
+{
+	FILE *f = fopen("/proc/partitions", "r");
+	int n;
+
+	if (!f) {
+		bw_err("opening /proc/partitions: %s; is /proc mounted?", strerror(errno));
+		return -errno;
+	}
+	n = bw_parse_partitions(f, out, max);
+	fclose(f);
+	return n;
+}
+
+/* The whole disk a name belongs to ("vda1" -> "vda"); 1 if name is a partition. */
+int bw_disk_of(const char *name, char *disk, size_t len)
+{
+	char path[PATH_MAX], real[PATH_MAX], *slash;
+
+	snprintf(path, sizeof(path), "/sys/class/block/%s/partition", name);
+	if (access(path, F_OK)) {
+		snprintf(disk, len, "%s", name);
+		return 0;
+	}
+	snprintf(path, sizeof(path), "/sys/class/block/%s", name);
+	if (!realpath(path, real))
+		return -errno;
+	slash = strrchr(real, '/');
+	if (!slash)
+		return -EINVAL;
+	*slash = '\0';
+	slash = strrchr(real, '/');
+	snprintf(disk, len, "%s", slash ? slash + 1 : real);
+	return 1;
+}
+
+int bw_read_sysfs_u64(const char *disk, const char *attr, __u64 *val)
+{
+	char path[PATH_MAX];
+	unsigned long long v;
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), "/sys/block/%s/%s", disk, attr);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	ok = fscanf(f, "%llu", &v) == 1;
+	fclose(f);
+	if (!ok)
+		return -EINVAL;
+	*val = v;
+	return 0;
+}
+
+static bool has_cap(const struct __user_cap_data_struct *d, int cap)
+{
+	return d[cap / 32].effective & (1u << (cap % 32));
+}
+
+/* 0 when we may load tracing BPF programs; names the missing capability otherwise. */
+int bw_check_privileges(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2] = {};
+
+	if (syscall(SYS_capget, &h, d)) {
+		bw_err("reading capabilities (capget): %s", strerror(errno));
+		return -errno;
+	}
+	if (has_cap(d, CAP_SYS_ADMIN) || (has_cap(d, CAP_BPF) && has_cap(d, CAP_PERFMON)))
+		return 0;
+	bw_err("not privileged: missing %s%s%s; run as root, or grant CAP_BPF and CAP_PERFMON",
+	       has_cap(d, CAP_BPF) ? "" : "CAP_BPF",
+	       !has_cap(d, CAP_BPF) && !has_cap(d, CAP_PERFMON) ? " and " : "",
+	       has_cap(d, CAP_PERFMON) ? "" : "CAP_PERFMON");
+	return -EPERM;
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	bw_exiting = 1;
+}
+
+void bw_install_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* Sleeps until ns from now, or until a signal asks us to exit; -EINTR then. */
+int bw_sleep_ns(__u64 ns)
+{
+	struct timespec ts;
+	__u64 until = bw_now_ns() + ns;
+
+	ts.tv_sec = until / 1000000000ULL;
+	ts.tv_nsec = until % 1000000000ULL;
+	while (!bw_exiting) {
+		int err = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+
+		if (!err)
+			return 0;
+		if (err != EINTR)
+			return -err;
+	}
+	return -EINTR;
+}
