@@ -88,12 +88,13 @@ struct {
 	__type(value, struct bw_rq_state);
 } rqs SEC(".maps");
 
+/* dev_t -> slot; with filter_on, only the watched devices are in it. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 256);
+	__uint(max_entries, 16);
 	__type(key, __u32);
-	__type(value, __u8);
-} watch SEC(".maps");
+	__type(value, __u32);
+} dev2slot SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -186,34 +187,41 @@ static __always_inline __u32 size_class(__u32 bytes)
 }
 
 /*
- * Slow path: the first event seen from a request_queue.  Exactly one CPU
- * wins the claim; a loser drops its event (counted) rather than risk two
- * slots for one device.
+ * Slow path: the first event seen from a request_queue.  The device's slot
+ * comes from dev2slot, filled by user space for the devices it knows of;
+ * a device that appears later gets a new slot here, and CPUs racing to
+ * create it agree through the hash map's insert-if-absent.  Every racer
+ * then publishes the same (queue, slot) pair, so no event is dropped.
  */
-static __noinline __u32 claim_slot(struct bw_qmap *e, __u64 q, __u64 old_q, struct request *rq,
+static __noinline __u32 claim_slot(struct bw_qmap *e, __u64 q, struct request *rq,
 				   struct bio *bio)
 {
 	struct bw_dev_shared *sh;
-	__u32 dev, slot;
+	__u32 dev, slot, *found;
 
-	if (__sync_val_compare_and_swap(&e->q, old_q, 1) != old_q) {
-		__sync_fetch_and_add(&claim_races, 1);
-		return BW_SLOT_NONE;
-	}
 	dev = bw_disk_dev(rq ? bw_rq_disk(rq) : bw_bio_disk(bio));
-	if (filter_on && !bpf_map_lookup_elem(&watch, &dev)) {
+	found = bpf_map_lookup_elem(&dev2slot, &dev);
+	if (found) {
+		slot = *found;
+	} else if (filter_on) {
 		slot = BW_SLOT_NONE;
-		goto publish;
+	} else {
+		slot = __sync_fetch_and_add(&next_slot, 1);
+		if (slot >= max_slots) {
+			__sync_fetch_and_add(&slot_overflow, 1);
+			slot = BW_SLOT_NONE;
+		} else if (bpf_map_update_elem(&dev2slot, &dev, &slot, BPF_NOEXIST)) {
+			__sync_fetch_and_add(&claim_races, 1);
+			found = bpf_map_lookup_elem(&dev2slot, &dev);
+			slot = found ? *found : BW_SLOT_NONE;
+		}
 	}
-	slot = __sync_fetch_and_add(&next_slot, 1);
-	sh = bpf_map_lookup_elem(&shared, &slot);
-	if (!sh) {
-		__sync_fetch_and_add(&slot_overflow, 1);
-		slot = BW_SLOT_NONE;
-		goto publish;
+	if (slot != BW_SLOT_NONE) {
+		sh = bpf_map_lookup_elem(&shared, &slot);
+		if (!sh)
+			return BW_SLOT_NONE;
+		sh->dev = dev;
 	}
-	sh->dev = dev;
-publish:
 	e->slot = slot;
 	__sync_lock_test_and_set(&e->q, q);
 	return slot;
@@ -223,7 +231,6 @@ publish:
 static __always_inline __u32 slot_of(__u64 q, __u32 qid, struct request *rq, struct bio *bio)
 {
 	struct bw_qmap *e;
-	__u64 cur;
 
 	if (qid >= max_qid) {
 		__sync_fetch_and_add(&qid_overflow, 1);
@@ -232,12 +239,9 @@ static __always_inline __u32 slot_of(__u64 q, __u32 qid, struct request *rq, str
 	e = bpf_map_lookup_elem(&qmap, &qid);
 	if (!e)
 		return BW_SLOT_NONE;
-	cur = e->q;
-	if (cur == q)
+	if (e->q == q)
 		return e->slot;
-	if (cur == 1)		/* another CPU is claiming */
-		return BW_SLOT_NONE;
-	return claim_slot(e, q, cur, rq, bio);
+	return claim_slot(e, q, rq, bio);
 }
 
 static __always_inline struct bw_rq_state *rq_state(const struct rq_view *v, __u32 slot,

@@ -86,9 +86,9 @@ struct bw_rq_state {
 #define BW_RQ_SOLO_CAND 1u
 #define BW_RQ_STREAM 2u
 
-/* request_queue id -> slot; claimed by the first event of a queue. */
+/* request_queue id -> slot; filled by the first event of a queue. */
 struct bw_qmap {
-	__u64 q;		/* struct request_queue address; 1 while claiming */
+	__u64 q;		/* struct request_queue address */
 	__u32 slot;
 	__u32 pad;
 };

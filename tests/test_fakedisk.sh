@@ -18,6 +18,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 FAKEDISK=$ROOT/tools/fakedisk.sh
 PREFIX=/tmp/blkwise-test-fakedisk.$$
 SKIP_REASON=
+TORN_DOWN=
 T=
 
 skip_reason() {
@@ -45,6 +46,9 @@ oneTimeSetUp() {
 }
 
 oneTimeTearDown() {
+	# shunit2 calls us again from its EXIT trap.
+	[ -z "$TORN_DOWN" ] || return 0
+	TORN_DOWN=1
 	# Catch-all for an interrupted run: anything left under our prefix.
 	for d in "$PREFIX".*; do
 		[ -d "$d" ] || continue
@@ -52,7 +56,7 @@ oneTimeTearDown() {
 		rm -rf "$d"
 	done
 	[ -z "$SKIP_REASON" ] ||
-		echo "SKIP: test_fakedisk.sh: $SKIP_REASON (tests not run)" >&2
+		echo "SKIP: test_fakedisk.sh: $SKIP_REASON (all tests skipped, not passed)"
 }
 
 setUp() {
@@ -165,9 +169,9 @@ test_p4_striped_sequential_is_4x() {
 	for i in 0 1 2 3; do
 		assert_range "spindle $i util" "$(util $i)" 0.9 1.0001
 	done
-	# A sequential stream never moves a head; the few left are requests
-	# the loop worker and libfuse threads handed over out of order.
-	assert_range "seeks on a sequential stream" "$(st .seeks)" 0 \
+	# A sequential stream never moves a head.  The daemon receives on one
+	# thread, in loop's order; libfuse's pool (fuse_mt=1) swaps ~1%.
+	assert_range "seeks on a sequential stream (<1%)" "$(st .seeks)" 0 \
 		"$(st '.requests / 100')"
 }
 
@@ -179,10 +183,11 @@ test_p4_random_qd16() {
 		return
 	iops=$(fio_r iops)
 	report "P=4 random" "$iops"
-	# 16 requests land on random spindles, so now and then one idles while
-	# another has a queue: ~91% of 2000 measured (16/19 for exponential
-	# service).  The daemon still sees all 16 in flight.
-	assert_range "P=4 random IOPS" "$iops" 1600 2050
+	# Not 2000: 16 requests land on random spindles, so now and then one
+	# idles while another queues.  A simulation of exactly this closed
+	# system (16 jobs, 4 FIFO servers, 2 ms, random routing) gives 1815.
+	# The daemon still sees all 16 in flight, so the path is not the cap.
+	assert_near "P=4 random IOPS" "$iops" 1815 5
 	assertEquals "daemon requests == fio total_ios" "$(fio_r total_ios)" "$(st .requests)"
 	assert_range "inflight_avg_busy ~ iodepth" "$(st .inflight_avg_busy)" 14 16
 	assertEquals "total spindle busy == requests * service" \
@@ -196,7 +201,8 @@ test_writes_are_modelled() {
 		return
 	iops=$(fio_w iops)
 	report "P=2 randwrite" "$iops"
-	assert_range "P=2 random write IOPS" "$iops" 800 1030
+	# Same random-routing loss as above: simulated 937 for QD8 over 2.
+	assert_near "P=2 random write IOPS" "$iops" 937 7
 	assertEquals "daemon writes == fio total_ios" "$(fio_w total_ios)" "$(st .writes)"
 	assertEquals "daemon bytes == fio io_bytes" "$(fio_w io_bytes)" "$(st .bytes)"
 }
@@ -278,4 +284,5 @@ test_down_is_idempotent_and_survives_failed_up() {
 	assertNull "loop device gone" "$(losetup -l -n -O BACK-FILE | grep -F "$MNT/")"
 }
 
+# shellcheck disable=SC1091
 . shunit2

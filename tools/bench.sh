@@ -94,6 +94,7 @@ WORK=""
 LOOPS=""
 TRACER_PID=""
 FIO_PID=""
+STATS_PID=""
 STATS_OLD=""
 TRACEFS_MOUNTED=""
 
@@ -113,6 +114,7 @@ cleanup() {
 	trap - EXIT INT TERM HUP
 	[ -n "$FIO_PID" ] && stop_pid "$FIO_PID"
 	[ -n "$TRACER_PID" ] && stop_pid "$TRACER_PID"
+	[ -n "$STATS_PID" ] && stop_pid "$STATS_PID"
 	for l in $LOOPS; do
 		losetup -d "/dev/$l" 2>/dev/null ||
 			log "warning: could not detach /dev/$l; run: losetup -d /dev/$l"
@@ -282,6 +284,10 @@ measure() {	# $1 = section, $2 = shape, $3 = round, $4 = config, $5 = iodepth, $
 		rss=$(rss_kb "$TRACER_PID" VmRSS)
 		kill -0 "$TRACER_PID" 2>/dev/null ||
 			die "$name died during the run" "see $WORK/$name.err"
+		[ "$(jq -n --argjson b "$before" --argjson a "$after" \
+			'([$a[].cnt] | add // 0) - ([$b[].cnt] | add // 0)')" -gt 0 ] ||
+			die "$name: its programs recorded no runs during fio" \
+				"check kernel.bpf_stats_enabled and that $name traces /dev/$DEV"
 		stop_pid "$TRACER_PID"
 		TRACER_PID=""
 	fi
@@ -325,6 +331,14 @@ done
 [ -r /sys/kernel/btf/vmlinux ] ||
 	die "kernel has no BTF (/sys/kernel/btf/vmlinux)" "use a kernel built with CONFIG_DEBUG_INFO_BTF=y"
 
+# One bench at a time per machine: runs would skew each other.
+LOCK=/run/lock/blkwise-bench.lock
+exec 9>"$LOCK" || die "cannot open $LOCK" "run as root"
+if ! flock -n 9; then
+	log "another bench run holds $LOCK; waiting for it (up to 15 min)"
+	flock -w 900 9 || die "another bench run still holds $LOCK" "wait for it to finish, or end it"
+fi
+
 log "building build/bench/floor"
 make -s -f tools/bench/Makefile ||
 	die "building the floor loader failed" "see the compiler output above (needs clang, bpftool, libbpf-dev)"
@@ -354,6 +368,19 @@ STATS_OLD=$(sysctl -n kernel.bpf_stats_enabled) ||
 	die "no kernel.bpf_stats_enabled" "needs Linux >= 5.1"
 sysctl -qw kernel.bpf_stats_enabled=1 ||
 	die "cannot set kernel.bpf_stats_enabled=1" "run as root outside a restricted container"
+# Also hold the accounting on by reference (BPF_ENABLE_STATS), so another
+# process resetting the sysctl mid-run cannot zero our measurements.
+build/bench/floor --stats >"$WORK/stats.out" 2>"$WORK/stats.err" &
+STATS_PID=$!
+for i in $(seq 50); do
+	grep -q ready "$WORK/stats.out" && break
+	kill -0 "$STATS_PID" 2>/dev/null || {
+		cat "$WORK/stats.err" >&2
+		STATS_PID=""
+		die "cannot hold BPF run-time stats on" "see the message above"
+	}
+	sleep 0.1
+done
 
 new_loop "$WORK/main.img" "$IMG_MB"
 DEV=$NEW_LOOP
@@ -523,8 +550,8 @@ JQ_FMT='
 		 | ["\($c)/\(.name)", (.ns_per_event.median | r0), (.ev_per_io.median | r2),
 		    (.ns_per_io.median | r0)]);
 	def target_lines:
-		.targets[] | "\(.what): \(.ratio | r2)x"
-		+ (if .max then " (target <= \(.max)x): " + verdict else "" end);
+		.targets[] | "\(.what): " + (if .ratio == null then "n/a (not measured)" else "\(.ratio | r2)x"
+		+ (if .max then " (target <= \(.max)x): " + verdict else "" end) end);
 	def scale_rows:
 		(["config"] + [.scaling[] | "\(.shape)"]),
 		(.scaling as $S | ["none", "floor", "blkwise"][] as $c

@@ -171,9 +171,9 @@ static int size_maps(struct bw_core *c, const struct bw_core_opts *o)
 	size_tag_space(&tag_bits, &hwq_bits);
 	c->rq_bits = tag_bits + hwq_bits;
 	if (o->max_devices > 0)
-		c->max_slots = o->max_devices;
+		c->max_slots = o->max_devices > o->nr_watch ? o->max_devices : o->nr_watch;
 	else if (o->nr_watch > 0)
-		c->max_slots = o->nr_watch + 4;	/* room for devices re-created */
+		c->max_slots = o->nr_watch;
 	else
 		c->max_slots = count_disks() + 16;
 	if (c->max_slots > 1024)
@@ -187,6 +187,7 @@ static int size_maps(struct bw_core *c, const struct bw_core_opts *o)
 	err = bpf_map__set_max_entries(s->maps.qmap, BW_MAX_QID);
 	err = err ?: bpf_map__set_max_entries(s->maps.shared, c->max_slots);
 	err = err ?: bpf_map__set_max_entries(s->maps.pcpu, c->max_slots);
+	err = err ?: bpf_map__set_max_entries(s->maps.dev2slot, c->max_slots);
 	err = err ?: bpf_map__set_max_entries(s->maps.rqs, c->max_slots << c->rq_bits);
 	err = err ?: bpf_map__set_max_entries(s->maps.streams, o->streams ? 4096 : 1);
 	return err;
@@ -203,18 +204,62 @@ static void explain_load_error(int err)
 		       strerror(-err));
 }
 
-static int fill_watch(struct bw_core *c)
+/* Every whole disk in /sys/block, as dev_t; returns how many. */
+static int list_disks(__u32 *out, int max)
 {
-	__u8 one = 1;
-	int fd = bpf_map__fd(c->skel->maps.watch);
-	int i;
+	struct dirent *de;
+	unsigned int major, minor;
+	char path[300];
+	int n = 0;
+	DIR *d = opendir("/sys/block");
+	FILE *f;
 
-	for (i = 0; i < c->nr_watch; i++) {
-		if (bpf_map_update_elem(fd, &c->watch[i], &one, BPF_ANY)) {
-			bw_err("filling the device filter map: %s", strerror(errno));
+	if (!d)
+		return 0;
+	while ((de = readdir(d)) && n < max) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/sys/block/%s/dev", de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fscanf(f, "%u:%u", &major, &minor) == 2)
+			out[n++] = (major << 20) | minor;
+		fclose(f);
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * Give every device we know of its slot before attaching, so the BPF side
+ * only ever looks slots up; devices appearing later get theirs in BPF.
+ */
+static int fill_slots(struct bw_core *c)
+{
+	int dfd = bpf_map__fd(c->skel->maps.dev2slot);
+	int sfd = bpf_map__fd(c->skel->maps.shared);
+	__u32 devs[BW_MAX_WATCH], slot;
+	int n;
+
+	if (c->nr_watch) {
+		n = c->nr_watch;
+		memcpy(devs, c->watch, n * sizeof(devs[0]));
+	} else {
+		n = list_disks(devs, BW_MAX_WATCH);
+	}
+	if ((__u32)n > c->max_slots)
+		n = c->max_slots;
+	for (slot = 0; slot < (__u32)n; slot++) {
+		struct bw_dev_shared sh = { .dev = devs[slot] };
+
+		if (bpf_map_update_elem(dfd, &devs[slot], &slot, BPF_ANY) ||
+		    bpf_map_update_elem(sfd, &slot, &sh, BPF_ANY)) {
+			bw_err("filling the device slot maps: %s", strerror(errno));
 			return -errno;
 		}
 	}
+	c->skel->bss->next_slot = n;
 	return 0;
 }
 
@@ -272,7 +317,7 @@ int bw_core_open(struct bw_core **out, const struct bw_core_opts *o)
 		explain_load_error(err);
 		goto fail;
 	}
-	err = fill_watch(c);
+	err = fill_slots(c);
 	if (err)
 		goto fail;
 	err = core_bpf__attach(c->skel);
@@ -443,7 +488,7 @@ void bw_core_print_memory(const struct bw_core *c, FILE *f)
 	fprintf(f, "blkwise: maps total %.1f MiB (%u device slots, %u request slots each, "
 		"%d CPUs); attach %s\n", total / 1048576.0, c->max_slots, 1u << c->rq_bits,
 		c->ncpus, c->raw_tp ? "raw_tp" : "tp_btf");
-	fprintf(f, "blkwise: claim races %llu, queue-id overflow %llu, slot overflow %llu\n",
+	fprintf(f, "blkwise: slot races %llu, queue-id overflow %llu, slot overflow %llu\n",
 		(unsigned long long)c->skel->bss->claim_races,
 		(unsigned long long)c->skel->bss->qid_overflow,
 		(unsigned long long)c->skel->bss->slot_overflow);
