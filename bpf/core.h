@@ -61,6 +61,7 @@ struct bw_dev_pcpu {
 	__u64 max_depth;
 	__u64 unmatched;	/* C or requeue with no D seen (issued before attach) */
 	__u64 untracked;	/* tag beyond the sized per-request table */
+	__u64 lost;		/* D found its tag still in flight: a C was never seen */
 };
 
 /*

@@ -37,6 +37,8 @@ setUp() {
 tearDown() {
 	local result=PASS
 	bw_run_cleanups
+	# shunit2 also calls tearDown from its exit trap, outside any test.
+	[ -n "${_shunit_test_:-}" ] || return 0
 	if [ "${__shunit_testSuccess}" != "${SHUNIT_TRUE}" ]; then
 		result=FAIL
 	elif [ -n "$bw_skipped" ]; then
@@ -71,22 +73,38 @@ bw_require() {
 	return 0
 }
 
-# bw_loop SIZE_MB WHERE [losetup options]: a loop device over a new image.
-# WHERE is "shm" (memory) or "disk" (root filesystem, real data written so
-# reads reach the disk).  Prints the device name (loopN).
+# bw_loop VAR SIZE_MB WHERE [losetup options]: a loop device over a new
+# image; its name (loopN) goes into VAR.  WHERE is "shm" (memory) or "disk"
+# (root filesystem, real data written so reads reach the disk).  Not in a
+# $(...) subshell: the cleanup it registers must reach this shell.
 bw_loop() {
-	local size=$1 where=$2 img dev
-	shift 2
-	if [ "$where" = shm ]; then
-		img=$(mktemp /dev/shm/blkwise-test.XXXXXX)
-		truncate -s "${size}M" "$img"
+	local _var=$1 _size=$2 _where=$3 _img _dev
+	shift 3
+	if [ "$_where" = shm ]; then
+		_img=$(mktemp /dev/shm/blkwise-test.XXXXXX)
+		truncate -s "${_size}M" "$_img"
 	else
-		img=$(mktemp /var/tmp/blkwise-test.XXXXXX)
-		dd if=/dev/urandom of="$img" bs=1M count="$size" oflag=direct status=none
+		_img=$(mktemp /var/tmp/blkwise-test.XXXXXX)
+		dd if=/dev/urandom of="$_img" bs=1M count="$_size" oflag=direct status=none
 	fi
-	dev=$(losetup --find --show "$@" "$img") || { rm -f "$img"; return 1; }
-	bw_on_cleanup "losetup -d $dev; rm -f $img"
-	basename "$dev"
+	_dev=$(losetup --find --show "$@" "$_img") || { rm -f "$_img"; return 1; }
+	bw_on_cleanup "losetup -d $_dev; rm -f $_img"
+	# Queue settings outlive a detach: start from the defaults.
+	echo 0 >/sys/block/"${_dev#/dev/}"/queue/nomerges
+	echo none >/sys/block/"${_dev#/dev/}"/queue/scheduler
+	printf -v "$_var" '%s' "$(basename "$_dev")"
+}
+
+# bw_fakedisk VAR OPTS: a loop device over the emulated disk of
+# tools/fakedisk.sh (OPTS as its mount options); its name goes into VAR.
+bw_fakedisk() {
+	local _var=$1 _dir _dev
+	_dir=$(mktemp -d /tmp/blkwise-test-fd.XXXXXX)
+	bw_on_cleanup "$BW_ROOT/tools/fakedisk.sh down $_dir/mnt; rm -rf $_dir"
+	_dev=$("$BW_ROOT"/tools/fakedisk.sh up "$_dir/mnt" "$2") || return 1
+	echo 0 >/sys/block/"$_dev"/queue/nomerges
+	BW_FAKEDISK_DIR=$_dir/mnt
+	printf -v "$_var" '%s' "$_dev"
 }
 
 # Fields of /proc/diskstats for one device, from the reads-completed field on.
@@ -118,6 +136,12 @@ bw_stat_start() {
 	return 1
 }
 
+# IDs of the BPF programs a process holds (from its fdinfo: bpftool's pid
+# column needs BPF iterators, which a locked-down kernel may refuse).
+bw_prog_ids() {
+	cat /proc/"$1"/fdinfo/* 2>/dev/null | awk '$1 == "prog_id:" { print $2 }' | sort -u
+}
+
 # bw_stat_stop [SIGNAL]: stop it and return its exit status.
 bw_stat_stop() {
 	kill -"${1:-INT}" "$BW_STAT_PID" 2>/dev/null
@@ -134,6 +158,21 @@ bw_fio() {
 # bw_jsum FILE DEVICE JQ: sum of a device's field over every interval.
 bw_jsum() {
 	jq -s --arg d "$2" "[.[] | .devices[]? | select(.device == \$d) | $3] | add // 0" "$1"
+}
+
+# bw_missed FILE DEVICE: completions blkwise never saw (see README, "Lost
+# completions"): those detected on tag reuse plus those still marked in
+# flight once the device is idle at the end.
+bw_missed() {
+	jq -s --arg d "$2" '[.[] | .devices[]? | select(.device == $d)] | last
+		| (.lost_completions_total + .inflight)' "$1"
+}
+
+# bw_expect_count WHAT ORACLE SEEN MISSED: SEEN + MISSED == ORACLE, and
+# MISSED is at most 0.1% of ORACLE (plus one).
+bw_expect_count() {
+	assertEquals "$1: seen + missed = oracle" "$2" "$(($3 + $4))"
+	assertTrue "$1: missed $4 of $2 is <= 0.1%" "[ $(($4 * 1000)) -le $(($2 + 1000)) ]"
 }
 
 # bw_within A B PCT: true when |A - B| <= PCT% of |B|.

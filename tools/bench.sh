@@ -20,6 +20,7 @@
 #                         (none is always added: it is the IOPS reference)
 #   BENCH_CPU=0           CPU the (single) fio job is pinned to
 #   BENCH_IMG_MB=256      size of the loop device image
+#   BENCH_RETRIES=1       redo a run this often while other devices are busy
 #   BENCH_QUICK=1         smoke run (~1 min): 1 round, 2 s runs
 #   BENCH_OUT=build/bench/bench.json
 set -eu
@@ -29,14 +30,16 @@ cd "$(dirname "$0")/.."
 
 # ---- the configurations -------------------------------------------------
 # name | command.  $DEV is the loop device name (loop3), $BT_PROG the
-# bpftrace program for it.  "-" means no tracer.  Adding a configuration is
-# adding a line; its stdout is discarded, its stderr kept for errors.
+# bpftrace program for it, $BLKWISE a copy of ./blkwise taken at start (so a
+# rebuild during the bench cannot mix two versions).  "-" means no tracer.
+# Adding a configuration is adding a line; its stdout is discarded, its
+# stderr kept for errors.
 CONFIGS='
 none            | -
 floor           | build/bench/floor
 floor_streams   | build/bench/floor --streams
-blkwise         | ./blkwise stat -d $DEV -i 1
-blkwise_streams | ./blkwise stat --streams -d $DEV -i 1
+blkwise         | $BLKWISE stat -d $DEV -i 1
+blkwise_streams | $BLKWISE stat --streams -d $DEV -i 1
 biolatency      | biolatency -d $DEV 600
 bpftrace        | bpftrace -e "$BT_PROG"
 '
@@ -49,7 +52,7 @@ qd128   | 128 | 1
 qd32x2  | 32  | 2
 '
 # Memory: blkwise watching 8 devices ($DEVS = -d loopA -d loopB ...).
-MEM_CMD='./blkwise stat $DEVS -i 1'
+MEM_CMD='$BLKWISE stat $DEVS -i 1'
 MEM_NDEV=8
 # Targets.
 TARGET_FLOOR=2.0	# blkwise ns/IO <= 2x floor
@@ -77,6 +80,8 @@ if [ "${BENCH_QUICK:-0}" = 1 ]; then
 	MEM_SECS=${BENCH_MEM_SECS:-3}
 fi
 FIO_CPU=${BENCH_CPU:-0}
+RETRIES=${BENCH_RETRIES:-1}
+NOISE_PCT=3
 IMG_MB=${BENCH_IMG_MB:-256}
 OUTDIR=build/bench
 JSON_OUT=${BENCH_OUT:-$OUTDIR/bench.json}
@@ -95,6 +100,7 @@ LOOPS=""
 TRACER_PID=""
 FIO_PID=""
 STATS_PID=""
+BLKWISE=""
 STATS_OLD=""
 TRACEFS_MOUNTED=""
 
@@ -111,6 +117,7 @@ stop_pid() {	# $1 = pid: TERM, wait up to 5 s, then KILL
 
 cleanup() {
 	local rc=$? l
+	set +e
 	trap - EXIT INT TERM HUP
 	[ -n "$FIO_PID" ] && stop_pid "$FIO_PID"
 	[ -n "$TRACER_PID" ] && stop_pid "$TRACER_PID"
@@ -120,6 +127,7 @@ cleanup() {
 			log "warning: could not detach /dev/$l; run: losetup -d /dev/$l"
 	done
 	[ -n "$WORK" ] && rm -rf "$WORK"
+	[ -n "$BLKWISE" ] && rm -f "$BLKWISE"
 	if [ -n "$STATS_OLD" ]; then
 		sysctl -qw kernel.bpf_stats_enabled="$STATS_OLD" 2>/dev/null ||
 			log "warning: could not restore kernel.bpf_stats_enabled=$STATS_OLD"
@@ -213,7 +221,9 @@ start_tracer() {	# $1 = name, $2 = command, $3 = probe device
 	local name=$1 cmd=$2 probe=$3 i ids c0 c1
 	local errlog="$WORK/$name.err"
 	# shellcheck disable=SC2086
-	( eval "exec $cmd" >/dev/null 2>"$errlog" ) &
+	# Own session: a Ctrl-C reaches only this script, whose cleanup then
+	# stops the tracer (a tracer dying first would look like a failure).
+	( eval "exec setsid $cmd" >/dev/null 2>"$errlog" ) &
 	TRACER_PID=$!
 	for i in $(seq 300); do
 		if ! kill -0 "$TRACER_PID" 2>/dev/null; then
@@ -246,7 +256,7 @@ run_fio() {	# $1 = device path(s) (colon separated), $2 = iodepth, $3 = jobs, $4
 		cpus="--cpus_allowed=$FIO_CPU"
 	fi
 	# shellcheck disable=SC2086
-	fio --name=bench --filename="$1" --ioengine=io_uring --direct=1 \
+	setsid fio --name=bench --filename="$1" --ioengine=io_uring --direct=1 \
 		--rw=randread --bs=4k --iodepth="$2" --numjobs="$3" $cpus \
 		--time_based --runtime="$4" --norandommap --randrepeat=0 \
 		--output-format=json --output="$FIO_JSON" >"$WORK/fio.err" 2>&1 &
@@ -260,16 +270,10 @@ run_fio() {	# $1 = device path(s) (colon separated), $2 = iodepth, $3 = jobs, $4
 }
 
 # One measurement: start the tracer, snapshot, fio, snapshot, stop.
-# Appends one JSON record to $RESULTS.
-measure() {	# $1 = section, $2 = shape, $3 = round, $4 = config, $5 = iodepth, $6 = jobs
-	local section=$1 shape=$2 round=$3 name=$4 depth=$5 jobs=$6
-	local cmd ids="" before="[]" after="[]" mb=0 rss=0 fio bg0 bg1
-	cmd=$(config_cmd "$name")
-	if [ "$cmd" = NOTBUILT ]; then
-		jq -nc --arg s "$section" --arg sh "$shape" --argjson r "$round" --arg c "$name" \
-			'{section: $s, shape: $sh, round: $r, config: $c, status: "not built"}' >>"$RESULTS"
-		return
-	fi
+# Writes one JSON record to $WORK/run.json.
+measure_once() {	# $1 = section, $2 = shape, $3 = round, $4 = config, $5 = iodepth, $6 = jobs, $7 = command
+	local section=$1 shape=$2 round=$3 name=$4 depth=$5 jobs=$6 cmd=$7
+	local ids="" before="[]" after="[]" mb=0 rss=0 fio bg0 bg1
 	if [ "$cmd" != - ]; then
 		start_tracer "$name" "$cmd" "$DEV"
 		ids=$(pid_prog_ids "$TRACER_PID")
@@ -304,12 +308,33 @@ measure() {	# $1 = section, $2 = shape, $3 = round, $4 = config, $5 = iodepth, $
 		   iops: $f.iops, ios: $f.ios, other_ios: $bg,
 		   ns_per_io: (if ($d | length) > 0 then ([$d[].rt] | add) / $f.ios else null end),
 		   ev_per_io: (if ($d | length) > 0 then ([$d[].cnt] | add) / $f.ios else null end),
-		   progs: $d, map_bytes: $mb, rss_kb: $rss}' >>"$RESULTS"
-	jq -r 'select(.round == '"$round"' and .config == "'"$name"'" and .shape == "'"$shape"'")
-		| "bench:   \(.shape) round \(.round) \(.config): \(.iops | floor) IOPS"
+		   progs: $d, map_bytes: $mb, rss_kb: $rss}' >"$WORK/run.json"
+}
+
+# A measurement, redone (up to BENCH_RETRIES times) while other devices did
+# more than NOISE_PCT % as many I/Os as fio: their events run the tracer's
+# programs too.  The quietest attempt is kept.  Appends it to $RESULTS.
+measure() {	# $1 = section, $2 = shape, $3 = round, $4 = config, $5 = iodepth, $6 = jobs
+	local name=$4 cmd try noisy
+	cmd=$(config_cmd "$name")
+	if [ "$cmd" = NOTBUILT ]; then
+		jq -nc --arg s "$1" --arg sh "$2" --argjson r "$3" --arg c "$name" \
+			'{section: $s, shape: $sh, round: $r, config: $c, status: "not built"}' >>"$RESULTS"
+		return
+	fi
+	: >"$WORK/tries.jsonl"
+	for try in $(seq 0 "$RETRIES"); do
+		measure_once "$@" "$cmd"
+		noisy=$(jq --argjson p "$NOISE_PCT" '.other_ios * 100 > .ios * $p' "$WORK/run.json")
+		jq -r --argjson t "$try" '"bench:   \(.shape) round \(.round) \(.config): \(.iops | floor) IOPS"
 		  + (if .ns_per_io then ", \(.ns_per_io * 10 | round / 10) ns/IO, \(.ev_per_io * 100 | round / 100) events/IO" else "" end)
-		  + (if .other_ios > .ios / 50 then " (noisy: \(.other_ios) I/Os on other devices)" else "" end)' \
-		"$RESULTS" | tail -n 1 >&2
+		  + (if .other_ios > 0 then ", other devices \(.other_ios * 1000 / .ios | round / 10)%" else "" end)
+		  + (if $t > 0 then " (retry \($t))" else "" end)' "$WORK/run.json" >&2
+		jq -c --argjson t "$try" '. + {attempt: $t}' "$WORK/run.json" >>"$WORK/tries.jsonl"
+		[ "$noisy" = true ] || break
+		[ "$try" -lt "$RETRIES" ] && log "  noisy: other devices' I/O above ${NOISE_PCT}% of fio's; again"
+	done
+	jq -sc 'min_by(.other_ios / .ios)' "$WORK/tries.jsonl" >>"$RESULTS"
 }
 
 config_cmd() {	# $1 = name -> command, "-", or NOTBUILT
@@ -317,7 +342,7 @@ config_cmd() {	# $1 = name -> command, "-", or NOTBUILT
 	cmd=$(printf '%s\n' "$CONFIGS" | awk -F'|' -v n="$1" '
 		{ k = $1; gsub(/[ \t]/, "", k) } k == n { sub(/^[^|]*\|[ \t]*/, ""); print; exit }')
 	[ -n "$cmd" ] || die "unknown configuration $1"
-	case $cmd in ./blkwise*) [ -x ./blkwise ] || cmd=NOTBUILT ;; esac
+	case $cmd in *'$BLKWISE'*) [ -n "$BLKWISE" ] || cmd=NOTBUILT ;; esac
 	printf '%s\n' "$cmd"
 }
 
@@ -348,6 +373,16 @@ if [ ! -x ./blkwise ]; then
 		die "./blkwise is missing" "run make (make bench builds it first); see the build errors"
 	fi
 	log "warning: ./blkwise not built; its rows will read 'not built' (run make)"
+fi
+mkdir -p "$OUTDIR"
+BLKWISE_VERSION=null
+if [ -x ./blkwise ]; then
+	BLKWISE=$OUTDIR/blkwise.measured
+	cp ./blkwise "$BLKWISE" || die "cannot copy ./blkwise to $BLKWISE" "check space in $OUTDIR"
+	BLKWISE_VERSION=$(jq -nc --arg sha "$(sha256sum "$BLKWISE" | cut -c1-16)" \
+		--arg mtime "$(date -u -r ./blkwise +%Y-%m-%dT%H:%M:%SZ)" \
+		--arg git "$(git describe --always --dirty 2>/dev/null || echo unknown)" \
+		'{sha256: $sha, built: $mtime, git: $git}')
 fi
 
 mkdir -p "$OUTDIR" "$(dirname "$JSON_OUT")"
@@ -432,7 +467,7 @@ fi
 
 # ---- memory: blkwise watching 8 devices -------------------------------------------
 MEM_JSON='{"status": "not built"}'
-if [ -x ./blkwise ] && [ "$MEM_SECS" -gt 0 ]; then
+if [ -n "$BLKWISE" ] && [ "$MEM_SECS" -gt 0 ]; then
 	log "memory: blkwise watching $MEM_NDEV devices for $MEM_SECS s"
 	DEVS=""
 	first=""
@@ -444,7 +479,7 @@ if [ -x ./blkwise ] && [ "$MEM_SECS" -gt 0 ]; then
 		first=${first:-$d}
 		paths="${paths:+$paths:}/dev/$d"
 	done
-	cmd=$(eval "printf '%s' \"$MEM_CMD\"")
+	cmd=$(eval "printf '%s' \"$MEM_CMD\"" | sed "s|$BLKWISE|./blkwise|")
 	start_tracer blkwise_mem "$MEM_CMD" "$first"
 	run_fio "$paths" 32 1 "$MEM_SECS"
 	ids=$(pid_prog_ids "$TRACER_PID")
@@ -470,7 +505,7 @@ SUMMARY=$(jq -s --argjson mem "$MEM_JSON" --argjson order "$ORDER" \
 	--argjson rounds "$ROUNDS" --argjson runtime "$RUNTIME" --argjson srounds "$SCALE_ROUNDS" \
 	--argjson cpu_pin "$FIO_CPU" --argjson tf "$TARGET_FLOOR" --argjson tp "$TARGET_PEER" \
 	--arg kernel "$(uname -r)" --arg cpu "$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)" \
-	--argjson ncpu "$(nproc)" --arg date "$(date -u +%Y-%m-%dT%H:%M:%SZ)" '
+	--argjson blkwise "$BLKWISE_VERSION" --argjson ncpu "$(nproc)" --arg date "$(date -u +%Y-%m-%dT%H:%M:%SZ)" '
 	def median: sort | length as $n
 		| if $n == 0 then null elif $n % 2 == 1 then .[($n - 1) / 2]
 		  else (.[$n / 2 - 1] + .[$n / 2]) / 2 end;
@@ -505,7 +540,7 @@ SUMMARY=$(jq -s --argjson mem "$MEM_JSON" --argjson order "$ORDER" \
 		and $b.ns_per_io.median > 0 then $a.ns_per_io.median / $b.ns_per_io.median else null end;
 	($agg | map(select(.section == "scale"))
 	 + ($agg | map(select(.section == "main" and (.config | IN("none", "floor", "blkwise"))) | .section = "scale"))) as $scale
-	| {date: $date, kernel: $kernel, cpu: $cpu, ncpu: $ncpu,
+	| {date: $date, kernel: $kernel, cpu: $cpu, ncpu: $ncpu, blkwise: $blkwise,
 	 fio: {ioengine: "io_uring", rw: "randread", bs: "4k", iodepth: 32, runtime_s: $runtime,
 	       cpus_allowed: $cpu_pin},
 	 rounds: $rounds, scale_rounds: $srounds,
@@ -564,7 +599,7 @@ JQ_FMT='
 		.memory | if .status != "ok" then "memory (blkwise, 8 devices): \(.status)" else
 		"memory (\(.command)): BPF maps \(.map_mib | r1) MiB in \(.maps) maps (target <= \(.target_map_mib) MiB): \(if .map_pass then "PASS" else "MISS" end); RSS \(.rss_mib | r1) MiB, peak \(.rss_peak_kb / 1024 | r1) MiB (target <= \(.target_rss_mib) MiB): \(if .rss_pass then "PASS" else "MISS" end)" end;
 	def title:
-		"\(.kernel), \(.ncpu) x \(.cpu); fio io_uring randread 4k qd32 on CPU \(.fio.cpus_allowed), loop device on /dev/shm, \(.fio.runtime_s) s x \(.rounds) rounds; median (min..max)";
+		"\(.kernel), \(.ncpu) x \(.cpu), blkwise \(.blkwise.git // "not built"); fio io_uring randread 4k qd32 on CPU \(.fio.cpus_allowed), loop device on /dev/shm, \(.fio.runtime_s) s x \(.rounds) rounds; median (min..max)";
 '
 tsv_table() { column -t -s "$(printf '\t')"; }
 {

@@ -29,6 +29,7 @@ struct bw_snap_dev {
 	__u64 max_depth;	/* over the epoch just closed */
 	__u64 unmatched;
 	__u64 untracked;
+	__u64 lost;
 };
 
 struct bw_snap {
@@ -46,7 +47,7 @@ struct bw_interval {
 	__u64 bytes[BW_NR_OPS];
 	__u64 errors, merges, requeues, q_ios;
 	__u64 svc_hist_samples, queue_hist_samples;	/* histogram totals */
-	__u64 unmatched, untracked;	/* events we could not pair, cumulative */
+	__u64 unmatched, untracked, lost;	/* events we could not pair, cumulative */
 	double r_per_s, w_per_s, d_per_s, f_per_s;
 	double r_mb_per_s, w_mb_per_s;
 	double svc_mean_ms, svc_p50_ms, svc_p99_ms;

@@ -374,6 +374,7 @@ static void add_pcpu(struct bw_core *c, struct bw_snap_dev *d, __u64 closed_epoc
 		d->busy_ns += p->busy_ns;
 		d->unmatched += p->unmatched;
 		d->untracked += p->untracked;
+		d->lost += p->lost;
 		if (p->max_epoch == closed_epoch && p->max_depth > d->max_depth)
 			d->max_depth = p->max_depth;
 	}

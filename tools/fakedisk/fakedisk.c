@@ -2,8 +2,11 @@
  * fakedisk - a FUSE file that behaves like a disk of known parallelism.
  *
  * The file "disk" is meant to sit under a loop device with direct I/O on.
- * Every read/write is charged to one of P independent spindles (RAID-0
- * striping) and answered when the model says that spindle finished it.
+ * Every read/write is charged to one of P independent servers and answered
+ * when the model says that server finished it.  dispatch=stripe (default)
+ * routes by offset, RAID-0 style (a request waits for its own spindle even
+ * when others idle); dispatch=any sends it to whichever server frees first,
+ * a P-server FIFO queue like an SSD's channels (at depth >= P all P work).
  * The model is the ground truth blkwise's measurements are checked
  * against, so the daemon also publishes what it saw in "stats".
  *
@@ -49,6 +52,16 @@ static const char *const ino_names[INO_END] = {
 	[INO_RESET] = "reset",
 };
 
+enum dispatch {
+	DISPATCH_STRIPE,	/* RAID-0: spindle = (off / chunk) % P */
+	DISPATCH_ANY,		/* P-server queue: the first server to free up */
+};
+
+static const char *const dispatch_names[] = {
+	[DISPATCH_STRIPE] = "stripe",
+	[DISPATCH_ANY] = "any",
+};
+
 struct config {
 	unsigned int size_mb;
 	unsigned int service_us;
@@ -59,6 +72,8 @@ struct config {
 	unsigned int max_background;
 	unsigned int reply_threads;
 	unsigned int fuse_mt;
+	char *dispatch_opt;	/* -o dispatch=..., parsed into dispatch */
+	enum dispatch dispatch;
 	int show_help;
 };
 
@@ -73,14 +88,16 @@ static const struct fuse_opt cfg_opts[] = {
 	CFG_OPT("max_background=%u", max_background),
 	CFG_OPT("reply_threads=%u", reply_threads),
 	CFG_OPT("fuse_mt=%u", fuse_mt),
+	CFG_OPT("dispatch=%s", dispatch_opt),
 	{ "-h", offsetof(struct config, show_help), 1 },
 	{ "--help", offsetof(struct config, show_help), 1 },
 	FUSE_OPT_END
 };
 
+/* A spindle (stripe) or one of P identical servers (any). */
 struct spindle {
 	uint64_t free_at;	/* when the current queue drains */
-	uint64_t head;		/* spindle-local byte after the last request */
+	uint64_t head;		/* local byte after the last request */
 	uint64_t busy_ns;	/* service time of replied requests */
 };
 
@@ -262,9 +279,27 @@ static uint64_t service_ns(const struct config *cfg, uint32_t size,
 }
 
 /*
- * Charge a request to its spindle and queue its reply.  Seek distance is
- * measured in the spindle's own address space so a sequential stream
- * striped over P spindles does not seek on any of them.
+ * The server that frees first; among idle ones, the one idle longest, so
+ * a light load spreads over all of them.  Requests are taken in arrival
+ * order, so this is an exact FIFO P-server queue.  O(P), P <= 4096.
+ */
+static uint32_t first_free(const struct fakedisk *d)
+{
+	uint32_t i, best = 0;
+
+	for (i = 1; i < d->cfg.parallel; i++)
+		if (d->spindles[i].free_at < d->spindles[best].free_at)
+			best = i;
+	return best;
+}
+
+/*
+ * Charge a request to a server and queue its reply.  stripe: the server
+ * is the offset's spindle, and seek distance is measured in the spindle's
+ * own address space so a sequential stream striped over P spindles does
+ * not seek on any of them.  any: the first server to free up; its head
+ * moves in the disk's address space (each server remembers where its
+ * last request ended).
  */
 static void model_submit(struct fakedisk *d, fuse_req_t req, uint64_t off,
 			 size_t size, int is_read)
@@ -273,16 +308,21 @@ static void model_submit(struct fakedisk *d, fuse_req_t req, uint64_t off,
 	uint64_t stripe = off / chunk;
 	struct pending p = {
 		.req = req, .off = off, .size = size, .is_read = is_read,
-		.spindle = stripe % d->cfg.parallel,
 	};
-	uint64_t local = stripe / d->cfg.parallel * chunk + off % chunk;
-	uint64_t now, dist;
+	uint64_t local, now, dist;
 	struct spindle *s;
 	int earliest;
 
 	lock(d);
 	/* Read under the lock so the integrals never see time run backwards. */
 	now = mono_ns();
+	if (d->cfg.dispatch == DISPATCH_ANY) {
+		p.spindle = first_free(d);
+		local = off;
+	} else {
+		p.spindle = stripe % d->cfg.parallel;
+		local = stripe / d->cfg.parallel * chunk + off % chunk;
+	}
 	s = &d->spindles[p.spindle];
 	dist = local > s->head ? local - s->head : s->head - local;
 	p.start = now > s->free_at ? now : s->free_at;
@@ -426,6 +466,19 @@ static int snapshot_take(struct fakedisk *d, struct snapshot *s)
 	s->elapsed_ns = s->now - d->epoch;
 	for (i = 0; i < d->cfg.parallel; i++)
 		s->spindle_busy[i] = d->spindles[i].busy_ns;
+	/*
+	 * Plus the part already served of requests not yet replied, so a
+	 * snapshot taken under load is exact too (replied-only would lag by
+	 * up to one service time per server).
+	 */
+	for (i = 0; i < d->heap_len; i++) {
+		const struct pending *p = &d->heap[i];
+		uint64_t from = p->start > d->epoch ? p->start : d->epoch;
+		uint64_t to = p->deadline < s->now ? p->deadline : s->now;
+
+		if (to > from)
+			s->spindle_busy[p->spindle] += to - from;
+	}
 	unlock(d);
 	return 0;
 }
@@ -451,6 +504,7 @@ static void json_write(FILE *f, const struct fakedisk *d,
 {
 	const struct config *cfg = &d->cfg;
 	const struct counters *c = &s->c;
+	uint64_t busy_sum;
 	unsigned int i;
 
 	fprintf(f, "{\n\"requests\":%" PRIu64 ",\n\"reads\":%" PRIu64
@@ -468,6 +522,9 @@ static void json_write(FILE *f, const struct fakedisk *d,
 		fprintf(f, "%s%.4f", i ? "," : "",
 			ratio(s->spindle_busy[i], s->elapsed_ns));
 	fprintf(f, "],\n");
+	for (i = 0, busy_sum = 0; i < cfg->parallel; i++)
+		busy_sum += s->spindle_busy[i];
+	fprintf(f, "\"busy_servers_avg\":%.4f,\n", ratio(busy_sum, c->busy_ns));
 	fprintf(f, "\"inflight_avg\":%.4f,\n\"inflight_avg_busy\":%.4f,\n"
 		"\"iops\":%.2f,\n\"reply_lag_avg_ns\":%.0f,\n"
 		"\"reply_lag_max_ns\":%" PRIu64 ",\n",
@@ -475,6 +532,7 @@ static void json_write(FILE *f, const struct fakedisk *d,
 		ratio(c->inflight_area_ns, c->busy_ns),
 		ratio(c->requests * NSEC_PER_SEC, s->elapsed_ns),
 		ratio(c->lag_sum_ns, c->replied), c->lag_max_ns);
+	fprintf(f, "\"dispatch\":\"%s\",\n", dispatch_names[cfg->dispatch]);
 	fprintf(f, "\"size_mb\":%u,\n\"service_us\":%u,\n\"parallel\":%u,\n"
 		"\"chunk_kb\":%u,\n\"xfer_us_per_mib\":%u,\n"
 		"\"seek_us_per_gib\":%u,\n\"max_background\":%u,\n"
@@ -799,7 +857,9 @@ static void usage(const char *prog)
 	       "model options (-o):\n"
 	       "    size_mb=N          disk size in MiB (1024)\n"
 	       "    service_us=N       fixed service time per request (2000)\n"
-	       "    parallel=N         spindles, RAID-0 striped (1)\n"
+	       "    parallel=N         servers P (spindles when striped) (1)\n"
+	       "    dispatch=MODE      stripe: RAID-0 by offset; any: the first\n"
+	       "                       server to free up (P-server queue) (stripe)\n"
 	       "    chunk_kb=N         stripe chunk in KiB (64)\n"
 	       "    xfer_us_per_mib=N  transfer cost per MiB of request (0)\n"
 	       "    seek_us_per_gib=N  cost per GiB of head movement (0)\n"
@@ -811,8 +871,19 @@ static void usage(const char *prog)
 	fuse_lowlevel_help();
 }
 
-static int config_check(const struct config *cfg)
+static int config_check(struct config *cfg)
 {
+	if (cfg->dispatch_opt) {
+		if (!strcmp(cfg->dispatch_opt, "stripe")) {
+			cfg->dispatch = DISPATCH_STRIPE;
+		} else if (!strcmp(cfg->dispatch_opt, "any")) {
+			cfg->dispatch = DISPATCH_ANY;
+		} else {
+			fprintf(stderr, "fakedisk: dispatch=%s: want stripe "
+				"or any\n", cfg->dispatch_opt);
+			return -1;
+		}
+	}
 	if (!cfg->size_mb || !cfg->parallel || !cfg->chunk_kb ||
 	    !cfg->max_background || !cfg->reply_threads) {
 		fprintf(stderr, "fakedisk: size_mb, parallel, chunk_kb, "
@@ -994,5 +1065,6 @@ out_opts:
 	free(opts.mountpoint);
 out_args:
 	fuse_opt_free_args(&args);
+	free(d->cfg.dispatch_opt);
 	return ret;
 }
