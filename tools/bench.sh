@@ -34,6 +34,7 @@ cd "$(dirname "$0")/.."
 # rebuild during the bench cannot mix two versions).  "-" means no tracer.
 # Adding a configuration is adding a line; its stdout is discarded, its
 # stderr kept for errors.
+# shellcheck disable=SC2016 # expanded when a configuration starts
 CONFIGS='
 none            | -
 floor           | build/bench/floor
@@ -52,6 +53,7 @@ qd128   | 128 | 1
 qd32x2  | 32  | 2
 '
 # Memory: blkwise watching 8 devices ($DEVS = -d loopA -d loopB ...).
+# shellcheck disable=SC2016
 MEM_CMD='$BLKWISE stat $DEVS -i 1'
 MEM_NDEV=8
 # Targets.
@@ -180,6 +182,12 @@ prog_stats() {	# $1 = comma-separated ids
 		  | {id, name, rt: (.run_time_ns // 0), cnt: (.run_cnt // 0)}]'
 }
 
+# Stats of every loaded program, to see foreign ones (other tracers on the
+# same hooks slow ours down and take CPU from fio).
+all_stats() {
+	bpftool prog list -j | jq -c '[.[] | {id, name, rt: (.run_time_ns // 0), cnt: (.run_cnt // 0)}]'
+}
+
 # Map memory of the process: its map fds plus the maps its programs use.
 map_bytes() {	# $1 = pid, $2 = prog ids
 	local ids
@@ -277,19 +285,21 @@ measure_once() {	# $1 = section, $2 = shape, $3 = round, $4 = config, $5 = iodep
 	if [ "$cmd" != - ]; then
 		start_tracer "$name" "$cmd" "$DEV"
 		ids=$(pid_prog_ids "$TRACER_PID")
-		before=$(prog_stats "$ids")
 	fi
+	before=$(all_stats)
 	bg0=$(other_ios "$DEV")
 	run_fio "/dev/$DEV" "$depth" "$jobs" "$RUNTIME"
 	bg1=$(other_ios "$DEV")
+	after=$(all_stats)
 	if [ -n "$ids" ]; then
-		after=$(prog_stats "$ids")
 		mb=$(map_bytes "$TRACER_PID" "$ids")
 		rss=$(rss_kb "$TRACER_PID" VmRSS)
 		kill -0 "$TRACER_PID" 2>/dev/null ||
 			die "$name died during the run" "see $WORK/$name.err"
-		[ "$(jq -n --argjson b "$before" --argjson a "$after" \
-			'([$a[].cnt] | add // 0) - ([$b[].cnt] | add // 0)')" -gt 0 ] ||
+		[ "$(jq -n --argjson b "$before" --argjson a "$after" --arg ids "$ids" '
+			($ids | split(",") | map(tonumber)) as $w
+			| ([$a[] | select(.id | IN($w[])) | .cnt] | add // 0)
+			  - ([$b[] | select(.id | IN($w[])) | .cnt] | add // 0)')" -gt 0 ] ||
 			die "$name: its programs recorded no runs during fio" \
 				"check kernel.bpf_stats_enabled and that $name traces /dev/$DEV"
 		stop_pid "$TRACER_PID"
@@ -299,13 +309,19 @@ measure_once() {	# $1 = section, $2 = shape, $3 = round, $4 = config, $5 = iodep
 		ios: ([.jobs[].read.total_ios] | add)}' "$FIO_JSON")
 	jq -nc --arg s "$section" --arg sh "$shape" --argjson r "$round" --arg c "$name" \
 		--argjson f "$fio" --argjson b "$before" --argjson a "$after" \
-		--argjson mb "$mb" --argjson rss "${rss:-0}" --argjson bg $(( bg1 - bg0 )) '
-		($b | map({key: (.id | tostring), value: .}) | from_entries) as $bb
+		--argjson mb "$mb" --argjson rss "${rss:-0}" --argjson bg $(( bg1 - bg0 )) \
+		--arg ids "$ids" '
+		($ids | split(",") | map(select(. != "") | tonumber)) as $w
+		| ($b | map({key: (.id | tostring), value: .}) | from_entries) as $bb
 		| [$a[] | . as $p | ($bb[$p.id | tostring] // {rt: 0, cnt: 0}) as $q
-		   | {name: $p.name, rt: ($p.rt - $q.rt), cnt: ($p.cnt - $q.cnt)}
-		   | . + {ns_per_io: (.rt / $f.ios), ev_per_io: (.cnt / $f.ios)}] as $d
+		   | {id: $p.id, name: $p.name, rt: ($p.rt - $q.rt), cnt: ($p.cnt - $q.cnt)}
+		   | . + {ns_per_io: (.rt / $f.ios), ev_per_io: (.cnt / $f.ios)}] as $all
+		| [$all[] | select(.id | IN($w[])) | del(.id)] as $d
+		| [$all[] | select((.id | IN($w[]) | not) and .cnt > 0) | del(.id)] as $x
 		| {section: $s, shape: $sh, round: $r, config: $c, status: "ok",
 		   iops: $f.iops, ios: $f.ios, other_ios: $bg,
+		   foreign_ns_per_io: (([$x[].rt] | add // 0) / $f.ios),
+		   foreign_progs: ([$x[] | .name] | unique),
 		   ns_per_io: (if ($d | length) > 0 then ([$d[].rt] | add) / $f.ios else null end),
 		   ev_per_io: (if ($d | length) > 0 then ([$d[].cnt] | add) / $f.ios else null end),
 		   progs: $d, map_bytes: $mb, rss_kb: $rss}' >"$WORK/run.json"
@@ -325,16 +341,18 @@ measure() {	# $1 = section, $2 = shape, $3 = round, $4 = config, $5 = iodepth, $
 	: >"$WORK/tries.jsonl"
 	for try in $(seq 0 "$RETRIES"); do
 		measure_once "$@" "$cmd"
-		noisy=$(jq --argjson p "$NOISE_PCT" '.other_ios * 100 > .ios * $p' "$WORK/run.json")
+		noisy=$(jq --argjson p "$NOISE_PCT" '.other_ios * 100 > .ios * $p or .foreign_ns_per_io > 5' "$WORK/run.json")
 		jq -r --argjson t "$try" '"bench:   \(.shape) round \(.round) \(.config): \(.iops | floor) IOPS"
 		  + (if .ns_per_io then ", \(.ns_per_io * 10 | round / 10) ns/IO, \(.ev_per_io * 100 | round / 100) events/IO" else "" end)
 		  + (if .other_ios > 0 then ", other devices \(.other_ios * 1000 / .ios | round / 10)%" else "" end)
+		  + (if .foreign_ns_per_io > 0 then ", foreign BPF \(.foreign_ns_per_io | round) ns/IO (\(.foreign_progs | join(" ")))" else "" end)
 		  + (if $t > 0 then " (retry \($t))" else "" end)' "$WORK/run.json" >&2
 		jq -c --argjson t "$try" '. + {attempt: $t}' "$WORK/run.json" >>"$WORK/tries.jsonl"
 		[ "$noisy" = true ] || break
-		[ "$try" -lt "$RETRIES" ] && log "  noisy: other devices' I/O above ${NOISE_PCT}% of fio's; again"
+		[ "$try" -lt "$RETRIES" ] &&
+			log "  noisy (other devices' I/O > ${NOISE_PCT}% of fio's, or other BPF programs ran); again"
 	done
-	jq -sc 'min_by(.other_ios / .ios)' "$WORK/tries.jsonl" >>"$RESULTS"
+	jq -sc 'min_by([.foreign_ns_per_io > 5, .other_ios / .ios])' "$WORK/tries.jsonl" >>"$RESULTS"
 }
 
 config_cmd() {	# $1 = name -> command, "-", or NOTBUILT
@@ -342,6 +360,7 @@ config_cmd() {	# $1 = name -> command, "-", or NOTBUILT
 	cmd=$(printf '%s\n' "$CONFIGS" | awk -F'|' -v n="$1" '
 		{ k = $1; gsub(/[ \t]/, "", k) } k == n { sub(/^[^|]*\|[ \t]*/, ""); print; exit }')
 	[ -n "$cmd" ] || die "unknown configuration $1"
+	# shellcheck disable=SC2016
 	case $cmd in *'$BLKWISE'*) [ -n "$BLKWISE" ] || cmd=NOTBUILT ;; esac
 	printf '%s\n' "$cmd"
 }
@@ -358,6 +377,7 @@ done
 
 # One bench at a time per machine: runs would skew each other.
 LOCK=/run/lock/blkwise-bench.lock
+[ -d /run/lock ] || LOCK=/tmp/blkwise-bench.lock
 exec 9>"$LOCK" || die "cannot open $LOCK" "run as root"
 if ! flock -n 9; then
 	log "another bench run holds $LOCK; waiting for it (up to 15 min)"
@@ -419,23 +439,26 @@ done
 
 new_loop "$WORK/main.img" "$IMG_MB"
 DEV=$NEW_LOOP
+# shellcheck disable=SC2034 # used by the eval'd configuration commands
 BT_PROG=$(bt_prog "$(devt "$DEV")")
 log "device /dev/$DEV (${IMG_MB} MiB in /dev/shm, direct I/O); fio pinned to CPU $FIO_CPU"
 
 # ---- main comparison ----------------------------------------------------------
-ALL=$(printf '%s\n' "$CONFIGS" | awk -F'|' 'NF > 1 { gsub(/[ \t]/, "", $1); print $1 }')
+ALL=$(printf '%s\n' "$CONFIGS" | awk -F'|' 'NF > 1 { gsub(/[ \t]/, "", $1); print $1 }' | tr '\n' ' ')
+ALL=${ALL% }
 if [ -n "${BENCH_CONFIGS:-}" ]; then
 	MAIN="none"
 	for c in $BENCH_CONFIGS; do
-		printf '%s\n' "$ALL" | grep -qx "$c" || die "unknown configuration $c" "one of: $(echo $ALL)"
+		case " $ALL " in *" $c "*) ;; *) die "unknown configuration $c" "one of: $ALL" ;; esac
 		[ "$c" = none ] || MAIN="$MAIN $c"
 	done
 else
-	MAIN=$(echo $ALL)
+	MAIN=$ALL
 fi
-nmain=$(echo $MAIN | wc -w)
-nshape=$(printf '%s\n' "$SCALE_SHAPES" | grep -c '|' || true)
-est=$(( (ROUNDS * nmain + SCALE_ROUNDS * nshape * $(echo $SCALE_CONFIGS | wc -w)) * (RUNTIME + 2) + MEM_SECS + 10 ))
+words() { echo $#; }
+# shellcheck disable=SC2086 # word counts
+est=$(( (ROUNDS * $(words $MAIN) + SCALE_ROUNDS * $(printf '%s\n' "$SCALE_SHAPES" | grep -c '|') \
+	* $(words $SCALE_CONFIGS)) * (RUNTIME + 3) + MEM_SECS + 15 ))
 log "main: $ROUNDS rounds x {$MAIN} x ${RUNTIME} s; scaling: $SCALE_ROUNDS rounds; about $(( est / 60 + 1 )) min"
 
 log "warm-up"
@@ -453,11 +476,13 @@ if [ "$SCALE_ROUNDS" -gt 0 ]; then
 	[ "$(nproc)" -ge 2 ] || log "warning: 1 CPU: the 2-job shape shares it"
 	for r in $(seq "$SCALE_ROUNDS"); do
 		while IFS='|' read -r shape depth jobs; do
-			shape=$(echo $shape)
+			shape=${shape//[[:space:]]/}
+			depth=${depth//[[:space:]]/}
+			jobs=${jobs//[[:space:]]/}
 			[ -n "$shape" ] || continue
 			log "scaling $shape round $r/$SCALE_ROUNDS"
 			for c in $SCALE_CONFIGS; do
-				measure scale "$shape" "$r" "$c" $depth $jobs
+				measure scale "$shape" "$r" "$c" "$depth" "$jobs"
 			done
 		done <<EOF
 $SCALE_SHAPES
@@ -500,7 +525,8 @@ if [ -n "$BLKWISE" ] && [ "$MEM_SECS" -gt 0 ]; then
 fi
 
 # ---- report ---------------------------------------------------------------------
-ORDER=$(printf '%s\n' "$ALL" | jq -R . | jq -sc .)
+# shellcheck disable=SC2086 # one name a line
+ORDER=$(printf '%s\n' $ALL | jq -R . | jq -sc .)
 SUMMARY=$(jq -s --argjson mem "$MEM_JSON" --argjson order "$ORDER" \
 	--argjson rounds "$ROUNDS" --argjson runtime "$RUNTIME" --argjson srounds "$SCALE_ROUNDS" \
 	--argjson cpu_pin "$FIO_CPU" --argjson tf "$TARGET_FLOOR" --argjson tp "$TARGET_PEER" \
@@ -527,6 +553,8 @@ SUMMARY=$(jq -s --argjson mem "$MEM_JSON" --argjson order "$ORDER" \
 		iops: ($g | map(.iops) | spread),
 		rel_iops: ($g | map(.rel_iops) | spread),
 		other_ios_per_io: ($g | map(select(.status == "ok") | .other_ios / .ios) | spread),
+		foreign_ns_per_io: ($g | map(.foreign_ns_per_io) | spread),
+		foreign_progs: ([$g[] | .foreign_progs // [] | .[]] | unique),
 		map_bytes: ($g | map(.map_bytes) | spread),
 		rss_kb: ($g | map(.rss_kb) | spread),
 		progs: ([$g[] | select(.status == "ok") | .progs[]] | group_by(.name)
@@ -564,6 +592,7 @@ SUMMARY=$(jq -s --argjson mem "$MEM_JSON" --argjson order "$ORDER" \
 	 runs: $runs}' "$RESULTS") || die "summarising the results failed" "the raw runs are in $RESULTS"
 printf '%s\n' "$SUMMARY" >"$JSON_OUT"
 
+# shellcheck disable=SC2016 # jq source
 JQ_FMT='
 	def r0: if . == null then "-" else (. + 0.5 | floor | tostring) end;
 	def r1: if . == null then "-" else (. * 10 + 0.5 | floor / 10 | tostring) end;
@@ -573,11 +602,19 @@ JQ_FMT='
 	def sp(f): if . == null then "-" else "\(.median | f) (\(.min | f)..\(.max | f))" end;
 	def verdict: if .pass == null then "n/a" elif .pass then "PASS" else "MISS" end;
 	def main_rows:
-		(["config", "ns/IO", "events/IO", "IOPS", "IOPS vs none", "other I/O", "maps KiB"]),
-		(.main[] | if .status != "ok" then [.config, .status, "", "", "", "", ""] else
+		(["config", "ns/IO", "events/IO", "IOPS", "IOPS vs none", "maps KiB", "noise: I/O", "BPF ns/IO"]),
+		(.main[] | if .status != "ok" then [.config, .status, "", "", "", "", "", ""] else
 		 [.config, (.ns_per_io | sp(r0)), (.ev_per_io.median | r2), (.iops.median | kilo),
-		  (.rel_iops | sp(pct)), (.other_ios_per_io.median | pct),
-		  (.map_bytes.median | if . then . / 1024 | r0 else "-" end)] end);
+		  (.rel_iops | sp(pct)), (.map_bytes.median | if . then . / 1024 | r0 else "-" end),
+		  (.other_ios_per_io.median | pct), (.foreign_ns_per_io.median | r0)] end);
+	def noise_lines:
+		[.main[], .scaling[].configs[] | select(.status == "ok")] as $g
+		| ([.runs[] | select(.status == "ok" and .foreign_ns_per_io > 5)] | length) as $nf
+		| ([.runs[] | select(.status == "ok")] | length) as $n
+		| if $nf > 0 then "warning: in \($nf) of \($n) runs other BPF programs ran on the I/O path ("
+			+ ([.runs[] | .foreign_progs // [] | .[]] | unique | join(" "))
+			+ "): they slow the tracer under test and take CPU from fio; rerun on a quiet machine"
+		  else empty end;
 	def prog_rows:
 		(["program", "ns/event", "events/IO", "ns/IO"]),
 		(.main[] | select(.status == "ok") | .config as $c
@@ -610,6 +647,7 @@ tsv_table() { column -t -s "$(printf '\t')"; }
 	printf '%s\n' "$SUMMARY" | jq -r "$JQ_FMT"' prog_rows | @tsv' | tsv_table
 	echo
 	printf '%s\n' "$SUMMARY" | jq -r "$JQ_FMT"' target_lines'
+	printf '%s\n' "$SUMMARY" | jq -r "$JQ_FMT"' noise_lines'
 	echo
 	echo "scaling: ns/IO (IOPS vs none), medians; qd32x2 = 2 jobs pinned to CPUs 0 and 1"
 	printf '%s\n' "$SUMMARY" | jq -r "$JQ_FMT"' scale_rows | @tsv' | tsv_table
@@ -621,6 +659,6 @@ printf '%s\n' "$SUMMARY" | jq -r "$JQ_FMT"'
 	def md: "| " + (map(tostring) | join(" | ")) + " |";
 	def mdtable(rows): [rows] | (.[0] | md), (.[0] | map("---") | md), (.[1:][] | md);
 	title, "", mdtable(main_rows), "", mdtable(prog_rows), "",
-	(target_lines | "- " + .), "", "Scaling, ns/IO (IOPS vs none):", "", mdtable(scale_rows), "",
+	(target_lines | "- " + .), (noise_lines | "- " + .), "", "Scaling, ns/IO (IOPS vs none):", "", mdtable(scale_rows), "",
 	(mem_line | "- " + .)' >"$OUTDIR/bench.md"
 log "wrote $JSON_OUT and $OUTDIR/bench.md in $(( SECONDS / 60 )) min $(( SECONDS % 60 )) s"

@@ -4,7 +4,7 @@
 set -eu
 
 PKGS="clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc
-libmicrohttpd-dev libfuse3-dev fuse3 shunit2 fio jq util-linux libcap2-bin
+libfuse3-dev fuse3 shunit2 fio jq util-linux libcap2-bin
 sysstat kmod procps fdisk python3"
 [ "${1:-}" = "--bench" ] && PKGS="$PKGS libbpf-tools bpftrace"
 

@@ -48,6 +48,7 @@ struct bw_interval {
 	__u64 errors, merges, requeues, q_ios;
 	__u64 svc_hist_samples, queue_hist_samples;	/* histogram totals */
 	__u64 unmatched, untracked, lost;	/* events we could not pair, cumulative */
+	__u64 lost_now;		/* lost completions detected this interval */
 	double r_per_s, w_per_s, d_per_s, f_per_s;
 	double r_mb_per_s, w_mb_per_s;
 	double svc_mean_ms, svc_p50_ms, svc_p99_ms;

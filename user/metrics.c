@@ -129,6 +129,7 @@ void bw_interval_compute(const struct bw_snap_dev *prev, const struct bw_snap_de
 	o->unmatched = cur->unmatched;
 	o->untracked = cur->untracked;
 	o->lost = cur->lost;
+	o->lost_now = cur->lost >= prev->lost ? cur->lost - prev->lost : cur->lost;
 	o->svc_hist_samples = bw_hist_total(all.hist_d2c, BW_LAT_BUCKETS);
 	o->queue_hist_samples = bw_hist_total(all.hist_q2d, BW_LAT_BUCKETS);
 	dbusy = cur->busy_ns >= prev->busy_ns ? cur->busy_ns - prev->busy_ns : cur->busy_ns;

@@ -105,6 +105,7 @@ void bw_render_json_dev(struct bw_json *j, const struct bw_interval *iv,
 	bw_json_u64(j, "unmatched_total", iv->unmatched);
 	bw_json_u64(j, "untracked_total", iv->untracked);
 	bw_json_u64(j, "lost_completions_total", iv->lost);
+	bw_json_u64(j, "lost_completions", iv->lost_now);
 	bw_json_u64(j, "svc_hist_samples", iv->svc_hist_samples);
 	bw_json_u64(j, "queue_hist_samples", iv->queue_hist_samples);
 	json_ops(j, iv);
