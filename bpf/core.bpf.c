@@ -258,7 +258,7 @@ static __always_inline struct bw_rq_state *rq_state(const struct rq_view *v, __u
 	return bpf_map_lookup_elem(&rqs, &idx);
 }
 
-static __always_inline void on_issue(struct request *rq, const struct rq_view *v)
+static __always_inline void on_issue(struct request *rq, const struct rq_view *v, __u64 *ctx)
 {
 	struct bw_dev_shared *sh;
 	struct bw_dev_pcpu *pc;
@@ -411,7 +411,7 @@ static __always_inline void on_complete(struct request *rq, const struct rq_view
 	}
 }
 
-static __always_inline void on_requeue(struct request *rq, const struct rq_view *v)
+static __always_inline void on_requeue(struct request *rq, const struct rq_view *v, __u64 *ctx)
 {
 	struct bw_dev_shared *sh;
 	struct bw_dev_pcpu *pc;
@@ -450,7 +450,7 @@ static __always_inline void count_merge(__u32 slot, __u32 cmd_flags)
 }
 
 /* A request merged into another is freed without completing: close its stream entry. */
-static __always_inline void on_rq_merge(struct request *rq, const struct rq_view *v)
+static __always_inline void on_rq_merge(struct request *rq, const struct rq_view *v, __u64 *ctx)
 {
 	struct bw_dev_shared *sh;
 	struct bw_dev_pcpu *pc;
@@ -494,7 +494,7 @@ static __always_inline struct bw_stream *stream_get(struct bw_stream_key *key)
 }
 
 /* Q: the submitter is current, so this is where a request gets its stream. */
-static __always_inline void on_queue(struct request *rq, const struct rq_view *v)
+static __always_inline void on_queue(struct request *rq, const struct rq_view *v, __u64 *ctx)
 {
 	struct bw_stream_key key;
 	struct bw_dev_shared *sh;
@@ -548,152 +548,61 @@ static __always_inline void on_queue(struct request *rq, const struct rq_view *v
 	s->last_ts = now;
 }
 
-static __always_inline struct request *rq_arg(__u64 *ctx)
-{
-	return (struct request *)(rq_arg_second ? ctx[1] : ctx[0]);
+/*
+ * Every request tracepoint gets two programs from one handler: tp_btf reads
+ * the request with plain loads, raw_tp (kernels whose tracepoints have no
+ * BTF) through probe reads.  The loader keeps one of each pair.  Before
+ * 5.11 insert/issue/merge/requeue passed (q, rq); complete never had q.
+ */
+#define RQ_PROGS(tp, name, qarg, handler)					\
+SEC("tp_btf/" #tp)								\
+int name(__u64 *ctx)								\
+{										\
+	struct request *rq = (void *)(qarg && rq_arg_second ? ctx[1] : ctx[0]);	\
+	struct rq_view v;							\
+										\
+	view_btf(rq, &v);							\
+	handler(rq, &v, ctx);							\
+	return 0;								\
+}										\
+SEC("raw_tp/" #tp)								\
+int name##_raw(__u64 *ctx)							\
+{										\
+	struct request *rq = (void *)(qarg && rq_arg_second ? ctx[1] : ctx[0]);	\
+	struct rq_view v;							\
+										\
+	view_raw(rq, &v);							\
+	handler(rq, &v, ctx);							\
+	return 0;								\
 }
 
-SEC("tp_btf/block_rq_issue")
-int bw_issue(__u64 *ctx)
+static __always_inline void complete_args(struct request *rq, const struct rq_view *v, __u64 *ctx)
 {
-	struct request *rq = rq_arg(ctx);
-	struct rq_view v;
-
-	view_btf(rq, &v);
-	on_issue(rq, &v);
-	return 0;
+	on_complete(rq, v, (int)ctx[1], (__u32)ctx[2]);
 }
 
-SEC("tp_btf/block_rq_complete")
-int BPF_PROG(bw_complete, struct request *rq, int error, unsigned int nr_bytes)
-{
-	struct rq_view v;
-
-	view_btf(rq, &v);
-	on_complete(rq, &v, error, nr_bytes);
-	return 0;
-}
-
-SEC("tp_btf/block_rq_requeue")
-int BPF_PROG(bw_requeue, struct request *rq)
-{
-	struct rq_view v;
-
-	view_btf(rq, &v);
-	on_requeue(rq, &v);
-	return 0;
-}
-
-SEC("tp_btf/block_rq_merge")
-int BPF_PROG(bw_rq_merge, struct request *rq)
-{
-	struct rq_view v;
-
-	view_btf(rq, &v);
-	on_rq_merge(rq, &v);
-	return 0;
-}
-
-SEC("tp_btf/block_bio_backmerge")
-int BPF_PROG(bw_backmerge, struct bio *bio)
-{
-	on_bio_merge(bio);
-	return 0;
-}
-
-SEC("tp_btf/block_bio_frontmerge")
-int BPF_PROG(bw_frontmerge, struct bio *bio)
-{
-	on_bio_merge(bio);
-	return 0;
-}
-
+RQ_PROGS(block_rq_issue, bw_issue, true, on_issue)
+RQ_PROGS(block_rq_complete, bw_complete, false, complete_args)
+RQ_PROGS(block_rq_requeue, bw_requeue, true, on_requeue)
+RQ_PROGS(block_rq_merge, bw_rq_merge, true, on_rq_merge)
 /* Q for streams: block_io_start (6.5+) sees every request; block_rq_insert
  * is the fallback and misses requests issued directly without insert. */
-SEC("tp_btf/block_io_start")
-int BPF_PROG(bw_io_start, struct request *rq)
-{
-	struct rq_view v;
+RQ_PROGS(block_io_start, bw_io_start, false, on_queue)
+RQ_PROGS(block_rq_insert, bw_insert, true, on_queue)
 
-	view_btf(rq, &v);
-	on_queue(rq, &v);
-	return 0;
+#define BIO_PROGS(tp, name)							\
+SEC("tp_btf/" #tp)								\
+int name(__u64 *ctx)								\
+{										\
+	on_bio_merge((struct bio *)ctx[0]);					\
+	return 0;								\
+}										\
+SEC("raw_tp/" #tp)								\
+int name##_raw(__u64 *ctx)							\
+{										\
+	on_bio_merge((struct bio *)ctx[0]);					\
+	return 0;								\
 }
 
-SEC("tp_btf/block_rq_insert")
-int bw_insert(__u64 *ctx)
-{
-	struct request *rq = rq_arg(ctx);
-	struct rq_view v;
-
-	view_btf(rq, &v);
-	on_queue(rq, &v);
-	return 0;
-}
-
-/* raw_tp twins, for kernels whose tracepoints have no BTF (before 5.5). */
-SEC("raw_tp/block_rq_issue")
-int bw_issue_raw(__u64 *ctx)
-{
-	struct request *rq = rq_arg(ctx);
-	struct rq_view v;
-
-	view_raw(rq, &v);
-	on_issue(rq, &v);
-	return 0;
-}
-
-SEC("raw_tp/block_rq_complete")
-int BPF_PROG(bw_complete_raw, struct request *rq, int error, unsigned int nr_bytes)
-{
-	struct rq_view v;
-
-	view_raw(rq, &v);
-	on_complete(rq, &v, error, nr_bytes);
-	return 0;
-}
-
-SEC("raw_tp/block_rq_requeue")
-int BPF_PROG(bw_requeue_raw, struct request *rq)
-{
-	struct rq_view v;
-
-	view_raw(rq, &v);
-	on_requeue(rq, &v);
-	return 0;
-}
-
-SEC("raw_tp/block_rq_merge")
-int BPF_PROG(bw_rq_merge_raw, struct request *rq)
-{
-	struct rq_view v;
-
-	view_raw(rq, &v);
-	on_rq_merge(rq, &v);
-	return 0;
-}
-
-SEC("raw_tp/block_bio_backmerge")
-int BPF_PROG(bw_backmerge_raw, struct bio *bio)
-{
-	on_bio_merge(bio);
-	return 0;
-}
-
-SEC("raw_tp/block_bio_frontmerge")
-int BPF_PROG(bw_frontmerge_raw, struct bio *bio)
-{
-	on_bio_merge(bio);
-	return 0;
-}
-
-SEC("raw_tp/block_rq_insert")
-int bw_insert_raw(__u64 *ctx)
-{
-	struct request *rq = rq_arg(ctx);
-	struct rq_view v;
-
-	view_raw(rq, &v);
-	on_queue(rq, &v);
-	return 0;
-}
+BIO_PROGS(block_bio_backmerge, bw_backmerge)
+BIO_PROGS(block_bio_frontmerge, bw_frontmerge)

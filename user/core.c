@@ -151,7 +151,7 @@ static void pick_programs(struct bw_core *c, const struct btf *btf, bool streams
 		bpf_program__set_autoload(raw[i], !btf_ok);
 	}
 	/*
-	 * block_rq_issue/insert lost their request_queue argument in 5.11
+	 * block_rq_issue/insert/merge/requeue lost their request_queue argument in 5.11
 	 * (commit a54895fa057c, "block: remove the request_queue to argument
 	 * request based tracepoints"), backported to 5.10.137: ask BTF.
 	 */
@@ -160,6 +160,7 @@ static void pick_programs(struct bw_core *c, const struct btf *btf, bool streams
 	bpf_program__set_autoload(s->progs.bw_io_start, streams && btf_ok && io_start);
 	bpf_program__set_autoload(s->progs.bw_insert, streams && btf_ok && !io_start);
 	bpf_program__set_autoload(s->progs.bw_insert_raw, streams && !btf_ok);
+	bpf_program__set_autoload(s->progs.bw_io_start_raw, false);
 }
 
 static int size_maps(struct bw_core *c, const struct bw_core_opts *o)
