@@ -9,21 +9,25 @@
  * - No hash map on the hot path.  A device is found through its
  *   request_queue id (small, dense, kernel-allocated) in an array; the first
  *   event of a queue claims a slot for it (the only slow path, where the
- *   device filter is consulted).  A request's own state lives in an array
- *   indexed by (slot, hw queue, allocation tag): the tag a request was
- *   allocated with (the scheduler tag when there is a scheduler, else the
- *   driver tag) is stable from allocation to free and unique among live
- *   requests of that hw queue.
+ *   device filter is consulted).
+ * - D's time goes to an array indexed by (slot, hw queue, allocation tag):
+ *   the tag a request was allocated with (the scheduler tag when there is
+ *   one, else the driver tag) is stable from allocation to free and unique
+ *   among live requests of its hw queue.  (The kernel's own
+ *   rq->io_start_time_ns, stamped where QUEUE_FLAG_STATS is set, would
+ *   save that cache line, but a per-tag entry is what lets an issue notice
+ *   that its tag's previous completion never reached us; see README.)
  * - Queue time needs no Q program: the kernel stamps rq->start_time_ns at
  *   allocation for every request it accounts in /proc/diskstats, so Q2D and
  *   Q2C here share diskstats' origin exactly.
  * - Everything summed is per-CPU.  The one cross-CPU quantity, in-flight, is
  *   a single 64-bit word per device updated with one atomic add per event:
  *   the low bits count requests in flight, the high bits count issues.  From
- *   the value the add returns, D learns whether it opened a busy period and
- *   C whether it closed one, and whether its request was alone from D to C
- *   (no other issue in between: the issue count did not move).  That gives
- *   busy time and solo service time without locks.
+ *   the value the add returns, D learns whether it opened a busy period
+ *   (and records itself as the opener) and C whether it closed one, and
+ *   whether its request was alone from D to C: it opened the period and the
+ *   issue count did not move since.  That gives busy time and solo service
+ *   time without locks and without per-request state.
  * - Busy time is added when a busy period closes; user space adds the open
  *   period (now - busy_start) when it reads, so a device that never idles
  *   still shows busy time.  busy_start is read before C's decrement: while
@@ -51,6 +55,7 @@ const volatile __u32 rq_bits = 10;		/* tag_bits + hw queue bits */
 const volatile __u32 max_slots = 16;
 const volatile __u32 max_qid = 1024;
 
+
 /* Written by user space. */
 __u64 epoch;
 
@@ -67,8 +72,10 @@ struct {
 	__type(value, struct bw_qmap);
 } qmap SEC(".maps");
 
+/* Mappable: user space reads it without syscalls and heals lost counts. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, 16);
 	__type(key, __u32);
 	__type(value, struct bw_dev_shared);
@@ -260,10 +267,10 @@ static __always_inline struct bw_rq_state *rq_state(const struct rq_view *v, __u
 
 static __always_inline void on_issue(struct request *rq, const struct rq_view *v, __u64 *ctx)
 {
+	struct bw_rq_state *st;
 	struct bw_dev_shared *sh;
 	struct bw_dev_pcpu *pc;
-	struct bw_rq_state *st;
-	__u64 now, old, n, depth;
+	__u64 now, old, n, depth, inc = BW_D_INC;
 	__u32 slot;
 
 	slot = slot_of(v->q, v->qid, rq, NULL);
@@ -278,25 +285,21 @@ static __always_inline void on_issue(struct request *rq, const struct rq_view *v
 		return;
 	now = bpf_ktime_get_ns();
 	/*
-	 * A tag still marked in flight lost its completion event (seen on
-	 * 6.18 at ~1e-3 under load from other tracers; ftrace saw the event,
-	 * the program never ran).  Our request takes its place in the count.
+	 * Tag still in flight: its completion never reached us (README, "Lost
+	 * completions").  Our request takes its place in the count.
 	 */
 	if (st->d_ts) {
 		pc->lost++;
-		old = __sync_fetch_and_add(&sh->word, BW_D_INC - 1);
-	} else {
-		old = __sync_fetch_and_add(&sh->word, BW_D_INC);
+		inc = BW_D_INC - 1;
 	}
+	st->d_ts = now;
+	old = __sync_fetch_and_add(&sh->word, inc);
 	n = old & BW_INFLIGHT_MASK;
 	if (n == 0) {
 		sh->busy_start = now;
-		st->seq = (__u32)((old >> BW_INFLIGHT_BITS) + 1);
-		st->flags |= BW_RQ_SOLO_CAND;
-	} else {
-		st->flags &= ~BW_RQ_SOLO_CAND;
+		sh->opener_rq = (__u64)rq;
+		sh->opener_seq = (old >> BW_INFLIGHT_BITS) + 1;
 	}
-	st->d_ts = now;
 	depth = n + 1;
 	if (pc->max_epoch != epoch) {
 		pc->max_epoch = epoch;
@@ -313,9 +316,30 @@ static __always_inline __u64 leave_flight(struct bw_dev_shared *sh, struct bw_de
 	__u64 bs = sh->busy_start;
 	__u64 old = __sync_fetch_and_add(&sh->word, -1ULL);
 
+	if ((old & BW_INFLIGHT_MASK) == 0) {
+		/* Its D predates us, or user space healed the count: undo. */
+		__sync_fetch_and_add(&sh->word, 1);
+		pc->unmatched++;
+		return old | BW_INFLIGHT_MASK;
+	}
 	if ((old & BW_INFLIGHT_MASK) == 1 && now > bs)
 		pc->busy_ns += now - bs;
 	return old;
+}
+
+/* D's time of a request leaving flight (0: D never seen); clears it. */
+static __always_inline __u64 take_d_time(const struct rq_view *v, __u32 slot,
+					 struct bw_dev_pcpu *pc)
+{
+	struct bw_rq_state *st;
+	__u64 d_ts;
+
+	st = rq_state(v, slot, pc);
+	if (!st)
+		return 0;
+	d_ts = st->d_ts;
+	st->d_ts = 0;
+	return d_ts;
 }
 
 static __always_inline void stream_done(struct bw_rq_state *st, __u32 dev, __u64 now,
@@ -344,14 +368,24 @@ static __always_inline void stream_done(struct bw_rq_state *st, __u32 dev, __u64
 	s->last_ts = now;
 }
 
+/* A request with a stream entry left (completed, or merged away at Q). */
+static __always_inline void stream_leave(struct request *rq, const struct rq_view *v, __u32 slot,
+					 struct bw_dev_pcpu *pc, __u32 dev, __u64 now, __u32 bytes,
+					 bool completed)
+{
+	struct bw_rq_state *st = rq_state(v, slot, pc);
+
+	if (st && (st->flags & BW_RQ_STREAM))
+		stream_done(st, dev, now, bytes, completed);
+}
+
 static __always_inline void on_complete(struct request *rq, const struct rq_view *v, int error,
 					__u32 nr_bytes)
 {
 	struct bw_dev_shared *sh;
 	struct bw_dev_pcpu *pc;
 	struct bw_op_stats *os;
-	struct bw_rq_state *st;
-	__u64 now, old, d2c, d_ts, q0;
+	__u64 now, old, d2c, d_ts, q0, opener_rq, opener_seq;
 	__u32 slot, op, cls;
 
 	slot = slot_of(v->q, v->qid, rq, NULL);
@@ -361,30 +395,28 @@ static __always_inline void on_complete(struct request *rq, const struct rq_view
 	pc = bpf_map_lookup_elem(&pcpu, &slot);
 	if (!sh || !pc)
 		return;
-	st = rq_state(v, slot, pc);
-	if (!st)
-		return;
 	op = op_of(v->flags);
 	if (op >= BW_NR_OPS)
 		return;
 	os = &pc->op[op];
 	/* A partial completion (nr_bytes short of what is left) keeps the request in flight. */
 	if (nr_bytes < v->data_len) {
-		if (st->d_ts)
-			os->bytes += nr_bytes;
+		os->bytes += nr_bytes;
 		return;
 	}
 	now = bpf_ktime_get_ns();
-	if (streams_on && (st->flags & BW_RQ_STREAM))
-		stream_done(st, (__u32)sh->dev, now, nr_bytes, true);
-	d_ts = st->d_ts;
+	if (streams_on)
+		stream_leave(rq, v, slot, pc, (__u32)sh->dev, now, nr_bytes, true);
+	d_ts = take_d_time(v, slot, pc);
 	if (!d_ts) {
 		pc->unmatched++;
 		return;
 	}
-	st->d_ts = 0;
+	/* Stable while our request is in flight: read before we leave. */
+	opener_rq = sh->opener_rq;
+	opener_seq = sh->opener_seq;
 	old = leave_flight(sh, pc, now);
-	d2c = now - d_ts;
+	d2c = now > d_ts ? now - d_ts : 0;
 
 	os->ios++;
 	os->bytes += nr_bytes;
@@ -404,8 +436,9 @@ static __always_inline void on_complete(struct request *rq, const struct rq_view
 	}
 	cls = size_class(nr_bytes);
 	os->class_ios[cls]++;
-	if ((st->flags & BW_RQ_SOLO_CAND) && (old & BW_INFLIGHT_MASK) == 1 &&
-	    (__u32)(old >> BW_INFLIGHT_BITS) == st->seq) {
+	/* Solo: it opened the busy period, nothing was issued since, it closes it. */
+	if ((old & BW_INFLIGHT_MASK) == 1 && opener_rq == (__u64)rq &&
+	    (old >> BW_INFLIGHT_BITS) == opener_seq) {
 		os->solo_ios[cls]++;
 		os->solo_ns[cls] += d2c;
 	}
@@ -415,7 +448,6 @@ static __always_inline void on_requeue(struct request *rq, const struct rq_view 
 {
 	struct bw_dev_shared *sh;
 	struct bw_dev_pcpu *pc;
-	struct bw_rq_state *st;
 	__u32 slot, op;
 
 	slot = slot_of(v->q, v->qid, rq, NULL);
@@ -425,17 +457,13 @@ static __always_inline void on_requeue(struct request *rq, const struct rq_view 
 	pc = bpf_map_lookup_elem(&pcpu, &slot);
 	if (!sh || !pc)
 		return;
-	st = rq_state(v, slot, pc);
-	if (!st)
-		return;
 	op = op_of(v->flags);
 	if (op < BW_NR_OPS)
 		pc->op[op].requeues++;
-	if (!st->d_ts) {
+	if (!take_d_time(v, slot, pc)) {
 		pc->unmatched++;
 		return;
 	}
-	st->d_ts = 0;
 	leave_flight(sh, pc, bpf_ktime_get_ns());
 }
 
@@ -454,7 +482,6 @@ static __always_inline void on_rq_merge(struct request *rq, const struct rq_view
 {
 	struct bw_dev_shared *sh;
 	struct bw_dev_pcpu *pc;
-	struct bw_rq_state *st;
 	__u32 slot;
 
 	slot = slot_of(v->q, v->qid, rq, NULL);
@@ -465,11 +492,8 @@ static __always_inline void on_rq_merge(struct request *rq, const struct rq_view
 		return;
 	sh = bpf_map_lookup_elem(&shared, &slot);
 	pc = bpf_map_lookup_elem(&pcpu, &slot);
-	if (!sh || !pc)
-		return;
-	st = rq_state(v, slot, pc);
-	if (st && (st->flags & BW_RQ_STREAM))
-		stream_done(st, (__u32)sh->dev, bpf_ktime_get_ns(), 0, false);
+	if (sh && pc)
+		stream_leave(rq, v, slot, pc, (__u32)sh->dev, bpf_ktime_get_ns(), 0, false);
 }
 
 static __always_inline void on_bio_merge(struct bio *bio)

@@ -71,21 +71,23 @@ struct bw_dev_pcpu {
 struct bw_dev_shared {
 	__u64 word;		/* BW_INFLIGHT_* encoding */
 	__u64 busy_start;	/* start of the current busy period, ns */
+	__u64 opener_rq;	/* request that opened the current busy period */
+	__u64 opener_seq;	/* issue count after its D */
 	__u64 dev;		/* MKDEV of the disk, for user space */
-	__u64 pad[5];
+	__u64 pad[3];
 };
 
-/* Per request, indexed by (device slot, hw queue, allocation tag). */
+/*
+ * Per request, indexed by (device slot, hw queue, allocation tag): D's time
+ * where the kernel does not stamp it, and the stream a request belongs to.
+ */
 struct bw_rq_state {
 	__u64 d_ts;		/* issue time; 0 when not in flight */
-	__u32 seq;		/* issue sequence after our D, if solo candidate */
-	__u32 flags;
-	__u32 tgid;		/* submitter, when streams are on */
-	__u32 pad;
 	__u64 q_ts;		/* Q time, when streams are on */
+	__u32 tgid;		/* submitter, when streams are on */
+	__u32 flags;
 };
-#define BW_RQ_SOLO_CAND 1u
-#define BW_RQ_STREAM 2u
+#define BW_RQ_STREAM 1u
 
 /* request_queue id -> slot; filled by the first event of a queue. */
 struct bw_qmap {

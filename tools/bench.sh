@@ -103,6 +103,7 @@ TRACER_PID=""
 FIO_PID=""
 STATS_PID=""
 BLKWISE=""
+LOST=0
 STATS_OLD=""
 TRACEFS_MOUNTED=""
 
@@ -124,9 +125,11 @@ cleanup() {
 	[ -n "$FIO_PID" ] && stop_pid "$FIO_PID"
 	[ -n "$TRACER_PID" ] && stop_pid "$TRACER_PID"
 	[ -n "$STATS_PID" ] && stop_pid "$STATS_PID"
-	for l in $LOOPS; do
-		losetup -d "/dev/$l" 2>/dev/null ||
-			log "warning: could not detach /dev/$l; run: losetup -d /dev/$l"
+	for l in $LOOPS; do	# name=image: detach only what is still ours
+		if loop_ours "${l%%=*}" "${l#*=}"; then
+			losetup -d "/dev/${l%%=*}" 2>/dev/null ||
+				log "warning: could not detach /dev/${l%%=*}; run: losetup -d /dev/${l%%=*}"
+		fi
 	done
 	[ -n "$WORK" ] && rm -rf "$WORK"
 	[ -n "$BLKWISE" ] && rm -f "$BLKWISE"
@@ -149,19 +152,39 @@ devt() {
 	echo $(( (${mm%%:*} << 20) | ${mm##*:} ))
 }
 
+# Is loop device $1 still backed by our image $2?  Loop numbers are reused:
+# another process that detaches "its" stale number may hit ours.
+loop_ours() {
+	[ "$(cat "/sys/block/$1/loop/backing_file" 2>/dev/null)" = "$2" ]
+}
+
 # Not in $(...): the device must reach LOOPS in this shell for cleanup.
-new_loop() {	# $1 = image path, $2 = MiB -> sets NEW_LOOP=loopN
-	local img=$1 mb=$2 dev name
-	# Allocate every page: reading holes of a tmpfs file is not real work.
-	fallocate -l "${mb}M" "$img" ||
-		die "cannot allocate ${mb} MiB in /dev/shm" "free memory or lower BENCH_IMG_MB"
-	dev=$(losetup --direct-io=on -f --show "$img") ||
+attach_loop() {	# $1 = image -> sets NEW_LOOP=loopN
+	local dev name
+	dev=$(losetup --direct-io=on -f --show "$1") ||
 		die "losetup failed" "the kernel needs loop devices (CONFIG_BLK_DEV_LOOP, /dev/loop-control)"
 	name=${dev#/dev/}
-	LOOPS="$LOOPS $name"
+	LOOPS="$LOOPS $name=$1"
 	[ "$(cat "/sys/block/$name/loop/dio" 2>/dev/null)" = 1 ] ||
 		die "$dev did not get direct I/O on /dev/shm" "needs a kernel whose tmpfs supports O_DIRECT (>= 6.6)"
 	NEW_LOOP=$name
+}
+
+new_loop() {	# $1 = image path, $2 = MiB -> sets NEW_LOOP=loopN
+	# Allocate every page: reading holes of a tmpfs file is not real work.
+	fallocate -l "${2}M" "$1" ||
+		die "cannot allocate ${2} MiB in /dev/shm" "free memory or lower BENCH_IMG_MB"
+	attach_loop "$1"
+}
+
+# The bench device, attached again if someone detached it under us.
+ensure_main_dev() {
+	loop_ours "$DEV" "$MAIN_IMG" && return 0
+	log "warning: /dev/$DEV was detached by another process; attaching the image again"
+	attach_loop "$MAIN_IMG"
+	DEV=$NEW_LOOP
+	BT_PROG=$(bt_prog "$(devt "$DEV")")
+	log "device now /dev/$DEV"
 }
 
 # BPF object ids held by a process: its prog / link fds name the programs.
@@ -240,6 +263,10 @@ start_tracer() {	# $1 = name, $2 = command, $3 = probe device
 			tail -n 5 "$errlog" | sed 's/^/bench:   | /' >&2
 			die "$name exited at start: $cmd" "run it by hand as root to see why"
 		fi
+		if ! loop_ours "$probe" "$MAIN_IMG" && [ "$probe" = "$DEV" ]; then
+			LOST=1
+			return 0
+		fi
 		ids=$(pid_prog_ids "$TRACER_PID")
 		if [ -n "$ids" ]; then
 			c0=$(prog_stats "$ids" | jq '[.[].cnt] | add // 0')
@@ -252,7 +279,10 @@ start_tracer() {	# $1 = name, $2 = command, $3 = probe device
 		fi
 		sleep 0.1
 	done
-	die "$name did not attach within 30 s: $cmd" "see $errlog; is kernel.bpf_stats_enabled=1?"
+	tail -n 5 "$errlog" | sed 's/^/bench:   | /' >&2
+	log "  $name: prog ids '${ids:-none}', state $(awk '/^State/ { print $2 }' /proc/"$TRACER_PID"/status 2>/dev/null), wchan $(cat /proc/"$TRACER_PID"/wchan 2>/dev/null)"
+	die "$name did not attach within 30 s: $cmd" \
+		"see the lines above; is /dev/$probe readable (dd if=/dev/$probe iflag=direct count=1)?"
 }
 
 # fio: random 4k reads; $FIO_JSON gets the result.
@@ -271,8 +301,12 @@ run_fio() {	# $1 = device path(s) (colon separated), $2 = iodepth, $3 = jobs, $4
 	FIO_PID=$!
 	if ! wait "$FIO_PID"; then
 		FIO_PID=""
+		if [ "$1" = "/dev/$DEV" ] && ! loop_ours "$DEV" "$MAIN_IMG"; then
+			LOST=1	# detached under us: measure() attaches again
+			return 0
+		fi
 		tail -n 5 "$WORK/fio.err" | sed 's/^/bench:   | /' >&2
-		die "fio failed on $1" "see the lines above; fio needs io_uring (kernel.io_uring_disabled=0)"
+		die "fio failed on $1" "see the lines above (io_uring needs kernel.io_uring_disabled=0)"
 	fi
 	FIO_PID=""
 }
@@ -282,8 +316,15 @@ run_fio() {	# $1 = device path(s) (colon separated), $2 = iodepth, $3 = jobs, $4
 measure_once() {	# $1 = section, $2 = shape, $3 = round, $4 = config, $5 = iodepth, $6 = jobs, $7 = command
 	local section=$1 shape=$2 round=$3 name=$4 depth=$5 jobs=$6 cmd=$7
 	local ids="" before="[]" after="[]" mb=0 rss=0 fio bg0 bg1
+	LOST=0
+	ensure_main_dev
 	if [ "$cmd" != - ]; then
 		start_tracer "$name" "$cmd" "$DEV"
+		if [ "$LOST" = 1 ]; then
+			stop_pid "$TRACER_PID"
+			TRACER_PID=""
+			return 0
+		fi
 		ids=$(pid_prog_ids "$TRACER_PID")
 	fi
 	before=$(all_stats)
@@ -291,6 +332,12 @@ measure_once() {	# $1 = section, $2 = shape, $3 = round, $4 = config, $5 = iodep
 	run_fio "/dev/$DEV" "$depth" "$jobs" "$RUNTIME"
 	bg1=$(other_ios "$DEV")
 	after=$(all_stats)
+	if ! loop_ours "$DEV" "$MAIN_IMG"; then
+		LOST=1
+		[ -n "$TRACER_PID" ] && stop_pid "$TRACER_PID"
+		TRACER_PID=""
+		return 0
+	fi
 	if [ -n "$ids" ]; then
 		mb=$(map_bytes "$TRACER_PID" "$ids")
 		rss=$(rss_kb "$TRACER_PID" VmRSS)
@@ -331,7 +378,7 @@ measure_once() {	# $1 = section, $2 = shape, $3 = round, $4 = config, $5 = iodep
 # more than NOISE_PCT % as many I/Os as fio: their events run the tracer's
 # programs too.  The quietest attempt is kept.  Appends it to $RESULTS.
 measure() {	# $1 = section, $2 = shape, $3 = round, $4 = config, $5 = iodepth, $6 = jobs
-	local name=$4 cmd try noisy
+	local name=$4 cmd try noisy lost
 	cmd=$(config_cmd "$name")
 	if [ "$cmd" = NOTBUILT ]; then
 		jq -nc --arg s "$1" --arg sh "$2" --argjson r "$3" --arg c "$name" \
@@ -340,7 +387,14 @@ measure() {	# $1 = section, $2 = shape, $3 = round, $4 = config, $5 = iodepth, $
 	fi
 	: >"$WORK/tries.jsonl"
 	for try in $(seq 0 "$RETRIES"); do
-		measure_once "$@" "$cmd"
+		lost=0
+		while :; do
+			measure_once "$@" "$cmd"
+			[ "$LOST" = 1 ] || break
+			lost=$(( lost + 1 ))
+			[ "$lost" -le 3 ] || die "the bench device keeps being detached by another process" \
+				"stop whatever runs losetup -d on loop devices it does not own, then rerun"
+		done
 		noisy=$(jq --argjson p "$NOISE_PCT" '.other_ios * 100 > .ios * $p or .foreign_ns_per_io > 5' "$WORK/run.json")
 		jq -r --argjson t "$try" '"bench:   \(.shape) round \(.round) \(.config): \(.iops | floor) IOPS"
 		  + (if .ns_per_io then ", \(.ns_per_io * 10 | round / 10) ns/IO, \(.ev_per_io * 100 | round / 100) events/IO" else "" end)
@@ -415,6 +469,7 @@ fi
 mkdir -p "$OUTDIR" "$(dirname "$JSON_OUT")"
 WORK=$(mktemp -d /dev/shm/blkwise-bench.XXXXXX) ||
 	die "cannot create a directory in /dev/shm" "mount tmpfs on /dev/shm"
+WORK=$(realpath "$WORK")	# as loop/backing_file shows it
 RESULTS=$WORK/results.jsonl
 FIO_JSON=$WORK/fio.json
 : >"$RESULTS"
@@ -444,7 +499,8 @@ for i in $(seq 50); do
 	sleep 0.1
 done
 
-new_loop "$WORK/main.img" "$IMG_MB"
+MAIN_IMG=$WORK/main.img
+new_loop "$MAIN_IMG" "$IMG_MB"
 DEV=$NEW_LOOP
 # shellcheck disable=SC2034 # used by the eval'd configuration commands
 BT_PROG=$(bt_prog "$(devt "$DEV")")
@@ -466,8 +522,8 @@ words() { echo $#; }
 # shellcheck disable=SC2086 # word counts
 est=$(( (ROUNDS * $(words $MAIN) + SCALE_ROUNDS * $(printf '%s\n' "$SCALE_SHAPES" | grep -c '|') \
 	* $(words $SCALE_CONFIGS)) * (RUNTIME + 3) + MEM_SECS + 15 ))
-# Retries are for passing noise: at most a quarter of the runs are redone.
-RETRY_BUDGET=$(( est / (RUNTIME + 3) / 4 + 1 ))
+# Retries are for passing noise: at most a sixth of the runs are redone.
+RETRY_BUDGET=$(( est / (RUNTIME + 3) / 6 + 1 ))
 log "main: $ROUNDS rounds x {$MAIN} x ${RUNTIME} s; scaling: $SCALE_ROUNDS rounds; about $(( est / 60 + 1 )) min"
 
 log "warm-up"
@@ -612,7 +668,7 @@ JQ_FMT='
 	def sp(f): if . == null then "-" else "\(.median | f) (\(.min | f)..\(.max | f))" end;
 	def verdict: if .pass == null then "n/a" elif .pass then "PASS" else "MISS" end;
 	def main_rows:
-		(["config", "ns/IO", "events/IO", "IOPS", "IOPS vs none", "maps KiB", "noise: I/O", "BPF ns/IO"]),
+		(["config", "ns/IO", "events/IO", "IOPS", "IOPS vs none", "maps KiB", "noise: other I/O", "other BPF ns/IO"]),
 		(.main[] | if .status != "ok" then [.config, .status, "", "", "", "", "", ""] else
 		 [.config, (.ns_per_io | sp(r0)), (.ev_per_io.median | r2), (.iops.median | kilo),
 		  (.rel_iops | sp(pct)), (.map_bytes.median | if . then . / 1024 | r0 else "-" end),

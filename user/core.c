@@ -10,6 +10,7 @@
 #include <string.h>
 #include <dirent.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <bpf/libbpf.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -28,6 +29,10 @@ struct bw_core {
 	int nr_watch;
 	__u32 watch[BW_MAX_WATCH];
 	struct bw_dev_pcpu *pcpu_buf;	/* ncpus values, for one lookup */
+	struct bw_dev_shared *sh;	/* the mmap of the shared map */
+	size_t sh_len;
+	__u64 *healed;			/* per slot: lost completions healed here */
+	__u64 *last_word;		/* per slot: the word at the previous snapshot */
 };
 
 static bool libbpf_verbose;
@@ -264,6 +269,24 @@ static int fill_slots(struct bw_core *c)
 	return 0;
 }
 
+static int map_shared(struct bw_core *c)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *p;
+
+	c->sh_len = (c->max_slots * sizeof(struct bw_dev_shared) + page - 1) / page * page;
+	p = mmap(NULL, c->sh_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 bpf_map__fd(c->skel->maps.shared), 0);
+	if (p == MAP_FAILED) {
+		bw_err("mapping the BPF map 'shared': %s", strerror(errno));
+		return -errno;
+	}
+	c->sh = p;
+	c->healed = calloc(c->max_slots, sizeof(*c->healed));
+	c->last_word = calloc(c->max_slots, sizeof(*c->last_word));
+	return c->healed && c->last_word ? 0 : -ENOMEM;
+}
+
 int bw_core_open(struct bw_core **out, const struct bw_core_opts *o)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = o->btf_path);
@@ -318,7 +341,8 @@ int bw_core_open(struct bw_core **out, const struct bw_core_opts *o)
 		explain_load_error(err);
 		goto fail;
 	}
-	err = fill_slots(c);
+	err = map_shared(c);
+	err = err ?: fill_slots(c);
 	if (err)
 		goto fail;
 	err = core_bpf__attach(c->skel);
@@ -339,7 +363,11 @@ void bw_core_close(struct bw_core *c)
 {
 	if (!c)
 		return;
+	if (c->sh)
+		munmap(c->sh, c->sh_len);
 	core_bpf__destroy(c->skel);
+	free(c->healed);
+	free(c->last_word);
 	free(c->pcpu_buf);
 	free(c);
 }
@@ -381,9 +409,66 @@ static void add_pcpu(struct bw_core *c, struct bw_snap_dev *d, __u64 closed_epoc
 	}
 }
 
+/* Requests the kernel has in flight on a device, from sysfs; -1 if unknown. */
+static long long kernel_inflight(__u32 dev)
+{
+	unsigned long long r, w;
+	char path[64];
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/inflight", dev >> 20, dev & 0xfffff);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	ok = fscanf(f, "%llu %llu", &r, &w) == 2;
+	fclose(f);
+	return ok ? (long long)(r + w) : -1;
+}
+
+/* Forget the issue times left in a slot's part of the per-request table. */
+static void clear_rq_states(struct bw_core *c, __u32 slot)
+{
+	int fd = bpf_map__fd(c->skel->maps.rqs);
+	struct bw_rq_state st, zero = {};
+	__u32 i, base = slot << c->rq_bits;
+
+	for (i = 0; i < (1u << c->rq_bits); i++) {
+		__u32 key = base + i;
+
+		if (!bpf_map_lookup_elem(fd, &key, &st) && st.d_ts)
+			bpf_map_update_elem(fd, &key, &zero, BPF_ANY);
+	}
+}
+
+/*
+ * A completion BPF never saw leaves a request counted in flight until its
+ * tag is issued again; on a device that then goes idle that would be
+ * forever, and the device would look busy.  When nothing at all happened
+ * on the device for a whole interval (the word did not move) and the
+ * kernel has nothing in flight, what is left is such a ghost: clear it.
+ */
+static void heal_slot(struct bw_core *c, __u32 slot)
+{
+	__u64 *word = &c->sh[slot].word;
+	__u64 w = __atomic_load_n(word, __ATOMIC_ACQUIRE);
+	__u64 last = c->last_word[slot];
+
+	c->last_word[slot] = w;
+	if (!(w & BW_INFLIGHT_MASK) || w != last || !c->sh[slot].dev)
+		return;
+	if (kernel_inflight((__u32)c->sh[slot].dev) != 0)
+		return;
+	if (!__atomic_compare_exchange_n(word, &w, w & ~BW_INFLIGHT_MASK, false,
+					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		return;
+	c->healed[slot] += w & BW_INFLIGHT_MASK;
+	c->last_word[slot] = w & ~BW_INFLIGHT_MASK;
+	clear_rq_states(c, slot);
+}
+
 int bw_core_snapshot(struct bw_core *c, struct bw_snap *s)
 {
-	int shared_fd = bpf_map__fd(c->skel->maps.shared);
 	int pcpu_fd = bpf_map__fd(c->skel->maps.pcpu);
 	int cap = c->max_slots + c->nr_watch;
 	__u32 slot, nslots;
@@ -407,8 +492,9 @@ int bw_core_snapshot(struct bw_core *c, struct bw_snap *s)
 		struct bw_dev_shared sh;
 		struct bw_snap_dev *d;
 
-		if (bpf_map_lookup_elem(shared_fd, &slot, &sh) ||
-		    bpf_map_lookup_elem(pcpu_fd, &slot, c->pcpu_buf)) {
+		heal_slot(c, slot);
+		memcpy(&sh, &c->sh[slot], sizeof(sh));
+		if (bpf_map_lookup_elem(pcpu_fd, &slot, c->pcpu_buf)) {
 			bw_err("reading BPF map slot %u: %s", slot, strerror(errno));
 			return -errno;
 		}
@@ -418,6 +504,7 @@ int bw_core_snapshot(struct bw_core *c, struct bw_snap *s)
 		if (!d)
 			continue;
 		add_pcpu(c, d, closed);
+		d->lost += c->healed[slot];
 		if (sh.word & BW_INFLIGHT_MASK) {
 			d->inflight += sh.word & BW_INFLIGHT_MASK;
 			if (s->ts_ns > sh.busy_start)

@@ -72,6 +72,7 @@ struct config {
 	unsigned int max_background;
 	unsigned int reply_threads;
 	unsigned int fuse_mt;
+	unsigned int wake_comp;
 	char *dispatch_opt;	/* -o dispatch=..., parsed into dispatch */
 	enum dispatch dispatch;
 	int show_help;
@@ -88,6 +89,7 @@ static const struct fuse_opt cfg_opts[] = {
 	CFG_OPT("max_background=%u", max_background),
 	CFG_OPT("reply_threads=%u", reply_threads),
 	CFG_OPT("fuse_mt=%u", fuse_mt),
+	CFG_OPT("wake_comp=%u", wake_comp),
 	CFG_OPT("dispatch=%s", dispatch_opt),
 	{ "-h", offsetof(struct config, show_help), 1 },
 	{ "--help", offsetof(struct config, show_help), 1 },
@@ -114,7 +116,8 @@ struct pending {
 struct counters {
 	uint64_t requests, reads, writes, bytes, seeks;
 	uint64_t inflight_max, inflight_area_ns, busy_ns;
-	uint64_t lag_sum_ns, lag_max_ns, replied;
+	int64_t lag_sum_ns;	/* signed: a compensated reply can be early */
+	uint64_t lag_max_ns, early_max_ns, replied;
 };
 
 struct fakedisk {
@@ -131,6 +134,7 @@ struct fakedisk {
 	uint64_t inflight;
 	uint64_t epoch;		/* mount or last reset */
 	uint64_t last_change;	/* last inflight change, for integrals */
+	uint64_t wake_lag_ns;	/* running median of timer wake-up lateness */
 	struct counters c;
 };
 
@@ -392,7 +396,7 @@ static void acct_reply(struct fakedisk *d, const struct pending *p,
 		       uint64_t now)
 {
 	uint64_t from = p->start > d->epoch ? p->start : d->epoch;
-	uint64_t lag = now - p->deadline;
+	int64_t lag = (int64_t)(now - p->deadline);
 
 	acct_advance(d, now);
 	d->inflight--;
@@ -400,8 +404,35 @@ static void acct_reply(struct fakedisk *d, const struct pending *p,
 		d->spindles[p->spindle].busy_ns += p->deadline - from;
 	d->c.replied++;
 	d->c.lag_sum_ns += lag;
-	if (lag > d->c.lag_max_ns)
+	if (lag > 0 && (uint64_t)lag > d->c.lag_max_ns)
 		d->c.lag_max_ns = lag;
+	if (lag < 0 && (uint64_t)-lag > d->c.early_max_ns)
+		d->c.early_max_ns = -lag;
+}
+
+/*
+ * Wake-up compensation.  A timed sleep ends late (VM timer interrupts,
+ * scheduling: median ~0.1 ms idle, more on a loaded host), and every
+ * reply would carry that on top of the model's service time: the disk
+ * would look slower alone than its servers are.  So the reply thread
+ * wakes early by the running median of its own lateness; replies then
+ * leave on the deadline at the median.  Median, not mean, so the rare
+ * multi-ms stall does not make the following replies early.  Estimated
+ * with a +-1 us stochastic step per timed wake-up, clamped to 1 ms.  The
+ * model (servers' busy time, free_at) is unchanged: only when the reply
+ * leaves moves.  wake_comp=0 turns it off.
+ */
+#define WAKE_STEP_NS	1000ULL
+#define WAKE_MAX_NS	1000000ULL
+
+static void wake_learn(struct fakedisk *d, uint64_t target, uint64_t woke)
+{
+	if (woke > target + d->wake_lag_ns) {
+		if (d->wake_lag_ns < WAKE_MAX_NS)
+			d->wake_lag_ns += WAKE_STEP_NS;
+	} else if (d->wake_lag_ns >= WAKE_STEP_NS) {
+		d->wake_lag_ns -= WAKE_STEP_NS;
+	}
 }
 
 /*
@@ -420,17 +451,22 @@ static void *reply_thread(void *arg)
 	lock(d);
 	while (!d->stop) {
 		struct pending p;
-		uint64_t now;
+		uint64_t now, due, early;
 
 		if (!d->heap_len) {
 			pthread_cond_wait(&d->wake, &d->lock);
 			continue;
 		}
 		now = mono_ns();
-		if (d->heap[0].deadline > now) {
-			struct timespec ts = ns_to_ts(d->heap[0].deadline);
+		early = d->cfg.wake_comp ? d->wake_lag_ns : 0;
+		due = d->heap[0].deadline > early ? d->heap[0].deadline - early : 0;
+		if (due > now) {
+			struct timespec ts = ns_to_ts(due);
 
-			pthread_cond_timedwait(&d->wake, &d->lock, &ts);
+			/* Lateness of this wake-up, against its own target. */
+			if (pthread_cond_timedwait(&d->wake, &d->lock, &ts) ==
+			    ETIMEDOUT)
+				wake_learn(d, due, mono_ns());
 			continue;
 		}
 		p = heap_pop(d);
@@ -447,7 +483,7 @@ static void *reply_thread(void *arg)
 
 struct snapshot {
 	struct counters c;
-	uint64_t now, elapsed_ns, inflight;
+	uint64_t now, elapsed_ns, inflight, wake_comp_ns;
 	uint64_t *spindle_busy;
 };
 
@@ -463,6 +499,7 @@ static int snapshot_take(struct fakedisk *d, struct snapshot *s)
 	acct_advance(d, s->now);
 	s->c = d->c;
 	s->inflight = d->inflight;
+	s->wake_comp_ns = d->cfg.wake_comp ? d->wake_lag_ns : 0;
 	s->elapsed_ns = s->now - d->epoch;
 	for (i = 0; i < d->cfg.parallel; i++)
 		s->spindle_busy[i] = d->spindles[i].busy_ns;
@@ -527,19 +564,23 @@ static void json_write(FILE *f, const struct fakedisk *d,
 	fprintf(f, "\"busy_servers_avg\":%.4f,\n", ratio(busy_sum, c->busy_ns));
 	fprintf(f, "\"inflight_avg\":%.4f,\n\"inflight_avg_busy\":%.4f,\n"
 		"\"iops\":%.2f,\n\"reply_lag_avg_ns\":%.0f,\n"
-		"\"reply_lag_max_ns\":%" PRIu64 ",\n",
+		"\"reply_lag_max_ns\":%" PRIu64 ",\n"
+		"\"reply_early_max_ns\":%" PRIu64 ",\n"
+		"\"wake_comp_ns\":%" PRIu64 ",\n",
 		ratio(c->inflight_area_ns, s->elapsed_ns),
 		ratio(c->inflight_area_ns, c->busy_ns),
 		ratio(c->requests * NSEC_PER_SEC, s->elapsed_ns),
-		ratio(c->lag_sum_ns, c->replied), c->lag_max_ns);
+		c->replied ? (double)c->lag_sum_ns / c->replied : 0.0,
+		c->lag_max_ns, c->early_max_ns, s->wake_comp_ns);
 	fprintf(f, "\"dispatch\":\"%s\",\n", dispatch_names[cfg->dispatch]);
 	fprintf(f, "\"size_mb\":%u,\n\"service_us\":%u,\n\"parallel\":%u,\n"
 		"\"chunk_kb\":%u,\n\"xfer_us_per_mib\":%u,\n"
 		"\"seek_us_per_gib\":%u,\n\"max_background\":%u,\n"
-		"\"reply_threads\":%u,\n\"fuse_mt\":%u,\n\"pid\":%ld\n}\n",
+		"\"reply_threads\":%u,\n\"fuse_mt\":%u,\n\"wake_comp\":%u,\n"
+		"\"pid\":%ld\n}\n",
 		cfg->size_mb, cfg->service_us, cfg->parallel, cfg->chunk_kb,
 		cfg->xfer_us_per_mib, cfg->seek_us_per_gib, cfg->max_background,
-		cfg->reply_threads, cfg->fuse_mt, (long)getpid());
+		cfg->reply_threads, cfg->fuse_mt, cfg->wake_comp, (long)getpid());
 }
 
 struct stats_buf {
@@ -865,7 +906,8 @@ static void usage(const char *prog)
 	       "    seek_us_per_gib=N  cost per GiB of head movement (0)\n"
 	       "    max_background=N   FUSE async request limit (128)\n"
 	       "    reply_threads=N    threads answering due requests (1)\n"
-	       "    fuse_mt=0|1        libfuse multi-threaded receive loop (0)\n\n",
+	       "    fuse_mt=0|1        libfuse multi-threaded receive loop (0)\n"
+	       "    wake_comp=0|1      reply early by the median timer lateness (1)\n\n",
 	       prog);
 	fuse_cmdline_help();
 	fuse_lowlevel_help();
@@ -1009,6 +1051,7 @@ int main(int argc, char *argv[])
 	d->cfg = (struct config){
 		.size_mb = 1024, .service_us = 2000, .parallel = 1,
 		.chunk_kb = 64, .max_background = 128, .reply_threads = 1,
+		.wake_comp = 1,
 	};
 	if (fuse_opt_parse(&args, &d->cfg, cfg_opts, NULL)) {
 		fprintf(stderr, "fakedisk: bad -o option; see %s --help\n",
