@@ -536,8 +536,11 @@ static __always_inline void on_queue(struct request *rq, const struct rq_view *v
 	if (!sh || !pc)
 		return;
 	st = rq_state(v, slot, pc);
-	if (!st || (st->flags & BW_RQ_STREAM))
+	if (!st)
 		return;
+	/* The tag's previous request never reached C for us: let it go. */
+	if (st->flags & BW_RQ_STREAM)
+		stream_done(st, (__u32)sh->dev, bpf_ktime_get_ns(), 0, false);
 	key.dev = (__u32)sh->dev;
 	key.tgid = bpf_get_current_pid_tgid() >> 32;
 	s = stream_get(&key);
@@ -556,8 +559,13 @@ static __always_inline void on_queue(struct request *rq, const struct rq_view *v
 			s->thinks++;
 		}
 	}
-	if (n + 1 > s->max_depth)
+	if (s->max_epoch != epoch) {
+		s->max_epoch = epoch;
 		s->max_depth = n + 1;
+	} else if (n + 1 > s->max_depth) {
+		s->max_depth = n + 1;
+	}
+	s->queued++;
 	if (v->flags & (1u << bpf_core_enum_value(enum req_flag_bits, __REQ_SYNC)) ||
 	    op_of(v->flags) == BW_OP_READ)
 		s->sync_ios++;

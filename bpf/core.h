@@ -107,8 +107,9 @@ struct bw_stream {
 	__u64 busy_start;
 	__u64 busy_ns;
 	__u64 area_ns;		/* sum of Q..C time: integral of in-flight */
-	__u64 ios;
+	__u64 ios;		/* completed */
 	__u64 bytes;
+	__u64 queued;		/* Q events: the base of the next three */
 	__u64 sync_ios;
 	__u64 seq_ios;		/* started where the previous one ended */
 	__u64 seek_sectors;	/* sum of |distance| from previous end */
@@ -116,7 +117,8 @@ struct bw_stream {
 	__u64 idle_start;	/* when in-flight last dropped to 0 */
 	__u64 think_ns;		/* sum of gaps from idle to next Q */
 	__u64 thinks;
-	__u64 max_depth;
+	__u64 max_depth;	/* over the epoch below */
+	__u64 max_epoch;
 	__u64 last_ts;
 	char comm[16];
 };

@@ -99,8 +99,9 @@ struct bw_stream_interval {
 	bool deep;
 	__u64 ios;
 };
-void bw_stream_compute(const struct bw_stream *prev, const struct bw_stream *cur, __u64 now_ns,
-		       double secs, struct bw_stream_interval *o);
+/* busy_ns of both must already include their open period (bw_core_streams). */
+void bw_stream_compute(const struct bw_stream *prev, const struct bw_stream *cur, double secs,
+		       struct bw_stream_interval *o);
 
 /* render.c (pure) */
 void bw_render_header(FILE *f);

@@ -539,7 +539,11 @@ void bw_core_forget_dev(struct bw_core *c, __u32 dev)
 	}
 }
 
-int bw_core_streams(struct bw_core *c, struct bw_stream_snap *out, int max)
+/*
+ * Up to max streams, each with its open busy period closed at now_ns, so
+ * two reads subtract cleanly.
+ */
+int bw_core_streams(struct bw_core *c, struct bw_stream_snap *out, int max, __u64 now_ns)
 {
 	int fd = bpf_map__fd(c->skel->maps.streams);
 	struct bw_stream_key key, next;
@@ -551,6 +555,8 @@ int bw_core_streams(struct bw_core *c, struct bw_stream_snap *out, int max)
 		prev = &key;
 		if (bpf_map_lookup_elem(fd, &key, &out[n].s))
 			continue;	/* evicted meanwhile */
+		if ((out[n].s.word & BW_INFLIGHT_MASK) && now_ns > out[n].s.busy_start)
+			out[n].s.busy_ns += now_ns - out[n].s.busy_start;
 		out[n].key = key;
 		n++;
 	}

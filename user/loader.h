@@ -29,8 +29,8 @@ int bw_core_snapshot(struct bw_core *c, struct bw_snap *s);
 void bw_snap_free(struct bw_snap *s);
 /* A device went away: let a new device on its queue id claim a fresh slot. */
 void bw_core_forget_dev(struct bw_core *c, __u32 dev);
-/* Up to max streams; returns how many, or -errno. */
-int bw_core_streams(struct bw_core *c, struct bw_stream_snap *out, int max);
+/* Up to max streams, open busy periods closed at now_ns; how many, or -errno. */
+int bw_core_streams(struct bw_core *c, struct bw_stream_snap *out, int max, __u64 now_ns);
 const char *bw_core_attach_mode(const struct bw_core *c);
 void bw_core_print_memory(const struct bw_core *c, FILE *f);
 

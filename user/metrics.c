@@ -157,21 +157,12 @@ void bw_interval_compute(const struct bw_snap_dev *prev, const struct bw_snap_de
 	compute_peff(cur, d, dbusy, o->depth_busy, pp, o);
 }
 
-static __u64 stream_busy(const struct bw_stream *s, __u64 now)
-{
-	__u64 busy = s->busy_ns;
-
-	if ((s->word & BW_INFLIGHT_MASK) && now > s->busy_start)
-		busy += now - s->busy_start;
-	return busy;
-}
-
 /* A stream is deep when it keeps >= 2 requests outstanding while active (CFQ used 4). */
-void bw_stream_compute(const struct bw_stream *prev, const struct bw_stream *cur, __u64 now_ns,
-		       double secs, struct bw_stream_interval *o)
+void bw_stream_compute(const struct bw_stream *prev, const struct bw_stream *cur, double secs,
+		       struct bw_stream_interval *o)
 {
 	static const struct bw_stream zero;
-	__u64 ios, busy, area;
+	__u64 ios, busy, area, queued;
 
 	if (!prev)
 		prev = &zero;
@@ -179,15 +170,16 @@ void bw_stream_compute(const struct bw_stream *prev, const struct bw_stream *cur
 	memcpy(o->comm, cur->comm, sizeof(o->comm));
 	o->comm[sizeof(o->comm) - 1] = '\0';
 	ios = cur->ios - prev->ios;
-	busy = stream_busy(cur, now_ns) - stream_busy(prev, now_ns);
+	busy = cur->busy_ns - prev->busy_ns;
+	queued = cur->queued - prev->queued;
 	area = cur->area_ns - prev->area_ns;
 	o->ios = ios;
 	o->ios_per_s = ratio(ios, secs);
 	o->depth = ratio(area, busy);
 	o->depth_max = cur->max_depth;
 	o->think_ms = ratio((cur->think_ns - prev->think_ns) / 1e6, cur->thinks - prev->thinks);
-	o->seq_pct = ratio(100.0 * (cur->seq_ios - prev->seq_ios), ios);
-	o->seek_kb = ratio((cur->seek_sectors - prev->seek_sectors) / 2.0, ios);
-	o->sync_pct = ratio(100.0 * (cur->sync_ios - prev->sync_ios), ios);
+	o->seq_pct = ratio(100.0 * (cur->seq_ios - prev->seq_ios), queued);
+	o->seek_kb = ratio((cur->seek_sectors - prev->seek_sectors) / 2.0, queued);
+	o->sync_pct = ratio(100.0 * (cur->sync_ios - prev->sync_ios), queued);
 	o->deep = o->depth >= 2.0;
 }

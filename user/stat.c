@@ -249,7 +249,7 @@ static const struct bw_stream *find_stream(const struct bw_stream_snap *v, int n
 static void report_streams(struct stat_ctx *x, struct bw_json *j, __u64 now, double secs)
 {
 	struct bw_stream_snap *tmp;
-	int i, n = bw_core_streams(x->core, x->scur, MAX_STREAMS);
+	int i, n = bw_core_streams(x->core, x->scur, MAX_STREAMS, now);
 	bool header = false;
 
 	if (j)
@@ -259,7 +259,7 @@ static void report_streams(struct stat_ctx *x, struct bw_json *j, __u64 now, dou
 		const struct bw_part *p = bw_part_by_dev(x->parts, x->nparts, s->key.dev);
 		struct bw_stream_interval si;
 
-		bw_stream_compute(find_stream(x->sprev, x->nsprev, &s->key), &s->s, now, secs, &si);
+		bw_stream_compute(find_stream(x->sprev, x->nsprev, &s->key), &s->s, secs, &si);
 		if (!si.ios)
 			continue;
 		si.dev = s->key.dev;
