@@ -88,7 +88,9 @@ bw_loop() {
 		dd if=/dev/urandom of="$_img" bs=1M count="$_size" oflag=direct status=none
 	fi
 	_dev=$(losetup --find --show "$@" "$_img") || { rm -f "$_img"; return 1; }
-	bw_on_cleanup "losetup -d $_dev; rm -f $_img"
+	# Detach only if it is still ours: a test may remove the device, and its
+	# number may since belong to someone else.
+	bw_on_cleanup "losetup -n -O BACK-FILE $_dev 2>/dev/null | grep -qF $_img && losetup -d $_dev; rm -f $_img"
 	# Queue settings outlive a detach: start from the defaults.
 	echo 0 >/sys/block/"${_dev#/dev/}"/queue/nomerges
 	echo none >/sys/block/"${_dev#/dev/}"/queue/scheduler

@@ -9,7 +9,10 @@
 # read from the kernel's own BPF accounting (kernel.bpf_stats_enabled=1):
 #   ns/IO = sum over the configuration's programs of delta run_time_ns,
 #           divided by the I/Os fio completed.
-# Progress goes to stderr, results to stdout and build/bench/bench.json.
+# Progress goes to stderr, results to stdout, build/bench/bench.json and
+# build/bench/bench.md.  Runs disturbed by I/O on other devices or by other
+# BPF programs on the same hooks are redone once (within a budget) and the
+# remaining disturbance is reported next to the numbers.
 #
 # Knobs (environment):
 #   BENCH_ROUNDS=5        rounds of the main comparison
@@ -23,6 +26,7 @@
 #   BENCH_RETRIES=1       redo a run this often while other devices are busy
 #   BENCH_QUICK=1         smoke run (~1 min): 1 round, 2 s runs
 #   BENCH_OUT=build/bench/bench.json
+#   BENCH_REQUIRE_BLKWISE=1  fail when ./blkwise is missing (implied under make)
 set -eu
 set -o pipefail
 
@@ -96,6 +100,9 @@ die() {
 	exit 1
 }
 
+LOCK=/run/lock/blkwise-bench.lock
+[ -d /run/lock ] || LOCK=/tmp/blkwise-bench.lock
+
 # Set up on the way; undone by cleanup in reverse, whatever happens.
 WORK=""
 LOOPS=""
@@ -134,14 +141,20 @@ cleanup() {
 	[ -n "$WORK" ] && rm -rf "$WORK"
 	[ -n "$BLKWISE" ] && rm -f "$BLKWISE"
 	if [ -n "$STATS_OLD" ]; then
-		sysctl -qw kernel.bpf_stats_enabled="$STATS_OLD" 2>/dev/null ||
+		if sysctl -qw kernel.bpf_stats_enabled="$STATS_OLD" 2>/dev/null; then
+			rm -f "$LOCK.sysctl"
+		else
 			log "warning: could not restore kernel.bpf_stats_enabled=$STATS_OLD"
+		fi
 	fi
 	[ -n "$TRACEFS_MOUNTED" ] && umount "$TRACEFS_MOUNTED" 2>/dev/null
 	[ "$rc" -ne 0 ] && log "failed (exit $rc); everything set up was removed"
 	exit "$rc"
 }
 trap cleanup EXIT
+# Children run in their own session (Ctrl-C reaches only this script, whose
+# cleanup stops them) and get SIGTERM if this script dies without cleanup.
+KEEP="setsid setpriv --pdeathsig TERM"
 trap 'log "interrupted"; exit 130' INT
 trap 'exit 143' TERM HUP
 
@@ -251,10 +264,10 @@ rss_kb() {	# $1 = pid, $2 = VmRSS or VmHWM
 start_tracer() {	# $1 = name, $2 = command, $3 = probe device
 	local name=$1 cmd=$2 probe=$3 i ids c0 c1
 	local errlog="$WORK/$name.err"
-	# shellcheck disable=SC2086
 	# Own session: a Ctrl-C reaches only this script, whose cleanup then
 	# stops the tracer (a tracer dying first would look like a failure).
-	( eval "exec setsid $cmd" >/dev/null 2>"$errlog" ) &
+	# $KEEP: and should this script be killed outright, the tracer follows.
+	( eval "exec $KEEP $cmd" >/dev/null 2>"$errlog" ) &
 	TRACER_PID=$!
 	for i in $(seq 300); do
 		if ! kill -0 "$TRACER_PID" 2>/dev/null; then
@@ -294,7 +307,7 @@ run_fio() {	# $1 = device path(s) (colon separated), $2 = iodepth, $3 = jobs, $4
 		cpus="--cpus_allowed=$FIO_CPU"
 	fi
 	# shellcheck disable=SC2086
-	setsid fio --name=bench --filename="$1" --ioengine=io_uring --direct=1 \
+	$KEEP fio --name=bench --filename="$1" --ioengine=io_uring --direct=1 \
 		--rw=randread --bs=4k --iodepth="$2" --numjobs="$3" $cpus \
 		--time_based --runtime="$4" --norandommap --randrepeat=0 \
 		--output-format=json --output="$FIO_JSON" >"$WORK/fio.err" 2>&1 &
@@ -430,19 +443,30 @@ config_cmd() {	# $1 = name -> command, "-", or NOTBUILT
 [ "$(id -u)" -eq 0 ] || die "must run as root (BPF, loop devices, sysctl)" "sudo make bench"
 log "checking dependencies (tools/deps.sh --bench)"
 tools/deps.sh --bench || die "tools/deps.sh --bench failed" "install the packages it names, then rerun"
-for t in fio jq bpftool biolatency bpftrace losetup fallocate column; do
+for t in fio jq bpftool biolatency bpftrace losetup fallocate column setpriv flock; do
 	command -v "$t" >/dev/null || die "$t not found" "tools/deps.sh --bench"
 done
 [ -r /sys/kernel/btf/vmlinux ] ||
 	die "kernel has no BTF (/sys/kernel/btf/vmlinux)" "use a kernel built with CONFIG_DEBUG_INFO_BTF=y"
 
 # One bench at a time per machine: runs would skew each other.
-LOCK=/run/lock/blkwise-bench.lock
-[ -d /run/lock ] || LOCK=/tmp/blkwise-bench.lock
 exec 9>"$LOCK" || die "cannot open $LOCK" "run as root"
 if ! flock -n 9; then
 	log "another bench run holds $LOCK; waiting for it (up to 15 min)"
 	flock -w 900 9 || die "another bench run still holds $LOCK" "wait for it to finish, or end it"
+fi
+# Holding the lock, anything left by a bench killed outright is stale.
+for img in $(losetup -l -n -O BACK-FILE 2>/dev/null | grep '^/dev/shm/blkwise-bench\.' || true); do
+	for l in $(losetup -j "$img" -O NAME -n 2>/dev/null); do
+		log "removing $l, left by an earlier bench ($img)"
+		losetup -d "$l" || true
+	done
+done
+rm -rf /dev/shm/blkwise-bench.*
+if [ -f "$LOCK.sysctl" ]; then
+	log "restoring kernel.bpf_stats_enabled=$(cat "$LOCK.sysctl"), left on by an earlier bench"
+	sysctl -qw kernel.bpf_stats_enabled="$(cat "$LOCK.sysctl")" || true
+	rm -f "$LOCK.sysctl"
 fi
 
 log "building build/bench/floor"
@@ -483,11 +507,12 @@ fi
 
 STATS_OLD=$(sysctl -n kernel.bpf_stats_enabled) ||
 	die "no kernel.bpf_stats_enabled" "needs Linux >= 5.1"
+echo "$STATS_OLD" >"$LOCK.sysctl"	# for the next run, should this one be killed
 sysctl -qw kernel.bpf_stats_enabled=1 ||
 	die "cannot set kernel.bpf_stats_enabled=1" "run as root outside a restricted container"
 # Also hold the accounting on by reference (BPF_ENABLE_STATS), so another
 # process resetting the sysctl mid-run cannot zero our measurements.
-build/bench/floor --stats >"$WORK/stats.out" 2>"$WORK/stats.err" &
+$KEEP build/bench/floor --stats >"$WORK/stats.out" 2>"$WORK/stats.err" &
 STATS_PID=$!
 for i in $(seq 50); do
 	grep -q ready "$WORK/stats.out" && break
