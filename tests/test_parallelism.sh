@@ -23,8 +23,11 @@
 # independent runs (new blkwise, new warm-up), stopping as soon as the
 # third could not change the verdict.  Expected bias, from the model: the
 # fixture's solo latency S1 is its service time plus the loop/FUSE path
-# (~0.1-0.2 ms idle; more under load) that overlaps at depth, so
-# P_eff = truth * S1 / service, 5-10% high; 15% leaves room for that.
+# (~0.05-0.1 ms idle, 0.2-0.3 ms under load) that overlaps at depth, so
+# P_eff = truth * S1 / service: 3-14% high in our runs, inside the 15%
+# asked for, but a host loaded for a whole run can push it past.  The
+# model itself (P_eff * service / S1 = truth) holds within 1% regardless,
+# and is checked at 5%.
 . "$(dirname "$0")/lib.sh"
 
 FAKEDISK=$BW_ROOT/tools/fakedisk.sh
@@ -57,23 +60,23 @@ pl_require() {
 # pl_up DEVVAR DIRVAR OPTS: a fakedisk under a loop device, torn down
 # after the test.  Not in $(...): the cleanup must reach this shell.
 pl_up() {
-	local dir name
-	dir=$(mktemp -d "$PL_PREFIX.XXXXXX") || return 1
-	bw_on_cleanup "$FAKEDISK down $dir"
-	name=$("$FAKEDISK" up "$dir" "$3") || { fail "fakedisk.sh up $3"; return 1; }
+	local _pl_dir _pl_name	# not the caller's names: printf -v would hit these
+	_pl_dir=$(mktemp -d "$PL_PREFIX.XXXXXX") || return 1
+	bw_on_cleanup "$FAKEDISK down $_pl_dir"
+	_pl_name=$("$FAKEDISK" up "$_pl_dir" "$3") || { fail "fakedisk.sh up $3"; return 1; }
 	# One request per fio I/O: two random 4k reads can be adjacent.
-	echo 2 >"/sys/block/$name/queue/nomerges"
-	printf -v "$1" %s "$name"
-	printf -v "$2" %s "$dir"
+	echo 2 >"/sys/block/$_pl_name/queue/nomerges"
+	printf -v "$1" %s "$_pl_name"
+	printf -v "$2" %s "$_pl_dir"
 }
 
 pl_lines() { wc -l <"$1"; }
 
 # pl_next_line OUT: wait for blkwise's next line; print the line count.
 pl_next_line() {
-	local n0 n i
+	local n0 n
 	n0=$(pl_lines "$1")
-	for i in $(seq 60); do
+	for _ in $(seq 60); do
 		n=$(pl_lines "$1")
 		[ "$n" -gt "$n0" ] && { echo "$n"; return 0; }
 		sleep 0.05
@@ -82,19 +85,25 @@ pl_next_line() {
 	return 1
 }
 
-# pl_fio NAME DEV IODEPTH SECS [fio args]: randread 4k, direct, io_uring;
-# --thread so the issuing process is fio's own pid.
-pl_fio() {
+# pl_fio_args NAME DEV IODEPTH SECS [fio args]: PL_ARGS for randread 4k,
+# direct, io_uring; --thread so the issuing process is fio's own pid.
+pl_fio_args() {
 	local name=$1 dev=$2 qd=$3 secs=$4
 	shift 4
-	fio --name="$name" --filename="/dev/$dev" --direct=1 --ioengine=io_uring --thread \
-		--rw=randread --bs=4k --iodepth="$qd" --time_based --runtime="$secs" \
-		--output-format=json --output="$BW_TMP/$name.fio.json" "$@" >/dev/null
+	PL_ARGS=(--name="$name" --filename="/dev/$dev" --direct=1 --ioengine=io_uring --thread
+		--rw=randread --bs=4k --iodepth="$qd" --time_based --runtime="$secs"
+		--output-format=json --output="$BW_TMP/$name.fio.json" "$@")
 }
 
-# pl_fio_bg like pl_fio, in the background; PL_FIO_PID is its pid.
+pl_fio() {
+	pl_fio_args "$@"
+	fio "${PL_ARGS[@]}" >/dev/null
+}
+
+# pl_fio_bg like pl_fio, in the background; PL_FIO_PID is fio's pid.
 pl_fio_bg() {
-	pl_fio "$@" &
+	pl_fio_args "$@"
+	fio "${PL_ARGS[@]}" >/dev/null &
 	PL_FIO_PID=$!
 	bw_on_cleanup "kill $PL_FIO_PID; wait $PL_FIO_PID"
 }
@@ -126,7 +135,6 @@ pl_measure() {
 	pl_fio deep "$dev" "$qd" "$PL_DEEP" || { fail "fio iodepth $qd"; return 1; }
 	jq -c . "$dir/stats" >"$BW_TMP/truth.json"
 	PL_N1=$(pl_lines "$PL_OUT")
-	pl_next_line "$PL_OUT" >/dev/null
 	bw_stat_stop INT
 	assertEquals "blkwise exit status" 0 $?
 	PL_TRUTH=$(jq .busy_servers_avg "$BW_TMP/truth.json")
@@ -151,17 +159,24 @@ pl_verdict() {
 }
 
 # check_peff P OPTS WANT_P: median of up to 3 runs, P_eff within PL_TOL% of
-# the truth and, when WANT_P is set, of P.
+# the truth and, unless WANT_P is empty, of WANT_P (the configured P).
+# Also the model itself, which the noise in S1 cannot move: with N/T_b =
+# truth / service (the servers' throughput), P_eff * service / S1 must be
+# the truth; 5% (seen: within 1%) catches a wrong N or T_b.
 check_peff() {
-	local p=$1 opts=$2 want_p=$3 dev dir run med ratio peffs=() ratios=() v1 v2
+	local p=$1 opts=$2 want_p=$3 dev dir run med ratio s1 model
+	local peffs=() ratios=() models=() v1 v2 v3
 	pl_require || return 0
 	pl_up dev dir "$opts" || return
 	for run in 1 2 3; do
 		pl_measure "$dev" "$dir" 16 || return
 		med=$(pl_peff_median "$dev") || { fail "run $run: no determined interval at iodepth 16"; return; }
 		ratio=$(bw_calc "$med / $PL_TRUTH")
+		s1=$(pl_dev_lines "$PL_OUT" "$dev" "$PL_N1" "$PL_N1" | jq -r .solo_svc_ms)
+		model=$(bw_calc "$med * $(jq .service_us "$BW_TMP/truth.json") / 1000 / $s1 / $PL_TRUTH")
 		peffs+=("$med")
 		ratios+=("$ratio")
+		models+=("$model")
 		echo "  $opts run $run: P=$p truth $PL_TRUTH busy servers, P_eff median $med" \
 			"(intervals: $(pl_dev_lines "$PL_OUT" "$dev" $((PL_N0 + 1)) "$PL_N1" |
 				jq -r '.p_eff' | paste -sd' ')), S1 $(pl_dev_lines "$PL_OUT" "$dev" "$PL_N1" "$PL_N1" |
@@ -169,14 +184,19 @@ check_peff() {
 		v1=$(pl_verdict "$(bw_calc "1 - $PL_TOL / 100")" "$(bw_calc "1 + $PL_TOL / 100")" "${ratios[@]}")
 		v2=in
 		[ -z "$want_p" ] ||
-			v2=$(pl_verdict "$(bw_calc "$p * (1 - $PL_TOL / 100)")" "$(bw_calc "$p * (1 + $PL_TOL / 100)")" "${peffs[@]}")
-		[ "$v1" = out ] || [ "$v2" = out ] || { [ "$v1" = in ] && [ "$v2" = in ]; } && break
+			v2=$(pl_verdict "$(bw_calc "$want_p * (1 - $PL_TOL / 100)")" \
+				"$(bw_calc "$want_p * (1 + $PL_TOL / 100)")" "${peffs[@]}")
+		v3=$(pl_verdict 0.95 1.05 "${models[@]}")
+		[ "$v1" = out ] || [ "$v2" = out ] || [ "$v3" = out ] ||
+			{ [ "$v1" = in ] && [ "$v2" = in ] && [ "$v3" = in ]; } && break
 	done
 	med=$(printf '%s\n' "${peffs[@]}" | pl_median)
 	ratio=$(printf '%s\n' "${ratios[@]}" | pl_median)
-	echo "  => P=$p: P_eff $med (median of ${#peffs[@]} runs), P_eff / truth $ratio"
+	echo "  => P=$p: P_eff $med (median of ${#peffs[@]} runs), P_eff / truth $ratio," \
+		"P_eff * service / S1 / truth $(printf '%s\n' "${models[@]}" | pl_median)"
 	assertEquals "P_eff / truth within $PL_TOL% (runs: ${ratios[*]})" in "$v1"
-	[ -z "$want_p" ] || assertEquals "P_eff within $PL_TOL% of P=$p (runs: ${peffs[*]})" in "$v2"
+	assertEquals "P_eff * service / S1 within 5% of the truth (runs: ${models[*]})" in "$v3"
+	[ -z "$want_p" ] || assertEquals "P_eff within $PL_TOL% of P=$want_p (runs: ${peffs[*]})" in "$v2"
 	PL_PEFF=$med
 }
 
@@ -206,10 +226,10 @@ pl_classes() {
 # the 1.4 / 2.0 thresholds (~1.1 and ~4.4), so no median is needed: any
 # change at all is a failure.
 test_class_settles_and_holds() {
-	local d1 r1 d4 r4 out n0 n1 dev want f1 f4 first changes late secs=30
+	local d1 d4 out n0 n1 dev want f1 f4 first changes late secs=30 _r
 	pl_require || return 0
-	pl_up d1 r1 dispatch=any,parallel=1,service_us=2000 || return
-	pl_up d4 r4 dispatch=any,parallel=4,service_us=2000 || return
+	pl_up d1 _r dispatch=any,parallel=1,service_us=2000 || return
+	pl_up d4 _r dispatch=any,parallel=4,service_us=2000 || return
 	out=$BW_TMP/class.json
 	bw_stat_start "$out" -d "$d1" -d "$d4" -i 1 || { fail "blkwise start"; return; }
 	pl_fio_bg warm1 "$d1" 1 "$PL_WARM"
@@ -259,13 +279,14 @@ test_p4_at_iodepth2_shows_at_most_2() {
 	vals=$(pl_dev_lines "$PL_OUT" "$dev" $((PL_N0 + 1)) "$PL_N1" | jq -r '.p_eff // empty')
 	n=$(echo "$vals" | grep -c .)
 	max=$(echo "$vals" | sort -g | tail -1)
-	echo "  P=4 at iodepth 2: truth $PL_TRUTH busy servers, P_eff $(echo $vals) (max $max)," \
+	echo "  P=4 at iodepth 2: truth $PL_TRUTH busy servers, P_eff $(echo "$vals" | paste -sd' ') (max $max)," \
 		"depth $(pl_dev_lines "$PL_OUT" "$dev" $((PL_N0 + 1)) "$PL_N1" | jq -r .depth_mean_busy | paste -sd' ')"
 	assertTrue "determined in >= 3 intervals (got $n): L ~1.9 >= 1.5" "[ $n -ge 3 ]"
 	assertTrue "every determined P_eff <= 2.2 (max $max)" \
 		"awk 'BEGIN { exit !(\"$max\" + 0 <= 2.2) }'"
 	assertTrue "the truth is <= 2 busy servers ($PL_TRUTH)" \
 		"awk 'BEGIN { exit !($PL_TRUTH <= 2.0001) }'"
+	return 0
 }
 
 # pl_stream OUT PID FROM TO FIELD: median of a stream's FIELD over lines.
@@ -284,7 +305,7 @@ pl_stream_class() {
 # fio's own, as $! gives it).  16 servers at 5 ms, so nobody queues and
 # the load stays light.  Medians over the run's intervals.
 test_streams_depth_think_class() {
-	local dev dir out n0 n1 pa pb pc v
+	local dev dir out n0 n1 pa pb pc v pid name
 	pl_require || return 0
 	pl_up dev dir dispatch=any,parallel=16,service_us=5000 || return
 	out=$BW_TMP/streams.json
@@ -301,12 +322,12 @@ test_streams_depth_think_class() {
 	pl_next_line "$out" >/dev/null
 	bw_stat_stop INT
 	for v in "$pa qd4" "$pb think" "$pc qd8"; do
-		set -- $v
-		echo "  stream $2 (pid $1): depth_mean $(sed -n "$((n0 + 1)),${n1}p" "$out" |
-			jq -r --argjson p "$1" '.streams[]? | select(.pid == $p) | .depth_mean' | paste -sd' ')," \
-			"depth_max $(pl_stream "$out" "$1" $((n0 + 1)) "$n1" depth_max)," \
-			"think $(pl_stream "$out" "$1" $((n0 + 1)) "$n1" think_mean_ms) ms," \
-			"class $(pl_stream_class "$out" "$1" $((n0 + 1)) "$n1")"
+		read -r pid name <<<"$v"
+		echo "  stream $name (pid $pid): depth_mean $(sed -n "$((n0 + 1)),${n1}p" "$out" |
+			jq -r --argjson p "$pid" '.streams[]? | select(.pid == $p) | .depth_mean' | paste -sd' ')," \
+			"depth_max $(pl_stream "$out" "$pid" $((n0 + 1)) "$n1" depth_max)," \
+			"think $(pl_stream "$out" "$pid" $((n0 + 1)) "$n1" think_mean_ms) ms," \
+			"class $(pl_stream_class "$out" "$pid" $((n0 + 1)) "$n1")"
 	done
 	v=$(pl_stream "$out" "$pa" $((n0 + 1)) "$n1" depth_mean)
 	assertTrue "iodepth 4: depth_mean $v within 15% of 4" "bw_within '$v' 4 15"
@@ -316,6 +337,7 @@ test_streams_depth_think_class() {
 	assertEquals "thinktime 5 ms, iodepth 1: class" shallow \
 		"$(pl_stream_class "$out" "$pb" $((n0 + 1)) "$n1")"
 	assertEquals "iodepth 8: class" deep "$(pl_stream_class "$out" "$pc" $((n0 + 1)) "$n1")"
+	return 0
 }
 
 # shellcheck disable=SC1091

@@ -4,7 +4,8 @@
 #   tools/fakedisk.sh up DIR [MOUNT_OPTS]   prints the loop device name (loopN)
 #   tools/fakedisk.sh down DIR              detach, unmount, stop, remove DIR
 #
-# MOUNT_OPTS is the daemon's -o list, e.g. service_us=2000,parallel=4.
+# MOUNT_OPTS is the daemon's -o list, e.g. service_us=2000,parallel=4 (RAID-0)
+# or service_us=2000,parallel=4,dispatch=any (first free server).
 # The daemon's pid and log live next to DIR, in DIR.fakedisk.pid and
 # DIR.fakedisk.log, because DIR itself is covered by the mount.
 set -eu

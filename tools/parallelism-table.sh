@@ -78,7 +78,7 @@ cleanup() {
 	stop_pid "$fio_pid"
 	stop_pid "$io_pid"
 	stop_pid "$bw_pid" INT
-	fio_pid= io_pid= bw_pid=
+	fio_pid='' io_pid='' bw_pid=''
 	[ -z "$dir" ] || "$fakedisk" down "$dir"
 	dir=
 }
@@ -89,9 +89,9 @@ lines() { wc -l <"$1"; }
 
 # Wait for blkwise's next interval line; print the new line count.
 next_line() {
-	local n0 n i
+	local n0 n
 	n0=$(lines "$1")
-	for i in $(seq 100); do
+	for _ in $(seq 100); do
 		n=$(lines "$1")
 		[ "$n" -gt "$n0" ] && { echo "$n"; return 0; }
 		sleep 0.05
@@ -101,7 +101,7 @@ next_line() {
 
 # One row: name opts -> a JSON object on stdout.
 measure() {
-	local name=$1 opts=$2 dev out n0 n1 i
+	local name=$1 opts=$2 dev out n0 n1
 	dir=$tmp/fd
 	dev=$("$fakedisk" up "$dir" "$opts") || return 1
 	# One request per fio I/O: two random 4k reads can be adjacent.
@@ -109,7 +109,7 @@ measure() {
 	out=$tmp/bw.json
 	"$bin" stat -d "$dev" -i 1 --json >"$out" 2>"$out.err" &
 	bw_pid=$!
-	for i in $(seq 100); do
+	for _ in $(seq 100); do
 		grep -q "Ctrl-C to stop" "$out.err" && break
 		kill -0 "$bw_pid" 2>/dev/null || break
 		sleep 0.1
@@ -127,7 +127,7 @@ measure() {
 		--output-format=json --output="$tmp/deep.json" >/dev/null &
 	fio_pid=$!
 	sleep 0.3
-	LC_ALL=C S_TIME_FORMAT= iostat -x -d -y "$dev" 1 >"$tmp/iostat.txt" 2>&1 &
+	LC_ALL=C S_TIME_FORMAT='' iostat -x -d -y "$dev" 1 >"$tmp/iostat.txt" 2>&1 &
 	io_pid=$!
 	wait "$fio_pid" || return 1
 	fio_pid=
@@ -180,11 +180,15 @@ mkdir -p "$(dirname "$json_out")"
 jq -s --argjson warm "$warm" --argjson deep "$deep" --argjson depth "$depth" \
 	'{ warm_s: $warm, deep_s: $deep, iodepth: $depth, rows: . }' "$tmp/rows.json" >"$json_out"
 
-echo "| fixture | P | truth: mean busy servers | blkwise P_eff (min-max) | class | iostat %util | iostat aqu-sz | IOPS |"
-echo "|---|---|---|---|---|---|---|---|"
-jq -r '.rows[] | "| \(.setting) | \(.p) | \(.truth_busy_servers * 100 | round / 100) | " +
+echo "| fixture | P | truth: mean busy servers | blkwise P_eff (min-max) | class | S1 ms | iostat %util | iostat aqu-sz | IOPS |"
+echo "|---|---|---|---|---|---|---|---|---|"
+jq -r 'def r2: . * 100 | round / 100;
+	.rows[] | "| \(.setting) | \(.p) | \(.truth_busy_servers | r2) | " +
 	(if .p_eff == null then "undetermined" else
-	 "\(.p_eff * 100 | round / 100) (\(.p_eff_min * 100 | round / 100)-\(.p_eff_max * 100 | round / 100))" end) +
-	" | \(.class) | \(.util_pct) | \(.aqu_sz) | \(.iops | round) |"' "$json_out"
+	 "\(.p_eff | r2) (\(.p_eff_min | r2)-\(.p_eff_max | r2))" end) +
+	" | \(.class) | \(.solo_svc_ms | r2) | \(.util_pct) | \(.aqu_sz) | \(.iops | round) |"' "$json_out"
 echo
-echo "iodepth $depth, randread 4k, ${deep} s per row after ${warm} s at iodepth 1; JSON: ${json_out#"$root"/}"
+echo "iodepth $depth, randread 4k, ${deep} s per row after ${warm} s at iodepth 1; P_eff is the"
+echo "median of the intervals of the run; S1 = blkwise's solo service (the fixture's service"
+echo "plus the loop/FUSE path, which overlaps at depth: P_eff ~ truth * S1 / service)."
+echo "JSON: ${json_out#"$root"/}"
