@@ -86,8 +86,8 @@ struct bw_rq_state {
 	__u64 q_ts;		/* Q time, when streams are on */
 	__u32 tgid;		/* submitter, when streams are on */
 	__u32 flags;
-	/* A line each: D and C of neighbouring tags run on different CPUs. */
-	__u64 pad[5];
+	/* Two to a line: padding each to a line of its own measured slower. */
+	__u64 pad;
 };
 #define BW_RQ_STREAM 1u
 
