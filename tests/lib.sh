@@ -170,6 +170,15 @@ bw_missed() {
 		| (.lost_completions_total + .inflight)' "$1"
 }
 
+# bw_clean_intervals FILE DEVICE: the device's intervals (JSON array) in
+# which no lost completion was detected, nor in the interval before (a ghost
+# can straddle the boundary until its tag is issued again).
+bw_clean_intervals() {
+	jq -s --arg d "$2" '[.[].devices[] | select(.device == $d)]
+		| [range(1; length) as $i | select(.[$i].lost_completions == 0 and
+			.[$i - 1].lost_completions == 0) | .[$i]]' "$1"
+}
+
 # bw_expect_count WHAT ORACLE SEEN MISSED: SEEN + MISSED == ORACLE, and
 # MISSED is at most 0.1% of ORACLE (plus one).
 bw_expect_count() {
