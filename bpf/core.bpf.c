@@ -265,6 +265,18 @@ static __always_inline struct bw_rq_state *rq_state(const struct rq_view *v, __u
 	return bpf_map_lookup_elem(&rqs, &idx);
 }
 
+/* A request's device: its slot and maps; false when the device is not watched. */
+static __always_inline bool dev_of(struct request *rq, const struct rq_view *v, __u32 *slot,
+				   struct bw_dev_shared **sh, struct bw_dev_pcpu **pc)
+{
+	*slot = slot_of(v->q, v->qid, rq, NULL);
+	if (*slot == BW_SLOT_NONE)
+		return false;
+	*sh = bpf_map_lookup_elem(&shared, slot);
+	*pc = bpf_map_lookup_elem(&pcpu, slot);
+	return *sh && *pc;
+}
+
 static __always_inline void on_issue(struct request *rq, const struct rq_view *v, __u64 *ctx)
 {
 	struct bw_rq_state *st;
@@ -273,12 +285,7 @@ static __always_inline void on_issue(struct request *rq, const struct rq_view *v
 	__u64 now, old, n, depth, inc = BW_D_INC;
 	__u32 slot;
 
-	slot = slot_of(v->q, v->qid, rq, NULL);
-	if (slot == BW_SLOT_NONE)
-		return;
-	sh = bpf_map_lookup_elem(&shared, &slot);
-	pc = bpf_map_lookup_elem(&pcpu, &slot);
-	if (!sh || !pc)
+	if (!dev_of(rq, v, &slot, &sh, &pc))
 		return;
 	st = rq_state(v, slot, pc);
 	if (!st)
@@ -388,12 +395,7 @@ static __always_inline void on_complete(struct request *rq, const struct rq_view
 	__u64 now, old, d2c, d_ts, q0, opener_rq, opener_seq;
 	__u32 slot, op, cls;
 
-	slot = slot_of(v->q, v->qid, rq, NULL);
-	if (slot == BW_SLOT_NONE)
-		return;
-	sh = bpf_map_lookup_elem(&shared, &slot);
-	pc = bpf_map_lookup_elem(&pcpu, &slot);
-	if (!sh || !pc)
+	if (!dev_of(rq, v, &slot, &sh, &pc))
 		return;
 	op = op_of(v->flags);
 	if (op >= BW_NR_OPS)
@@ -450,12 +452,7 @@ static __always_inline void on_requeue(struct request *rq, const struct rq_view 
 	struct bw_dev_pcpu *pc;
 	__u32 slot, op;
 
-	slot = slot_of(v->q, v->qid, rq, NULL);
-	if (slot == BW_SLOT_NONE)
-		return;
-	sh = bpf_map_lookup_elem(&shared, &slot);
-	pc = bpf_map_lookup_elem(&pcpu, &slot);
-	if (!sh || !pc)
+	if (!dev_of(rq, v, &slot, &sh, &pc))
 		return;
 	op = op_of(v->flags);
 	if (op < BW_NR_OPS)
@@ -528,12 +525,7 @@ static __always_inline void on_queue(struct request *rq, const struct rq_view *v
 	__u64 now, old, n, dist, end;
 	__u32 slot;
 
-	slot = slot_of(v->q, v->qid, rq, NULL);
-	if (slot == BW_SLOT_NONE)
-		return;
-	sh = bpf_map_lookup_elem(&shared, &slot);
-	pc = bpf_map_lookup_elem(&pcpu, &slot);
-	if (!sh || !pc)
+	if (!dev_of(rq, v, &slot, &sh, &pc))
 		return;
 	st = rq_state(v, slot, pc);
 	if (!st)
