@@ -372,7 +372,6 @@ static __always_inline void stream_done(struct bw_rq_state *st, __u32 dev, __u64
 			__sync_fetch_and_add(&s->busy_ns, now - bs);
 		s->idle_start = now;
 	}
-	s->last_ts = now;
 }
 
 /* A request with a stream entry left (completed, or merged away at Q). */
@@ -569,7 +568,6 @@ static __always_inline void on_queue(struct request *rq, const struct rq_view *v
 			s->seq_ios++;
 	}
 	s->next_sector = v->sector + (v->data_len >> 9);
-	s->last_ts = now;
 }
 
 /*

@@ -121,7 +121,6 @@ struct bw_stream {
 	__u64 thinks;
 	__u64 max_depth;	/* over the epoch below */
 	__u64 max_epoch;
-	__u64 last_ts;
 	char comm[16];
 };
 
