@@ -6,6 +6,7 @@ CC ?= cc
 PKG_CONFIG ?= pkg-config
 
 OUT := build
+VERSION := 0.4.0
 VMLINUX := vmlinux/$(ARCH)/vmlinux.h
 CFLAGS ?= -O2 -g
 CFLAGS += -Wall -Wextra -Werror=implicit-function-declaration -std=gnu11 -D_GNU_SOURCE
@@ -18,7 +19,8 @@ BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUT)/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
 # Pure logic: no BPF, no syscalls beyond stdio; unit-tested without root.
-PURE_SRCS := user/hist.c user/metrics.c user/classify.c user/json.c user/devname.c user/render.c
+PURE_SRCS := user/hist.c user/metrics.c user/classify.c user/json.c user/devname.c user/render.c \
+	user/s1store.c user/policy.c user/tunefile.c
 USER_SRCS := $(wildcard user/*.c)
 USER_OBJS := $(patsubst user/%.c,$(OUT)/%.o,$(USER_SRCS))
 PURE_OBJS := $(patsubst user/%.c,$(OUT)/%.o,$(PURE_SRCS))
@@ -35,7 +37,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all clean deps run test unit bench fixture vmlinux
+.PHONY: all clean deps run test unit bench fixture vmlinux FORCE
 
 all: blkwise
 
@@ -50,7 +52,14 @@ $(OUT)/%.skel.h: $(OUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
-$(USER_OBJS): $(OUT)/%.o: user/%.c $(wildcard user/*.h) $(wildcard bpf/*.h) $(SKELS) | $(OUT)
+# Rewritten only when the version or commit changes, so builds stay incremental.
+$(OUT)/version.h: FORCE | $(OUT)
+	$(Q)c=$$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown); \
+	[ -z "$$(git status --porcelain --untracked-files=no 2>/dev/null)" ] || c="$$c-dirty"; \
+	printf '#define BW_VERSION "%s"\n#define BW_COMMIT "%s"\n' "$(VERSION)" "$$c" >$@.tmp; \
+	cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+
+$(USER_OBJS): $(OUT)/%.o: user/%.c $(wildcard user/*.h) $(wildcard bpf/*.h) $(SKELS) $(OUT)/version.h | $(OUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
@@ -63,7 +72,7 @@ $(OUT)/unit/%: tests/unit/%.c $(PURE_OBJS) | $(OUT)/unit
 	$(Q)$(CC) $(CFLAGS) $< $(PURE_OBJS) -lm -o $@
 
 unit: $(UNIT_BINS)
-	$(Q)tools/run-unit.sh $(UNIT_BINS)
+	$(Q)for t in $(UNIT_BINS); do $$t || exit 1; done
 
 # Regenerate the checked-in vmlinux.h from the running kernel's BTF.
 vmlinux:

@@ -110,6 +110,13 @@ struct {
 	__type(value, struct bw_stream);
 } streams SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bw_stream);
+} stream_scratch SEC(".maps");
+
 /* What a handler needs from a request, read the cheap way per attach type. */
 struct rq_view {
 	__u64 q;
@@ -503,13 +510,19 @@ static __always_inline void on_bio_merge(struct bio *bio)
 
 static __always_inline struct bw_stream *stream_get(struct bw_stream_key *key)
 {
-	struct bw_stream *s, zero = {};
+	struct bw_stream *s, *fresh;
+	__u32 zero = 0;
 
 	s = bpf_map_lookup_elem(&streams, key);
 	if (s)
 		return s;
-	bpf_get_current_comm(zero.comm, sizeof(zero.comm));
-	bpf_map_update_elem(&streams, key, &zero, BPF_NOEXIST);
+	/* A new stream's first value is built per CPU: it is too big for the stack. */
+	fresh = bpf_map_lookup_elem(&stream_scratch, &zero);
+	if (!fresh)
+		return NULL;
+	__builtin_memset(fresh, 0, sizeof(*fresh));
+	bpf_get_current_comm(fresh->comm, sizeof(fresh->comm));
+	bpf_map_update_elem(&streams, key, fresh, BPF_NOEXIST);
 	return bpf_map_lookup_elem(&streams, key);
 }
 
@@ -548,6 +561,8 @@ static __always_inline void on_queue(struct request *rq, const struct rq_view *v
 		if (s->idle_start && now > s->idle_start) {
 			s->think_ns += now - s->idle_start;
 			s->thinks++;
+			hist_inc(s->think_hist, (now - s->idle_start) >> BW_THINK_SHIFT,
+				 BW_THINK_BUCKETS);
 		}
 	}
 	if (s->max_epoch != epoch) {

@@ -98,6 +98,9 @@ struct bw_qmap {
 	__u32 pad;
 };
 
+#define BW_THINK_SHIFT 13
+#define BW_THINK_BUCKETS 64
+
 /* Per (device, process) stream; attributed at Q time. */
 struct bw_stream_key {
 	__u32 dev;
@@ -122,6 +125,8 @@ struct bw_stream {
 	__u64 max_depth;	/* over the epoch below */
 	__u64 max_epoch;
 	char comm[16];
+	/* Think times, log-linear (bpf/hist.h) in 8 us units; the last bucket is >= 8.4 ms. */
+	__u64 think_hist[BW_THINK_BUCKETS];
 };
 
 #endif /* BLKWISE_CORE_H */

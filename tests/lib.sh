@@ -121,11 +121,14 @@ bw_diskstat_delta() {
 }
 
 # bw_stat_start OUT ARGS...: blkwise stat --json in the background, ready
-# (attached) when this returns.  Sets BW_STAT_PID.
+# (attached) when this returns.  Sets BW_STAT_PID.  Learned S1 goes to the
+# suite's own store ($BW_TMP/state), never the machine's, unless ARGS say
+# where (--state-dir) or not at all (--no-state).
 bw_stat_start() {
-	local out=$1 i
+	local out=$1 i state=(--state-dir "$BW_TMP/state")
 	shift
-	"$BW_BIN" stat --json "$@" >"$out" 2>"$out.err" &
+	case " $* " in *" --state-dir "* | *" --no-state "*) state=() ;; esac
+	"$BW_BIN" stat --json "${state[@]}" "$@" >"$out" 2>"$out.err" &
 	BW_STAT_PID=$!
 	bw_on_cleanup "kill -KILL $BW_STAT_PID"
 	for i in $(seq 100); do

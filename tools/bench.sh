@@ -43,8 +43,8 @@ CONFIGS='
 none            | -
 floor           | build/bench/floor
 floor_streams   | build/bench/floor --streams
-blkwise         | $BLKWISE stat -d $DEV -i 1
-blkwise_streams | $BLKWISE stat --streams -d $DEV -i 1
+blkwise         | $BLKWISE stat --no-state -d $DEV -i 1
+blkwise_streams | $BLKWISE stat --no-state --streams -d $DEV -i 1
 biolatency      | biolatency -d $DEV 600
 bpftrace        | bpftrace -e "$BT_PROG"
 '
@@ -58,7 +58,7 @@ qd32x2  | 32  | 2
 '
 # Memory: blkwise watching 8 devices ($DEVS = -d loopA -d loopB ...).
 # shellcheck disable=SC2016
-MEM_CMD='$BLKWISE stat $DEVS -i 1'
+MEM_CMD='$BLKWISE stat --no-state $DEVS -i 1'
 MEM_NDEV=8
 # Targets.
 TARGET_FLOOR=2.0	# blkwise ns/IO <= 2x floor

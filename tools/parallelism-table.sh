@@ -107,7 +107,7 @@ measure() {
 	# One request per fio I/O: two random 4k reads can be adjacent.
 	echo 2 >"/sys/block/$dev/queue/nomerges"
 	out=$tmp/bw.json
-	"$bin" stat -d "$dev" -i 1 --json >"$out" 2>"$out.err" &
+	"$bin" stat --no-state -d "$dev" -i 1 --json >"$out" 2>"$out.err" &
 	bw_pid=$!
 	for _ in $(seq 100); do
 		grep -q "Ctrl-C to stop" "$out.err" && break

@@ -42,6 +42,7 @@ struct bw_snap {
 struct bw_interval {
 	__u32 dev;
 	char name[BW_NAME_LEN];
+	const char *identity;	/* stable identity (set by the caller), or NULL */
 	double secs;
 	__u64 ios[BW_NR_OPS];
 	__u64 bytes[BW_NR_OPS];
@@ -60,10 +61,24 @@ struct bw_interval {
 	double merges_per_s, requeues_per_s;
 	double solo_ms;		/* solo service of the interval's dominant (op, class) */
 	__u64 solo_ios;		/* solo samples behind the S1 values used */
+	const char *s1_source;	/* "live", "stored", or NULL when unknown */
+	double s1_age_s;	/* a stored S1's age; NAN when live */
 	double p_eff;		/* NAN when undetermined */
 	const char *p_eff_why;	/* why undetermined, or NULL */
+	const char *p_eff_code;	/* the same, short, for the table */
 	double s1_coverage;	/* share of completions whose S1 was known */
 	bool gone;
+};
+
+/* A solo service time learned earlier, as the S1 store keeps it. */
+struct bw_s1 {
+	__u64 samples;
+	__u64 mean_ns;
+	__s64 learned;		/* unix seconds; 0: none */
+};
+
+struct bw_s1_dev {
+	struct bw_s1 s[BW_NR_OPS][BW_SIZE_CLASSES];
 };
 
 /* Tunables of the P_eff definition (see DESIGN.md and README). */
@@ -79,7 +94,10 @@ extern const char *const bw_op_names[BW_NR_OPS];
 
 /* metrics.c (pure) */
 void bw_interval_compute(const struct bw_snap_dev *prev, const struct bw_snap_dev *cur,
-			 double secs, const struct bw_peff_params *pp, struct bw_interval *out);
+			 double secs, const struct bw_peff_params *pp, const struct bw_s1_dev *stored,
+			 __s64 now_unix, struct bw_interval *out);
+void bw_render_legend(FILE *f);
+bool bw_interval_active(const struct bw_interval *iv);
 void bw_op_stats_add(struct bw_op_stats *dst, const struct bw_op_stats *src);
 void bw_op_stats_sub(struct bw_op_stats *dst, const struct bw_op_stats *a,
 		     const struct bw_op_stats *b);
@@ -93,6 +111,7 @@ struct bw_stream_interval {
 	double depth;		/* mean requests outstanding (Q..C) while it has any */
 	__u64 depth_max;
 	double think_ms;	/* mean gap from its last completion to its next Q */
+	double think_p90_ms;	/* its p90 (+inf: beyond 8 ms) */
 	double seq_pct;		/* requests starting where the previous ended */
 	double seek_kb;		/* mean distance from the previous request's end */
 	double sync_pct;
@@ -118,19 +137,40 @@ __u64 bw_hist_total(const __u64 *hist, unsigned int nbuckets);
 void bw_bucket_bounds(unsigned int idx, double *lo, double *hi);
 
 /* devname.c (pure parsing; the reader passes the file) */
-struct bw_part {
+#define BW_MKDEV(ma, mi) (((__u32)(ma) << 20) | (__u32)(mi))
+#define BW_MAJOR(d) ((unsigned int)((d) >> 20))
+#define BW_MINOR(d) ((unsigned int)((d) & 0xfffff))
+#define BW_ID_LEN 256
+
+enum bw_id_kind { BW_ID_DEVT, BW_ID_WWID, BW_ID_SERIAL, BW_ID_BACKING };
+
+struct bw_devinfo {
 	__u32 dev;
-	char name[BW_NAME_LEN];
+	__u32 disk;		/* the whole disk: dev unless a partition */
+	char name[BW_NAME_LEN];	/* uevent DEVNAME */
+	bool exists;		/* /sys/dev/block/M:m is there */
+	bool partition;
+	bool is_loop;
+	bool has_backing;	/* false for an unbound loop device */
+	bool rotational;
+	__u64 size_sectors;
+	char model[64];
+	enum bw_id_kind id_kind;
+	char id[BW_ID_LEN];
 };
-int bw_parse_partitions(FILE *f, struct bw_part *out, int max);
-const struct bw_part *bw_part_by_name(const struct bw_part *p, int n, const char *name);
-const struct bw_part *bw_part_by_dev(const struct bw_part *p, int n, __u32 dev);
+int bw_parse_uevent(FILE *f, struct bw_devinfo *di);
+enum bw_id_kind bw_pick_identity(const char *wwid, const char *serial, const char *backing,
+				 __u64 offset, __u32 dev, char *out, size_t len);
+const char *bw_id_note(enum bw_id_kind k);
+bool bw_dev_present(const struct bw_devinfo *di);
 int bw_parse_interval(const char *s, double *secs);
 int bw_parse_count(const char *s, long *count);
 
 /* classify.c (pure): deep / shallow / unknown, with hysteresis */
 enum bw_class_id { BW_CLASS_UNKNOWN, BW_CLASS_SHALLOW, BW_CLASS_DEEP };
 #define BW_CLASS_WIN 5
+#define BW_DEEP_AT 2.0		/* P_eff at or above: deep */
+#define BW_SHALLOW_AT 1.4	/* P_eff at or below: shallow */
 struct bw_class {
 	enum bw_class_id cls;
 	double win[BW_CLASS_WIN];	/* last determined P_eff samples */
@@ -159,13 +199,38 @@ void bw_json_str(struct bw_json *j, const char *key, const char *v);
 void bw_json_bool(struct bw_json *j, const char *key, bool v);
 void bw_json_end(struct bw_json *j);
 
+/* s1store.c (pure): the S1 store's records and file format */
+struct bw_s1_rec {
+	char id[BW_ID_LEN];
+	int op, cls;
+	struct bw_s1 v;
+};
+struct bw_s1_store {
+	struct bw_s1_rec *r;
+	int n, cap;
+};
+void bw_s1_store_free(struct bw_s1_store *s);
+struct bw_s1_rec *bw_s1_store_find(const struct bw_s1_store *s, const char *id, int op, int cls);
+int bw_s1_store_put(struct bw_s1_store *s, const char *id, int op, int cls, const struct bw_s1 *v);
+int bw_s1_store_get(const struct bw_s1_store *s, const char *id, struct bw_s1_dev *out);
+int bw_s1_store_merge(struct bw_s1_store *dst, const struct bw_s1_store *src);
+void bw_s1_store_prune(struct bw_s1_store *s, int max);
+int bw_s1_store_parse(FILE *f, struct bw_s1_store *s, char *why, size_t len);
+int bw_s1_store_format(FILE *f, const struct bw_s1_store *s);
+
+/* state.c: atomic state files */
+#define BW_STATE_DIR "/var/lib/blkwise"
+int bw_state_write(const char *dir, const char *name, int (*fmt)(FILE *f, const void *arg),
+		   const void *arg);
+int bw_s1_load(const char *dir, struct bw_s1_store *s, char *why, size_t len);
+int bw_s1_save(const char *dir, struct bw_s1_store *mine);
+
 /* util.c */
 extern bool bw_json_errors;
+void bw_print_version(FILE *f);
 void bw_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void bw_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 __u64 bw_now_ns(void);
-int bw_read_partitions(struct bw_part *out, int max);
-int bw_disk_of(const char *name, char *disk, size_t len);
 int bw_check_privileges(void);
 int bw_read_sysfs_u64(const char *disk, const char *attr, __u64 *val);
 
@@ -174,6 +239,14 @@ extern volatile int bw_exiting;
 void bw_install_signals(void);
 int bw_sleep_ns(__u64 ns);
 
+/* devinfo.c: sysfs */
+int bw_dev_probe(__u32 dev, struct bw_devinfo *di);
+int bw_dev_lookup(const char *arg, __u32 *dev);
+int bw_sysfs_get(const char *disk, const char *attr, char *buf, size_t len);
+int bw_sysfs_set(const char *disk, const char *attr, const char *val);
+int bw_sysfs_writable(const char *disk, const char *attr);
+
 int cmd_stat(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
 
 #endif /* BLKWISE_H */

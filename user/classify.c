@@ -12,8 +12,8 @@
 #include <string.h>
 #include "blkwise.h"
 
-#define DEEP_AT 2.0
-#define SHALLOW_AT 1.4
+#define DEEP_AT BW_DEEP_AT
+#define SHALLOW_AT BW_SHALLOW_AT
 #define MIN_SAMPLES 3
 #define MIN_SECONDS 3.0
 #define DWELL 3

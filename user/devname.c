@@ -1,49 +1,67 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Device names as /proc/partitions gives them, and argument parsing. */
+/* Device names and identities from sysfs text, and argument parsing. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "blkwise.h"
 
-/* Parses /proc/partitions ("major minor #blocks name"); returns entries read. */
-int bw_parse_partitions(FILE *f, struct bw_part *out, int max)
+/* /sys/dev/block/M:m/uevent: DEVNAME and DEVTYPE; -EINVAL without a name. */
+int bw_parse_uevent(FILE *f, struct bw_devinfo *di)
 {
-	char line[256], name[BW_NAME_LEN];
-	unsigned int major, minor;
-	unsigned long long blocks;
-	int n = 0;
+	char line[256];
 
-	while (n < max && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, " %u %u %llu %31s", &major, &minor, &blocks, name) != 4)
-			continue;
-		out[n].dev = (major << 20) | minor;
-		snprintf(out[n].name, sizeof(out[n].name), "%s", name);
-		n++;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (!strncmp(line, "DEVNAME=", 8))
+			snprintf(di->name, sizeof(di->name), "%.*s", (int)sizeof(di->name) - 1, line + 8);
+		else if (!strcmp(line, "DEVTYPE=partition"))
+			di->partition = true;
 	}
-	return n;
+	return di->name[0] ? 0 : -EINVAL;
 }
 
-const struct bw_part *bw_part_by_name(const struct bw_part *p, int n, const char *name)
+/*
+ * A device's identity, stable across reboots and renames where sysfs has
+ * one: the wwid, else the serial (with the model, as serials are unique
+ * only per vendor), else a loop device's backing file (and offset), else
+ * the dev_t, which a reboot or a re-plug can give to another device.
+ */
+enum bw_id_kind bw_pick_identity(const char *wwid, const char *serial, const char *backing,
+				 __u64 offset, __u32 dev, char *out, size_t len)
 {
-	int i;
+	size_t blen = strlen(backing);
 
-	if (!strncmp(name, "/dev/", 5))
-		name += 5;
-	for (i = 0; i < n; i++)
-		if (!strcmp(p[i].name, name))
-			return &p[i];
-	return NULL;
+	if (wwid[0]) {
+		snprintf(out, len, "wwid:%s", wwid);
+		return BW_ID_WWID;
+	}
+	if (serial[0]) {
+		snprintf(out, len, "serial:%s", serial);
+		return BW_ID_SERIAL;
+	}
+	/* A backing file deleted after the bind names nothing anymore. */
+	if (backing[0] && !(blen > 10 && !strcmp(backing + blen - 10, " (deleted)"))) {
+		if (offset)
+			snprintf(out, len, "loop:%s@%llu", backing, (unsigned long long)offset);
+		else
+			snprintf(out, len, "loop:%s", backing);
+		return BW_ID_BACKING;
+	}
+	snprintf(out, len, "devt:%u:%u", BW_MAJOR(dev), BW_MINOR(dev));
+	return BW_ID_DEVT;
 }
 
-const struct bw_part *bw_part_by_dev(const struct bw_part *p, int n, __u32 dev)
+const char *bw_id_note(enum bw_id_kind k)
 {
-	int i;
+	return k == BW_ID_DEVT ? "no wwid, serial or backing file: keyed by dev_t, "
+				 "which another device may get after a reboot" : NULL;
+}
 
-	for (i = 0; i < n; i++)
-		if (p[i].dev == dev)
-			return &p[i];
-	return NULL;
+/* Shown without -d: a device with a size and, for loop, a backing file. */
+bool bw_dev_present(const struct bw_devinfo *di)
+{
+	return di->exists && di->size_sectors > 0 && di->has_backing;
 }
 
 /* Seconds, > 0 and <= 1 day; 0 on success, -EINVAL otherwise. */

@@ -52,51 +52,101 @@ static double ratio(double num, double den)
 	return den > 0 ? num / den : NAN;
 }
 
+/* Why P_eff is undetermined: the JSON's words and the table's short code. */
+static const struct peff_why {
+	const char *text, *code, *legend;
+} why_idle = { "no completions", "-", "no I/O" },
+  why_few = { "too few completions", "-n<20", "under 20 completions" },
+  why_shallow = { "not driven at depth", "-L<1.5", "mean depth under 1.5" },
+  why_no_s1 = { "solo service time unknown", "-nS1",
+		"solo service time not learned yet (needs I/O at depth 1 once)" };
+
+/* The legend of the codes, one line, printed once above the first table. */
+void bw_render_legend(FILE *f)
+{
+	const struct peff_why *w[] = { &why_idle, &why_few, &why_shallow, &why_no_s1 };
+	size_t i;
+
+	fprintf(f, "P_eff undetermined:");
+	for (i = 0; i < sizeof(w) / sizeof(w[0]); i++)
+		fprintf(f, "%s %s %s", i ? ";" : "", w[i]->code, w[i]->legend);
+	fputc('\n', f);
+}
+
+/*
+ * S1 of one (op, size class): fresh solo samples of this run when there
+ * are enough, else the stored value, which they replace once they are.
+ */
+static bool pick_s1(const struct bw_op_stats *live, const struct bw_s1 *stored, int c,
+		    const struct bw_peff_params *pp, double *s1, __u64 *samples, bool *is_live)
+{
+	if (live->solo_ios[c] >= pp->min_solo) {
+		*s1 = (double)live->solo_ns[c] / (double)live->solo_ios[c];
+		*samples = live->solo_ios[c];
+		*is_live = true;
+		return true;
+	}
+	if (stored && stored->samples >= pp->min_solo && stored->mean_ns) {
+		*s1 = (double)stored->mean_ns;
+		*samples = stored->samples;
+		*is_live = false;
+		return true;
+	}
+	return false;
+}
+
 static void compute_peff(const struct bw_snap_dev *cur, const struct bw_op_stats *delta,
 			 __u64 dbusy, double depth, const struct bw_peff_params *pp,
-			 struct bw_interval *o)
+			 const struct bw_s1_dev *stored, __s64 now_unix, struct bw_interval *o)
 {
-	__u64 n = 0, known = 0, best = 0;
-	double work = 0;
+	const struct peff_why *why = NULL;
+	__u64 n = 0, known = 0, best = 0, samples;
+	double work = 0, s1;
+	bool is_live;
 	int op, c;
 
 	o->p_eff = NAN;
 	o->solo_ms = NAN;
+	o->s1_age_s = NAN;
 	o->solo_ios = 0;
+	o->s1_source = NULL;
 	for (op = 0; op < BW_NR_OPS; op++) {
 		for (c = 0; c < BW_SIZE_CLASSES; c++) {
 			__u64 dn = delta[op].class_ios[c];
-			__u64 solos = cur->op[op].solo_ios[c];
-			double s1;
+			const struct bw_s1 *st = stored ? &stored->s[op][c] : NULL;
 
 			n += dn;
-			if (!dn || solos < pp->min_solo)
+			if (!dn || !pick_s1(&cur->op[op], st, c, pp, &s1, &samples, &is_live))
 				continue;
-			s1 = (double)cur->op[op].solo_ns[c] / (double)solos;
 			known += dn;
 			work += (double)dn * s1;
-			if (dn > best) {
-				best = dn;
-				o->solo_ms = s1 / 1e6;
-				o->solo_ios = solos;
-			}
+			if (dn <= best)
+				continue;
+			best = dn;
+			o->solo_ms = s1 / 1e6;
+			o->solo_ios = samples;
+			o->s1_source = is_live ? "live" : "stored";
+			o->s1_age_s = is_live ? NAN : (double)(now_unix - st->learned);
 		}
 	}
 	o->s1_coverage = n ? (double)known / (double)n : 0;
-	if (n < pp->min_ios || !dbusy)
-		o->p_eff_why = "too few completions";
+	if (!n || !dbusy)
+		why = &why_idle;
+	else if (n < pp->min_ios)
+		why = &why_few;
 	else if (!(depth >= pp->min_depth))
-		o->p_eff_why = "not driven at depth";
+		why = &why_shallow;
 	else if (o->s1_coverage < pp->min_coverage)
-		o->p_eff_why = "solo service time unknown";
+		why = &why_no_s1;
 	else
 		o->p_eff = work / (double)known * (double)n / (double)dbusy;
-	if (!isnan(o->p_eff))
-		o->p_eff_why = NULL;
+	o->p_eff_why = why ? why->text : NULL;
+	o->p_eff_code = why ? why->code : NULL;
 }
 
 void bw_interval_compute(const struct bw_snap_dev *prev, const struct bw_snap_dev *cur,
-			 double secs, const struct bw_peff_params *pp, struct bw_interval *o)
+			 double secs, const struct bw_peff_params *pp, const struct bw_s1_dev *stored,
+			 __s64 now_unix, struct bw_interval *o)
 {
 	static const struct bw_snap_dev zero;
 	struct bw_op_stats d[BW_NR_OPS], all;
@@ -154,7 +204,24 @@ void bw_interval_compute(const struct bw_snap_dev *prev, const struct bw_snap_de
 	o->kb_per_rq = ratio(bytes / 1024.0, n);
 	o->merges_per_s = ratio(all.merges, secs);
 	o->requeues_per_s = ratio(all.requeues, secs);
-	compute_peff(cur, d, dbusy, o->depth_busy, pp, o);
+	compute_peff(cur, d, dbusy, o->depth_busy, pp, stored, now_unix, o);
+}
+
+/* p90 of the interval's think times; +inf when it is past the histogram's end. */
+static double think_p90(const struct bw_stream *prev, const struct bw_stream *cur)
+{
+	__u64 d[BW_THINK_BUCKETS], total;
+	int i;
+
+	for (i = 0; i < BW_THINK_BUCKETS; i++)
+		d[i] = cur->think_hist[i] >= prev->think_hist[i] ?
+		       cur->think_hist[i] - prev->think_hist[i] : cur->think_hist[i];
+	total = bw_hist_total(d, BW_THINK_BUCKETS);
+	if (!total)
+		return NAN;
+	if (d[BW_THINK_BUCKETS - 1] * 10 > total)
+		return INFINITY;
+	return bw_hist_percentile(d, BW_THINK_BUCKETS, 0.9) * (1u << BW_THINK_SHIFT) / 1e6;
 }
 
 /* A stream is deep when it keeps >= 2 requests outstanding while active (CFQ used 4). */
@@ -178,8 +245,20 @@ void bw_stream_compute(const struct bw_stream *prev, const struct bw_stream *cur
 	o->depth = ratio(area, busy);
 	o->depth_max = cur->max_depth;
 	o->think_ms = ratio((cur->think_ns - prev->think_ns) / 1e6, cur->thinks - prev->thinks);
+	o->think_p90_ms = think_p90(prev, cur);
 	o->seq_pct = ratio(100.0 * (cur->seq_ios - prev->seq_ios), queued);
 	o->seek_kb = ratio((cur->seek_sectors - prev->seek_sectors) / 2.0, queued);
 	o->sync_pct = ratio(100.0 * (cur->sync_ios - prev->sync_ios), queued);
 	o->deep = o->depth >= 2.0;
+}
+
+/* Did the device do anything in the interval (iostat -z's test)? */
+bool bw_interval_active(const struct bw_interval *iv)
+{
+	int op;
+
+	for (op = 0; op < BW_NR_OPS; op++)
+		if (iv->ios[op] || iv->bytes[op])
+			return true;
+	return iv->busy_pct > 0 || iv->requeues || iv->merges;
 }

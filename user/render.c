@@ -37,7 +37,10 @@ void bw_render_row(FILE *f, const struct bw_interval *iv, const struct bw_class 
 	cell(f, 6, 2, iv->depth_busy);
 	fprintf(f, " %4llu", (unsigned long long)iv->depth_max);
 	cell(f, 6, 1, iv->busy_pct);
-	cell(f, 6, 2, iv->p_eff);
+	if (isnan(iv->p_eff))
+		fprintf(f, " %6s", iv->p_eff_code ? iv->p_eff_code : "-");
+	else
+		cell(f, 6, 2, iv->p_eff);
 	fprintf(f, " %-7s", bw_class_name(cls ? cls->cls : BW_CLASS_UNKNOWN));
 	cell(f, 6, 2, iv->seg_per_rq);
 	cell(f, 8, 1, iv->merges_per_s);
@@ -64,6 +67,7 @@ void bw_render_json_dev(struct bw_json *j, const struct bw_interval *iv,
 {
 	bw_json_obj(j, NULL);
 	bw_json_str(j, "device", iv->name);
+	bw_json_str(j, "identity", iv->identity);
 	bw_json_bool(j, "gone", iv->gone);
 	bw_json_num(j, "reads_per_s", iv->r_per_s, 2);
 	bw_json_num(j, "writes_per_s", iv->w_per_s, 2);
@@ -84,6 +88,8 @@ void bw_render_json_dev(struct bw_json *j, const struct bw_interval *iv,
 	bw_json_str(j, "p_eff_undetermined_why", iv->p_eff_why);
 	bw_json_num(j, "solo_svc_ms", iv->solo_ms, 4);
 	bw_json_u64(j, "solo_samples", iv->solo_ios);
+	bw_json_str(j, "s1_source", iv->s1_source);
+	bw_json_num(j, "s1_age_s", iv->s1_age_s, 0);
 	bw_json_num(j, "s1_coverage", iv->s1_coverage, 3);
 	bw_json_str(j, "class", bw_class_name(cls ? cls->cls : BW_CLASS_UNKNOWN));
 	if (cls) {
@@ -143,6 +149,7 @@ void bw_render_json_stream(struct bw_json *j, const char *dev, const struct bw_s
 	bw_json_num(j, "depth_mean", s->depth, 3);
 	bw_json_u64(j, "depth_max", s->depth_max);
 	bw_json_num(j, "think_mean_ms", s->think_ms, 4);
+	bw_json_num(j, "think_p90_ms", s->think_p90_ms, 4);
 	bw_json_num(j, "sequential_pct", s->seq_pct, 2);
 	bw_json_num(j, "seek_mean_kb", s->seek_kb, 2);
 	bw_json_num(j, "sync_pct", s->sync_pct, 2);

@@ -6,84 +6,66 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "loader.h"
-
-#define MAX_STREAMS 4096
+#include "watch.h"
 
 struct stat_args {
-	struct bw_core_opts core;
+	struct bw_watch_opts w;
 	double interval;
 	long count;
 	bool json;
-	char names[BW_MAX_WATCH][BW_NAME_LEN];
-};
-
-/* Per device state that outlives one interval. */
-struct dev_state {
-	__u32 dev;
-	char name[BW_NAME_LEN];
-	bool gone;
-	struct bw_class cls;
-};
-
-struct stat_ctx {
-	struct stat_args *a;
-	struct bw_core *core;
-	struct bw_snap prev;
-	struct dev_state *st;
-	int nst;
-	struct bw_stream_snap *sprev, *scur;
-	int nsprev;
-	struct bw_part parts[1024];
-	int nparts;
+	bool hide_idle;		/* -z */
 };
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: blkwise stat [-d DEV]... [-i SECS] [-c COUNT] [--json] [--streams]\n"
-		"                    [--verbose] [--btf FILE] [--max-devices N]\n"
-		"  -d, --device DEV   watch DEV (as in /proc/partitions; a partition folds\n"
-		"                     into its disk); repeatable; default: every device\n"
+		"usage: blkwise stat [-d DEV]... [-i SECS] [-c COUNT] [-z] [--json] [--streams]\n"
+		"                    [--state-dir DIR | --no-state] [--verbose] [--btf FILE]\n"
+		"                    [--max-devices N]\n"
+		"  -d, --device DEV   watch DEV: a name (loop3), a block special file\n"
+		"                     (/dev/mapper/vg-lv) or MAJ:MIN; a partition folds into\n"
+		"                     its disk; repeatable.  Default: every device with a size\n"
+		"                     (and, for loop, a backing file)\n"
 		"  -i, --interval S   seconds per report (default 1)\n"
 		"  -c, --count N      stop after N reports\n"
+		"  -z                 leave out devices with no I/O in the interval\n"
 		"  -j, --json         one JSON object per interval (JSON Lines)\n"
 		"  -s, --streams      also per-process streams (costs a hash lookup per I/O)\n"
+		"      --state-dir DIR  where learned solo service times are kept\n"
+		"                     (default " BW_STATE_DIR ")\n"
+		"      --no-state     neither read nor write learned solo service times\n"
 		"  -v, --verbose      libbpf messages, map memory\n"
 		"      --btf FILE     kernel BTF, when /sys/kernel/btf/vmlinux is missing\n"
-		"      --max-devices N  device slots to size the maps for\n");
+		"      --max-devices N  device slots to size the maps for\n"
+		"      --version      version, git commit and libbpf version\n");
 }
 
-enum { OPT_BTF = 256, OPT_RAW_TP, OPT_MAX_DEV };
+enum { OPT_MAX_DEV = 256 };
 
 static int parse_args(int argc, char **argv, struct stat_args *a)
 {
 	static const struct option opts[] = {
-		{ "device", required_argument, NULL, 'd' },
+		BW_WATCH_LONGOPTS,
 		{ "interval", required_argument, NULL, 'i' },
 		{ "count", required_argument, NULL, 'c' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "streams", no_argument, NULL, 's' },
-		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
-		{ "btf", required_argument, NULL, OPT_BTF },
-		{ "force-raw-tp", no_argument, NULL, OPT_RAW_TP },
 		{ "max-devices", required_argument, NULL, OPT_MAX_DEV },
 		{}
 	};
 	long n;
-	int c;
+	int c, err;
 
 	a->interval = 1.0;
-	while ((c = getopt_long(argc, argv, "d:i:c:jsvh", opts, NULL)) != -1) {
+	bw_watch_opts_init(&a->w);
+	while ((c = getopt_long(argc, argv, "d:i:c:zjsvh", opts, NULL)) != -1) {
+		err = bw_watch_opt(&a->w, c, optarg);
+		if (err < 0)
+			return err;
+		if (err)
+			continue;
 		switch (c) {
-		case 'd':
-			if (a->core.nr_watch >= BW_MAX_WATCH) {
-				bw_err("too many -d (at most %d)", BW_MAX_WATCH);
-				return -EINVAL;
-			}
-			snprintf(a->names[a->core.nr_watch++], BW_NAME_LEN, "%s", optarg);
-			break;
 		case 'i':
 			if (bw_parse_interval(optarg, &a->interval)) {
 				bw_err("bad interval '%s': give seconds between 0.01 and 86400",
@@ -97,28 +79,22 @@ static int parse_args(int argc, char **argv, struct stat_args *a)
 				return -EINVAL;
 			}
 			break;
+		case 'z':
+			a->hide_idle = true;
+			break;
 		case 'j':
 			a->json = true;
 			bw_json_errors = true;
 			break;
 		case 's':
-			a->core.streams = true;
-			break;
-		case 'v':
-			a->core.verbose = true;
-			break;
-		case OPT_BTF:
-			a->core.btf_path = optarg;
-			break;
-		case OPT_RAW_TP:
-			a->core.force_raw_tp = true;
+			a->w.core.streams = true;
 			break;
 		case OPT_MAX_DEV:
 			if (bw_parse_count(optarg, &n) || n > 1024) {
 				bw_err("bad --max-devices '%s': give 1..1024", optarg);
 				return -EINVAL;
 			}
-			a->core.max_devices = (int)n;
+			a->w.core.max_devices = (int)n;
 			break;
 		case 'h':
 			usage(stdout);
@@ -136,251 +112,121 @@ static int parse_args(int argc, char **argv, struct stat_args *a)
 	return 0;
 }
 
-/* Names to dev_t; a partition is watched as its disk. */
-static int resolve_devices(struct stat_ctx *x)
+static void report_streams(struct bw_watch *w, struct bw_json *j)
 {
-	struct stat_args *a = x->a;
-	char disk[BW_NAME_LEN];
-	int i, j;
-
-	for (i = 0; i < a->core.nr_watch; i++) {
-		const char *name = a->names[i];
-		const struct bw_part *p;
-
-		if (!strncmp(name, "/dev/", 5))
-			name += 5;
-		if (bw_disk_of(name, disk, sizeof(disk)) == 1)
-			bw_warn("%s is a partition: watching its disk %s", name, disk);
-		p = bw_part_by_name(x->parts, x->nparts, disk);
-		if (!p) {
-			bw_err("unknown device '%s': not in /proc/partitions (see lsblk)",
-			       a->names[i]);
-			return -ENODEV;
-		}
-		for (j = 0; j < i; j++)
-			if (a->core.watch[j] == p->dev)
-				break;
-		a->core.watch[i] = p->dev;
-		snprintf(a->names[i], BW_NAME_LEN, "%s", p->name);
-		if (j < i) {	/* named twice: watch once */
-			a->core.nr_watch--;
-			i--;
-		}
-	}
-	return 0;
-}
-
-static struct dev_state *dev_state(struct stat_ctx *x, __u32 dev)
-{
-	struct dev_state *s;
-	int i;
-
-	for (i = 0; i < x->nst; i++)
-		if (x->st[i].dev == dev)
-			return &x->st[i];
-	s = realloc(x->st, (x->nst + 1) * sizeof(*s));
-	if (!s)
-		return NULL;
-	x->st = s;
-	s = &x->st[x->nst++];
-	memset(s, 0, sizeof(*s));
-	s->dev = dev;
-	return s;
-}
-
-/* Names from /proc/partitions; a device no longer there is reported gone once. */
-static int refresh_names(struct stat_ctx *x, struct bw_snap *cur)
-{
-	int i, alive = 0;
-
-	x->nparts = bw_read_partitions(x->parts, 1024);
-	if (x->nparts < 0)
-		return x->nparts;
-	for (i = 0; i < cur->nr; i++) {
-		struct bw_snap_dev *d = &cur->devs[i];
-		const struct bw_part *p = bw_part_by_dev(x->parts, x->nparts, d->dev);
-		struct dev_state *s = dev_state(x, d->dev);
-
-		if (!s)
-			return -ENOMEM;
-		if (p) {
-			snprintf(s->name, sizeof(s->name), "%s", p->name);
-			s->gone = false;
-			alive++;
-		} else if (!s->gone) {
-			s->gone = true;
-			if (!s->name[0])
-				snprintf(s->name, sizeof(s->name), "%u:%u", d->dev >> 20,
-					 d->dev & 0xfffff);
-			bw_core_forget_dev(x->core, d->dev);
-			bw_warn("%s: device gone; still watching the others", s->name);
-		}
-		memcpy(d->name, s->name, sizeof(d->name));
-	}
-	return alive;
-}
-
-static int cmp_name(const void *a, const void *b)
-{
-	return strcmp(((const struct bw_snap_dev *)a)->name, ((const struct bw_snap_dev *)b)->name);
-}
-
-static const struct bw_snap_dev *find_dev(const struct bw_snap *s, __u32 dev)
-{
-	int i;
-
-	for (i = 0; i < s->nr; i++)
-		if (s->devs[i].dev == dev)
-			return &s->devs[i];
-	return NULL;
-}
-
-static const struct bw_stream *find_stream(const struct bw_stream_snap *v, int n,
-					   const struct bw_stream_key *k)
-{
-	int i;
-
-	for (i = 0; i < n; i++)
-		if (v[i].key.dev == k->dev && v[i].key.tgid == k->tgid)
-			return &v[i].s;
-	return NULL;
-}
-
-static void report_streams(struct stat_ctx *x, struct bw_json *j, __u64 now, double secs)
-{
-	struct bw_stream_snap *tmp;
-	int i, n = bw_core_streams(x->core, x->scur, MAX_STREAMS, now);
 	bool header = false;
+	int i;
 
 	if (j)
 		bw_json_arr(j, "streams");
-	for (i = 0; i < n; i++) {
-		const struct bw_stream_snap *s = &x->scur[i];
-		const struct bw_part *p = bw_part_by_dev(x->parts, x->nparts, s->key.dev);
-		struct bw_stream_interval si;
+	for (i = 0; i < w->nstreams; i++) {
+		const struct bw_watch_stream *s = &w->streams[i];
+		const char *name = s->dev && s->dev->info.name[0] ? s->dev->info.name : "?";
 
-		bw_stream_compute(find_stream(x->sprev, x->nsprev, &s->key), &s->s, secs, &si);
-		if (!si.ios)
-			continue;
-		si.dev = s->key.dev;
-		si.tgid = s->key.tgid;
 		if (j) {
-			bw_render_json_stream(j, p ? p->name : "?", &si);
+			bw_render_json_stream(j, name, &s->s);
 			continue;
 		}
 		if (!header) {
 			bw_render_stream_header(stdout);
 			header = true;
 		}
-		bw_render_stream_row(stdout, p ? p->name : "?", &si);
+		bw_render_stream_row(stdout, name, &s->s);
 	}
 	if (j)
 		bw_json_close(j, ']');
-	tmp = x->sprev;
-	x->sprev = x->scur;
-	x->scur = tmp;
-	x->nsprev = n;
 }
 
-static void report(struct stat_ctx *x, struct bw_snap *cur)
+static void report(struct stat_args *a, struct bw_watch *w, struct bw_watch_dev **rows)
 {
-	double secs = (cur->ts_ns - x->prev.ts_ns) / 1e9;
+	static bool legend_shown;
 	struct bw_json j;
 	char stamp[32];
 	time_t t = time(NULL);
-	int i;
+	int i, n = bw_watch_rows(w, rows);
 
 	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S%z", localtime(&t));
-	qsort(cur->devs, cur->nr, sizeof(cur->devs[0]), cmp_name);
-	if (x->a->json) {
+	if (a->json) {
 		bw_json_begin(&j, stdout);
 		bw_json_obj(&j, NULL);
 		bw_json_str(&j, "timestamp", stamp);
-		bw_json_num(&j, "interval_s", secs, 3);
+		bw_json_num(&j, "interval_s", w->secs, 3);
 		bw_json_arr(&j, "devices");
 	} else {
-		printf("\n%s  interval %.3f s\n", stamp, secs);
+		if (!legend_shown)
+			bw_render_legend(stdout);
+		legend_shown = true;
+		printf("\n%s  interval %.3f s\n", stamp, w->secs);
 		bw_render_header(stdout);
 	}
-	for (i = 0; i < cur->nr; i++) {
-		const struct bw_snap_dev *d = &cur->devs[i];
-		struct dev_state *s = dev_state(x, d->dev);
-		struct bw_interval iv;
+	for (i = 0; i < n; i++) {
+		const struct bw_watch_dev *s = rows[i];
 
-		if (!s)
+		if (a->hide_idle && !s->iv.gone && !bw_interval_active(&s->iv))
 			continue;
-		bw_interval_compute(find_dev(&x->prev, d->dev), d, secs, &bw_peff_default, &iv);
-		iv.gone = s->gone;
-		bw_class_update(&s->cls, iv.p_eff, secs);
-		if (x->a->json)
-			bw_render_json_dev(&j, &iv, &s->cls, d->inflight);
+		if (a->json)
+			bw_render_json_dev(&j, &s->iv, &s->cls, s->inflight);
 		else
-			bw_render_row(stdout, &iv, &s->cls);
+			bw_render_row(stdout, &s->iv, &s->cls);
 	}
-	if (x->a->json) {
+	if (a->json) {
 		bw_json_close(&j, ']');
-		if (x->a->core.streams)
-			report_streams(x, &j, cur->ts_ns, secs);
+		if (a->w.core.streams)
+			report_streams(w, &j);
 		bw_json_close(&j, '}');
 		bw_json_end(&j);
 	} else {
-		if (x->a->core.streams)
-			report_streams(x, NULL, cur->ts_ns, secs);
+		if (a->w.core.streams)
+			report_streams(w, NULL);
 		fflush(stdout);
 	}
 }
 
-static int take(struct stat_ctx *x, struct bw_snap *s)
+static int run(struct stat_args *a, struct bw_watch *w)
 {
-	int err = bw_core_snapshot(x->core, s);
-
-	if (err)
-		return err;
-	return refresh_names(x, s);
-}
-
-static int run(struct stat_ctx *x)
-{
-	struct bw_snap cur = {};
+	struct bw_watch_dev **rows = NULL;
 	long n = 0;
 	int alive, err = 0;
+	__u64 t0;
 
-	alive = take(x, &x->prev);
-	if (alive < 0)
-		return alive;
 	while (!bw_exiting) {
-		err = bw_sleep_ns((__u64)(x->a->interval * 1e9));
+		err = bw_sleep_ns((__u64)(a->interval * 1e9));
 		if (err && err != -EINTR)
 			break;
-		alive = take(x, &cur);
+		t0 = w->prev.ts_ns;
+		alive = bw_watch_sample(w);
 		if (alive < 0) {
 			err = alive;
 			break;
 		}
+		free(rows);
+		rows = calloc(w->ndevs ? w->ndevs : 1, sizeof(*rows));
+		if (!rows) {
+			err = -ENOMEM;
+			break;
+		}
 		/* On a signal, report the partial interval so no completion is lost. */
-		if (cur.ts_ns - x->prev.ts_ns > 1000000 || !bw_exiting)
-			report(x, &cur);
-		bw_snap_free(&x->prev);
-		x->prev = cur;
-		memset(&cur, 0, sizeof(cur));
+		if (w->prev.ts_ns - t0 > 1000000 || !bw_exiting)
+			report(a, w, rows);
 		err = 0;
-		if (x->a->core.nr_watch && !alive) {
+		if (a->w.core.nr_watch && !alive) {
 			bw_err("every watched device is gone");
 			err = -ENODEV;
 			break;
 		}
-		if (x->a->count && ++n >= x->a->count)
+		if (a->count && ++n >= a->count)
 			break;
 	}
-	bw_snap_free(&cur);
+	bw_watch_save(w);
+	free(rows);
 	return err == -EINTR ? 0 : err;
 }
 
 int cmd_stat(int argc, char **argv)
 {
 	struct stat_args *a = calloc(1, sizeof(*a));
-	struct stat_ctx x = { .a = a };
-	int err, ret = BW_EXIT_RUNTIME;
+	struct bw_watch w = {};
+	int ret = BW_EXIT_RUNTIME;
 
 	if (!a) {
 		bw_err("out of memory");
@@ -390,39 +236,20 @@ int cmd_stat(int argc, char **argv)
 		ret = BW_EXIT_USAGE;
 		goto out;
 	}
-	x.nparts = bw_read_partitions(x.parts, 1024);
-	if (x.nparts < 0)
-		goto out;
-	if (resolve_devices(&x)) {
+	if (bw_watch_resolve(&w, &a->w)) {
 		ret = BW_EXIT_USAGE;
 		goto out;
 	}
-	if (bw_check_privileges())
-		goto out;
-	if (a->core.streams) {
-		x.sprev = calloc(MAX_STREAMS, sizeof(*x.sprev));
-		x.scur = calloc(MAX_STREAMS, sizeof(*x.scur));
-		if (!x.sprev || !x.scur) {
-			bw_err("out of memory");
-			goto out;
-		}
-	}
 	bw_install_signals();
-	if (bw_core_open(&x.core, &a->core))
+	if (bw_watch_start(&w))
 		goto out;
-	if (a->core.verbose)
-		bw_core_print_memory(x.core, stderr);
 	bw_warn("watching %s (%s); Ctrl-C to stop",
-		a->core.nr_watch ? "the named devices" : "every device", bw_core_attach_mode(x.core));
-	err = run(&x);
-	if (!err)
+		a->w.core.nr_watch ? "the named devices" : "every device",
+		bw_core_attach_mode(w.core));
+	if (!run(a, &w))
 		ret = 0;
 out:
-	bw_core_close(x.core);
-	bw_snap_free(&x.prev);
-	free(x.st);
-	free(x.sprev);
-	free(x.scur);
+	bw_watch_close(&w);
 	free(a);
 	return ret;
 }

@@ -10,7 +10,9 @@
 #include <unistd.h>
 #include <linux/capability.h>
 #include <sys/syscall.h>
+#include <bpf/libbpf.h>
 #include "blkwise.h"
+#include "version.h"
 
 #ifndef CAP_PERFMON
 #define CAP_PERFMON 38
@@ -20,6 +22,12 @@
 #endif
 
 bool bw_json_errors;
+
+void bw_print_version(FILE *f)
+{
+	fprintf(f, "blkwise %s (commit %s), libbpf %s\n", BW_VERSION, BW_COMMIT,
+		libbpf_version_string());
+}
 volatile int bw_exiting;
 
 static void vreport(const char *kind, const char *fmt, va_list ap)
@@ -65,59 +73,16 @@ __u64 bw_now_ns(void)
 	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-int bw_read_partitions(struct bw_part *out, int max)
-{
-	FILE *f = fopen("/proc/partitions", "r");
-	int n;
-
-	if (!f) {
-		bw_err("opening /proc/partitions: %s; is /proc mounted?", strerror(errno));
-		return -errno;
-	}
-	n = bw_parse_partitions(f, out, max);
-	fclose(f);
-	return n;
-}
-
-/* The whole disk a name belongs to ("vda1" -> "vda"); 1 if name is a partition. */
-int bw_disk_of(const char *name, char *disk, size_t len)
-{
-	char path[PATH_MAX], real[PATH_MAX], *slash;
-
-	snprintf(path, sizeof(path), "/sys/class/block/%s/partition", name);
-	if (access(path, F_OK)) {
-		snprintf(disk, len, "%s", name);
-		return 0;
-	}
-	snprintf(path, sizeof(path), "/sys/class/block/%s", name);
-	if (!realpath(path, real))
-		return -errno;
-	slash = strrchr(real, '/');
-	if (!slash)
-		return -EINVAL;
-	*slash = '\0';
-	slash = strrchr(real, '/');
-	snprintf(disk, len, "%s", slash ? slash + 1 : real);
-	return 1;
-}
-
 int bw_read_sysfs_u64(const char *disk, const char *attr, __u64 *val)
 {
-	char path[PATH_MAX];
-	unsigned long long v;
-	FILE *f;
-	int ok;
+	char buf[64], *end;
+	int err = bw_sysfs_get(disk, attr, buf, sizeof(buf));
 
-	snprintf(path, sizeof(path), "/sys/block/%s/%s", disk, attr);
-	f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	ok = fscanf(f, "%llu", &v) == 1;
-	fclose(f);
-	if (!ok)
-		return -EINVAL;
-	*val = v;
-	return 0;
+	if (err)
+		return err;
+	errno = 0;
+	*val = strtoull(buf, &end, 10);
+	return errno || end == buf ? -EINVAL : 0;
 }
 
 static bool has_cap(const struct __user_cap_data_struct *d, int cap)

@@ -31,7 +31,7 @@ static void test_peff_parallel_device(void)
 	/* P=4 at 2 ms: 2000 reads in 1 s busy, each seeing 8 ms at depth 16. */
 	fill(&prev, 0, 0, 0, 0, 0);
 	fill(&cur, 2000, 8000000, 1000000000, 100, 2000000);
-	bw_interval_compute(&prev, &cur, 1.0, &bw_peff_default, &iv);
+	bw_interval_compute(&prev, &cur, 1.0, &bw_peff_default, NULL, 0, &iv);
 	CHECK_NEAR(iv.p_eff, 4.0, 1e-9, "P_eff = N * S1 / T_b");
 	CHECK_NEAR(iv.depth_busy, 16.0, 1e-9, "L = sum(D2C) / T_b");
 	CHECK_NEAR(iv.r_per_s, 2000, 1e-9, "r/s");
@@ -50,17 +50,17 @@ static void test_peff_undetermined(void)
 	fill(&prev, 0, 0, 0, 0, 0);
 	/* Depth 1: L = 1, P_eff must not be guessed. */
 	fill(&cur, 500, 2000000, 1000000000, 500, 2000000);
-	bw_interval_compute(&prev, &cur, 1.0, &bw_peff_default, &iv);
+	bw_interval_compute(&prev, &cur, 1.0, &bw_peff_default, NULL, 0, &iv);
 	CHECK(isnan(iv.p_eff), "depth 1 is undetermined (got %g)", iv.p_eff);
 	CHECK(iv.p_eff_why && !strcmp(iv.p_eff_why, "not driven at depth"), "reason");
 	/* Deep but S1 never seen. */
 	fill(&cur, 2000, 8000000, 1000000000, 0, 0);
-	bw_interval_compute(&prev, &cur, 1.0, &bw_peff_default, &iv);
+	bw_interval_compute(&prev, &cur, 1.0, &bw_peff_default, NULL, 0, &iv);
 	CHECK(isnan(iv.p_eff), "no S1 is undetermined");
 	CHECK(iv.p_eff_why && !strcmp(iv.p_eff_why, "solo service time unknown"), "reason");
 	/* Idle. */
 	fill(&cur, 0, 0, 0, 0, 0);
-	bw_interval_compute(&prev, &cur, 1.0, &bw_peff_default, &iv);
+	bw_interval_compute(&prev, &cur, 1.0, &bw_peff_default, NULL, 0, &iv);
 	CHECK(isnan(iv.p_eff) && isnan(iv.svc_mean_ms) && isnan(iv.depth_busy), "idle");
 }
 
@@ -107,22 +107,91 @@ static void test_parse_args(void)
 	CHECK(bw_parse_count("99999999999999999999", &n) != 0, "overflow");
 }
 
-static void test_partitions(void)
+static void test_stored_s1(void)
 {
-	const char *text = "major minor  #blocks  name\n\n"
-			   " 254        0  262144000 vda\n"
-			   " 254        1  262142976 vda1\n"
-			   "   7        3     262144 loop3\n";
-	struct bw_part p[8];
-	FILE *f = fmemopen((void *)text, strlen(text), "r");
-	int n = bw_parse_partitions(f, p, 8);
+	static struct bw_snap_dev prev, cur;
+	struct bw_s1_dev st = {};
+	struct bw_interval iv;
 
+	/* Deep, no live solo sample: a stored S1 of 2 ms, learned 600 s ago, decides. */
+	fill(&prev, 0, 0, 0, 0, 0);
+	fill(&cur, 2000, 8000000, 1000000000, 0, 0);
+	st.s[BW_OP_READ][0] = (struct bw_s1){ .samples = 50, .mean_ns = 2000000, .learned = 1000 };
+	bw_interval_compute(&prev, &cur, 1.0, &bw_peff_default, &st, 1600, &iv);
+	CHECK_NEAR(iv.p_eff, 4.0, 1e-9, "P_eff from the stored S1");
+	CHECK(iv.s1_source && !strcmp(iv.s1_source, "stored"), "source stored");
+	CHECK_NEAR(iv.s1_age_s, 600, 1e-9, "age");
+	CHECK(iv.solo_ios == 50, "stored sample count, got %llu", (unsigned long long)iv.solo_ios);
+	/* Enough live samples replace it, whatever the store says. */
+	fill(&cur, 2000, 8000000, 1000000000, 20, 1000000);
+	bw_interval_compute(&prev, &cur, 1.0, &bw_peff_default, &st, 1600, &iv);
+	CHECK_NEAR(iv.p_eff, 2.0, 1e-9, "P_eff from the live S1");
+	CHECK(iv.s1_source && !strcmp(iv.s1_source, "live") && isnan(iv.s1_age_s), "source live");
+	/* Too few live samples: the stored one still serves. */
+	fill(&cur, 2000, 8000000, 1000000000, 19, 1000000);
+	bw_interval_compute(&prev, &cur, 1.0, &bw_peff_default, &st, 1600, &iv);
+	CHECK_NEAR(iv.p_eff, 4.0, 1e-9, "19 live samples do not replace it");
+	/* A stored record of another size class does not count. */
+	st.s[BW_OP_READ][0].samples = 0;
+	st.s[BW_OP_READ][3] = (struct bw_s1){ .samples = 50, .mean_ns = 2000000, .learned = 1 };
+	fill(&cur, 2000, 8000000, 1000000000, 0, 0);
+	bw_interval_compute(&prev, &cur, 1.0, &bw_peff_default, &st, 1600, &iv);
+	CHECK(isnan(iv.p_eff) && iv.s1_source == NULL, "other class: undetermined");
+	CHECK(iv.p_eff_code && !strcmp(iv.p_eff_code, "-nS1"), "code -nS1");
+}
+
+static void test_peff_codes(void)
+{
+	static struct bw_snap_dev prev, cur;
+	struct bw_interval iv;
+
+	fill(&prev, 0, 0, 0, 0, 0);
+	fill(&cur, 10, 2000000, 20000000, 10, 2000000);
+	bw_interval_compute(&prev, &cur, 1.0, &bw_peff_default, NULL, 0, &iv);
+	CHECK(iv.p_eff_code && !strcmp(iv.p_eff_code, "-n<20"), "few: %s", iv.p_eff_code);
+	fill(&cur, 500, 2000000, 1000000000, 500, 2000000);
+	bw_interval_compute(&prev, &cur, 1.0, &bw_peff_default, NULL, 0, &iv);
+	CHECK(iv.p_eff_code && !strcmp(iv.p_eff_code, "-L<1.5"), "shallow: %s", iv.p_eff_code);
+	fill(&cur, 0, 0, 0, 0, 0);
+	bw_interval_compute(&prev, &cur, 1.0, &bw_peff_default, NULL, 0, &iv);
+	CHECK(iv.p_eff_code && !strcmp(iv.p_eff_code, "-"), "idle: %s", iv.p_eff_code);
+	CHECK(!bw_interval_active(&iv), "idle is not active");
+	fill(&cur, 2000, 8000000, 1000000000, 100, 2000000);
+	bw_interval_compute(&prev, &cur, 1.0, &bw_peff_default, NULL, 0, &iv);
+	CHECK(!iv.p_eff_code && !iv.p_eff_why, "determined: no code");
+	CHECK(bw_interval_active(&iv), "active");
+}
+
+static void test_uevent_identity(void)
+{
+	const char *text = "MAJOR=7\nMINOR=3\nDEVNAME=loop3p1\nDEVTYPE=partition\nDISKSEQ=9\n";
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+	struct bw_devinfo di = {};
+	char id[BW_ID_LEN];
+
+	CHECK(bw_parse_uevent(f, &di) == 0, "parsed");
 	fclose(f);
-	CHECK(n == 3, "three entries, got %d", n);
-	CHECK(bw_part_by_name(p, n, "/dev/loop3") && bw_part_by_name(p, n, "loop3")->dev ==
-	      ((7u << 20) | 3), "loop3 by name and /dev path");
-	CHECK(bw_part_by_dev(p, n, (254u << 20) | 1) == &p[1], "vda1 by dev");
-	CHECK(!bw_part_by_name(p, n, "sdz"), "unknown name");
+	CHECK(!strcmp(di.name, "loop3p1") && di.partition, "name %s, partition", di.name);
+	f = fmemopen((void *)"MAJOR=1\n", 8, "r");
+	memset(&di, 0, sizeof(di));
+	CHECK(bw_parse_uevent(f, &di) != 0, "no DEVNAME is an error");
+	fclose(f);
+	CHECK(bw_pick_identity("eui.0025", "S3X", "/img", 0, 7u << 20, id, sizeof(id)) ==
+	      BW_ID_WWID && !strcmp(id, "wwid:eui.0025"), "wwid first: %s", id);
+	CHECK(bw_pick_identity("", "S3X", "/img", 0, 7u << 20, id, sizeof(id)) == BW_ID_SERIAL &&
+	      !strcmp(id, "serial:S3X"), "then serial: %s", id);
+	CHECK(bw_pick_identity("", "", "/img", 4096, 7u << 20, id, sizeof(id)) == BW_ID_BACKING &&
+	      !strcmp(id, "loop:/img@4096"), "then backing file and offset: %s", id);
+	CHECK(bw_pick_identity("", "", "/img (deleted)", 0, (7u << 20) | 3, id, sizeof(id)) ==
+	      BW_ID_DEVT && !strcmp(id, "devt:7:3"), "deleted backing file: dev_t: %s", id);
+	CHECK(bw_id_note(BW_ID_DEVT) && !bw_id_note(BW_ID_BACKING), "a note only for dev_t");
+	di = (struct bw_devinfo){ .exists = true, .size_sectors = 0, .has_backing = true };
+	CHECK(!bw_dev_present(&di), "size 0 is not shown");
+	di.size_sectors = 8;
+	di.has_backing = false;
+	CHECK(!bw_dev_present(&di), "no backing store is not shown");
+	di.has_backing = true;
+	CHECK(bw_dev_present(&di), "sized and backed is shown");
 }
 
 static void test_json(void)
@@ -151,7 +220,8 @@ int main(void)
 {
 	static const struct unit_test tests[] = {
 		UNIT(test_peff_parallel_device), UNIT(test_peff_undetermined),
-		UNIT(test_class_hysteresis), UNIT(test_parse_args), UNIT(test_partitions),
+		UNIT(test_class_hysteresis), UNIT(test_parse_args), UNIT(test_stored_s1),
+		UNIT(test_peff_codes), UNIT(test_uevent_identity),
 		UNIT(test_json),
 	};
 

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The S1 store's file format: round trip, merge, prune, and damaged files. */
+#include <errno.h>
+#include <stdlib.h>
+#include "unit.h"
+#include "blkwise.h"
+
+static int parse_text(const char *text, struct bw_s1_store *s, char *why, size_t len)
+{
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+	int err = bw_s1_store_parse(f, s, why, len);
+
+	fclose(f);
+	return err;
+}
+
+static void test_round_trip(void)
+{
+	struct bw_s1_store a = {}, b = {};
+	struct bw_s1 v = { .samples = 1234, .mean_ns = 2083112, .learned = 1764570000 };
+	struct bw_s1_dev d;
+	char *buf = NULL, why[200];
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	CHECK(!bw_s1_store_put(&a, "loop:/var/tmp/a b.img", BW_OP_READ, 0, &v), "put");
+	v.mean_ns = 9000000;
+	CHECK(!bw_s1_store_put(&a, "loop:/var/tmp/a b.img", BW_OP_WRITE, 5, &v), "put write");
+	CHECK(!bw_s1_store_put(&a, "serial:X", BW_OP_READ, 0, &v), "put other");
+	CHECK(bw_s1_store_put(&a, "bad\tid", BW_OP_READ, 0, &v) == -EINVAL, "tab refused");
+	CHECK(bw_s1_store_put(&a, "x", BW_OP_READ, BW_SIZE_CLASSES, &v) == -EINVAL, "class");
+	CHECK(!bw_s1_store_format(f, &a), "format");
+	fclose(f);
+	CHECK(!parse_text(buf, &b, why, sizeof(why)), "parse back: %s", why);
+	CHECK(b.n == 3, "three records, got %d", b.n);
+	CHECK(bw_s1_store_get(&b, "loop:/var/tmp/a b.img", &d) == 2, "two for the loop");
+	CHECK(d.s[BW_OP_READ][0].mean_ns == 2083112 && d.s[BW_OP_READ][0].samples == 1234 &&
+	      d.s[BW_OP_READ][0].learned == 1764570000, "read record intact");
+	CHECK(d.s[BW_OP_WRITE][5].mean_ns == 9000000, "write record intact");
+	CHECK(d.s[BW_OP_READ][1].samples == 0, "nothing else");
+	free(buf);
+	bw_s1_store_free(&a);
+	bw_s1_store_free(&b);
+}
+
+static void test_damaged(void)
+{
+	static const char *const bad[] = {
+		"",
+		"something else\n",
+		"blkwise-s1 2\n",
+		"blkwise-s1 1\nloop:/a\tread\t0\t10\n",
+		"blkwise-s1 1\nloop:/a\tfrob\t0\t10\t10\t10\n",
+		"blkwise-s1 1\nloop:/a\tread\t8\t10\t10\t10\n",
+		"blkwise-s1 1\nloop:/a\tread\t0\t0\t10\t10\n",
+		"blkwise-s1 1\nloop:/a\tread\t0\t10\t10\t10 trailing\n",
+		"\x7f" "ELF\x02\x01\x01",
+	};
+	struct bw_s1_store s = {};
+	char why[200];
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		why[0] = '\0';
+		CHECK(parse_text(bad[i], &s, why, sizeof(why)) == -EINVAL, "case %zu refused", i);
+		CHECK(why[0], "case %zu says why", i);
+		bw_s1_store_free(&s);
+	}
+	CHECK(!parse_text("blkwise-s1 1\n# comment\n\nloop:/a\tread\t0\t10\t10\t10\n", &s, why,
+			  sizeof(why)) && s.n == 1, "comments and blank lines are fine");
+	bw_s1_store_free(&s);
+}
+
+static void test_merge_prune(void)
+{
+	struct bw_s1_store mine = {}, disk = {};
+	struct bw_s1_rec *r;
+
+	bw_s1_store_put(&mine, "a", 0, 0, &(struct bw_s1){ 20, 100, 50 });
+	bw_s1_store_put(&disk, "a", 0, 0, &(struct bw_s1){ 30, 200, 40 });	/* older */
+	bw_s1_store_put(&disk, "b", 0, 0, &(struct bw_s1){ 30, 300, 60 });	/* theirs only */
+	bw_s1_store_put(&disk, "c", 1, 2, &(struct bw_s1){ 30, 400, 70 });
+	CHECK(!bw_s1_store_merge(&mine, &disk), "merge");
+	r = bw_s1_store_find(&mine, "a", 0, 0);
+	CHECK(r && r->v.mean_ns == 100, "ours is newer: kept");
+	CHECK(bw_s1_store_find(&mine, "b", 0, 0) && bw_s1_store_find(&mine, "c", 1, 2),
+	      "theirs added");
+	bw_s1_store_put(&disk, "a", 0, 0, &(struct bw_s1){ 30, 500, 90 });
+	bw_s1_store_merge(&mine, &disk);
+	CHECK(bw_s1_store_find(&mine, "a", 0, 0)->v.mean_ns == 500, "a newer one replaces ours");
+	bw_s1_store_prune(&mine, 2);
+	CHECK(mine.n == 2 && !bw_s1_store_find(&mine, "b", 0, 0), "prune drops the oldest");
+	bw_s1_store_free(&mine);
+	bw_s1_store_free(&disk);
+}
+
+int main(void)
+{
+	static const struct unit_test tests[] = {
+		UNIT(test_round_trip), UNIT(test_damaged), UNIT(test_merge_prune),
+	};
+
+	return unit_run("s1store", tests, sizeof(tests) / sizeof(tests[0]));
+}

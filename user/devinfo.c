@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What sysfs says of a block device: its name (uevent's DEVNAME, which
+ * /proc/partitions omits for some drivers, e.g. null_blk on 5.10), whether
+ * it is a partition, its size, its backing store and a stable identity.
+ * The choices themselves (what is shown, which identity wins) are pure and
+ * live in devname.c.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include "blkwise.h"
+
+/* First line of /sys/dev/block/M:m/REL without its newline; -errno if none. */
+static int read_line(__u32 dev, const char *rel, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+	FILE *f;
+	char *ok;
+
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/%s", BW_MAJOR(dev), BW_MINOR(dev), rel);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	ok = fgets(buf, (int)len, f);
+	fclose(f);
+	if (!ok) {
+		buf[0] = '\0';
+		return 0;
+	}
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+/* 0 when /sys/dev/block/M:m/REL exists. */
+static int access_dev(__u32 dev, const char *rel)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/%s", BW_MAJOR(dev), BW_MINOR(dev), rel);
+	return access(path, F_OK) ? -errno : 0;
+}
+
+/* The whole disk a partition belongs to: the dev of its parent directory. */
+static __u32 parent_disk(__u32 dev)
+{
+	char buf[32];
+	unsigned int ma, mi;
+
+	if (read_line(dev, "../dev", buf, sizeof(buf)) || sscanf(buf, "%u:%u", &ma, &mi) != 2)
+		return dev;
+	return BW_MKDEV(ma, mi);
+}
+
+static void read_identity(__u32 dev, struct bw_devinfo *di)
+{
+	static const char *const wwids[] = { "wwid", "device/wwid" };
+	static const char *const serials[] = { "device/serial", "serial" };
+	char wwid[BW_ID_LEN] = "", serial[BW_ID_LEN] = "", backing[PATH_MAX] = "";
+	char off[32] = "";
+	size_t i;
+
+	for (i = 0; i < 2 && !wwid[0]; i++)
+		read_line(dev, wwids[i], wwid, sizeof(wwid));
+	for (i = 0; i < 2 && !serial[0]; i++)
+		read_line(dev, serials[i], serial, sizeof(serial));
+	read_line(dev, "device/model", di->model, sizeof(di->model));
+	if (!read_line(dev, "loop/backing_file", backing, sizeof(backing)))
+		read_line(dev, "loop/offset", off, sizeof(off));
+	di->id_kind = bw_pick_identity(wwid, serial, backing, strtoull(off, NULL, 10), dev,
+				       di->id, sizeof(di->id));
+}
+
+int bw_dev_probe(__u32 dev, struct bw_devinfo *di)
+{
+	char buf[128];
+	FILE *f;
+	int err;
+
+	memset(di, 0, sizeof(*di));
+	di->dev = dev;
+	di->disk = dev;
+	snprintf(buf, sizeof(buf), "/sys/dev/block/%u:%u/uevent", BW_MAJOR(dev), BW_MINOR(dev));
+	f = fopen(buf, "r");
+	if (!f)
+		return -errno;
+	err = bw_parse_uevent(f, di);
+	fclose(f);
+	if (err)
+		return err;
+	di->exists = true;
+	if (di->partition)
+		di->disk = parent_disk(dev);
+	if (!read_line(dev, "size", buf, sizeof(buf)))
+		di->size_sectors = strtoull(buf, NULL, 10);
+	/* A loop device (LOOP_MAJOR, include/uapi/linux/major.h) has a file only while bound. */
+	di->is_loop = BW_MAJOR(dev) == 7;
+	di->has_backing = !di->is_loop || !access_dev(dev, "loop/backing_file");
+	if (!read_line(dev, "queue/rotational", buf, sizeof(buf)))
+		di->rotational = buf[0] == '1';
+	read_identity(dev, di);
+	return 0;
+}
+
+/*
+ * A name as a user gives it: "loop3", "/dev/loop3", "/dev/mapper/vg-lv"
+ * or any other block special file, or "7:3".  0 and *dev, or -ENODEV.
+ */
+int bw_dev_lookup(const char *arg, __u32 *dev)
+{
+	unsigned int ma, mi;
+	char path[PATH_MAX], buf[32];
+	struct stat st;
+	FILE *f;
+	char c;
+
+	if (sscanf(arg, "%u:%u%c", &ma, &mi, &c) == 2) {
+		*dev = BW_MKDEV(ma, mi);
+		return access_dev(*dev, "uevent") ? -ENODEV : 0;
+	}
+	if (arg[0] == '/') {
+		if (stat(arg, &st) || !S_ISBLK(st.st_mode))
+			return -ENODEV;
+		*dev = BW_MKDEV(major(st.st_rdev), minor(st.st_rdev));
+		return 0;
+	}
+	if (strchr(arg, '/'))
+		return -ENODEV;
+	snprintf(path, sizeof(path), "/sys/class/block/%s/dev", arg);
+	f = fopen(path, "r");
+	if (!f)
+		return -ENODEV;
+	if (!fgets(buf, sizeof(buf), f) || sscanf(buf, "%u:%u", &ma, &mi) != 2) {
+		fclose(f);
+		return -ENODEV;
+	}
+	fclose(f);
+	*dev = BW_MKDEV(ma, mi);
+	return 0;
+}
+
+/* /sys/block/DISK/ATTR for reading (first line) and writing. */
+int bw_sysfs_get(const char *disk, const char *attr, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), "/sys/block/%s/%s", disk, attr);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	ok = fgets(buf, (int)len, f) != NULL;
+	fclose(f);
+	if (!ok)
+		return -EIO;
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+int bw_sysfs_set(const char *disk, const char *attr, const char *val)
+{
+	char path[PATH_MAX];
+	size_t n = strlen(val);
+	ssize_t w;
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), "/sys/block/%s/%s", disk, attr);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	w = write(fd, val, n);
+	if (w < 0)
+		err = -errno;
+	else if ((size_t)w != n)
+		err = -EIO;
+	if (close(fd) && !err)
+		err = -errno;
+	return err;
+}
+
+int bw_sysfs_writable(const char *disk, const char *attr)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "/sys/block/%s/%s", disk, attr);
+	return access(path, W_OK) ? -errno : 0;
+}

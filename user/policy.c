@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The tuner's policy (see policy.h and DESIGN.md, "Idling steering").
+ *
+ * Rules, in order, for each full window of a device with I/O:
+ *  1. A probe's verdict, taken on the same workload less than
+ *     probe_every_s ago, stands: it measured both settings on this load.
+ *  2. Else the device class decides: deep -> 0 (idling for one queue wastes
+ *     a device that can serve the others meanwhile); shallow with sync
+ *     sequential streams -> idle for about their p90 think time; shallow
+ *     otherwise -> leave it (throughput) or 0 (latency).
+ *  3. Else, when the evidence is missing (class unknown and P_eff
+ *     undetermined in this window, as it is while BFQ idles: one queue at
+ *     a time keeps the device at depth ~1) and two or more streams compete,
+ *     probe: the other setting for probe_s, measured after settle_s, and
+ *     compared with the window just before.  Throughput that differs by
+ *     more than `gain` decides; a tie goes to P_eff's class as the probe
+ *     measured it (deep -> 0, shallow -> idling), else back.
+ *  4. Changes are at least dwell_s apart, a probe's start and end aside
+ *     (a probe is itself bounded and rate-limited).
+ * The latency policy keeps idling only for a gain of 4 x `gain`, and
+ * settles ties on 0: idling holds every other queue back.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "policy.h"
+
+const struct bw_tune_cfg bw_tune_cfg_default = {
+	.policy = BW_POLICY_THROUGHPUT,
+	.max_idle_us = 8000,
+	.min_idle_us = 1000,
+	.window_s = 1.0,
+	.settle_s = 0.25,
+	.probe_s = 1.0,
+	.probe_every_s = 300,
+	.dwell_s = 10,
+	.gain = 0.05,
+	.min_ios = 20,
+};
+
+const char *bw_tune_action_name(enum bw_tune_action a)
+{
+	static const char *const names[] = { "none", "set", "probe", "keep", "revert" };
+
+	return a <= BW_TUNE_REVERT ? names[a] : "?";
+}
+
+void bw_tune_init(struct bw_tune_state *st, __u32 setting)
+{
+	memset(st, 0, sizeof(*st));
+	st->setting = setting;
+	st->last_change = -1;
+	st->last_probe = -1;
+}
+
+/*
+ * Idle a little past the streams' p90 think time: twice it plus 0.5 ms for
+ * the completion-to-next-request path, clamped.  Unknown think: the ceiling.
+ */
+__u32 bw_tune_idle_for(const struct bw_tune_cfg *cfg, double think_ms)
+{
+	double us = isnan(think_ms) ? cfg->max_idle_us : think_ms * 2000 + 500;
+
+	if (us < cfg->min_idle_us)
+		us = cfg->min_idle_us;
+	if (us > cfg->max_idle_us)
+		us = cfg->max_idle_us;
+	return (__u32)us;
+}
+
+double bw_tune_win_mbps(const struct bw_tune_win *w)
+{
+	return w->secs > 0 ? w->bytes / 1048576.0 / w->secs : NAN;
+}
+
+double bw_tune_win_peff(const struct bw_tune_win *w)
+{
+	return w->peff_ios > 0 ? w->peff_sum / w->peff_ios : NAN;
+}
+
+double bw_tune_win_depth(const struct bw_tune_win *w)
+{
+	return w->busy_s > 0 ? w->depth_sum / w->busy_s : NAN;
+}
+
+static void win_add(struct bw_tune_win *w, const struct bw_tune_obs *o)
+{
+	w->secs += o->secs;
+	w->bytes += o->bytes;
+	w->busy_s += o->busy_s;
+	w->ios += o->ios;
+	if (!isnan(o->p_eff)) {
+		w->peff_ios += o->ios;
+		w->peff_sum += o->p_eff * o->ios;
+	}
+	if (!isnan(o->depth))
+		w->depth_sum += o->depth * o->busy_s;
+	if (!isnan(o->seq_pct))
+		w->seq_sum += o->seq_pct * o->ios;
+	if (!isnan(o->kb_per_rq))
+		w->kb_sum += o->kb_per_rq * o->ios;
+	if (!isnan(o->think_p90_ms) && !(o->think_p90_ms <= w->think_p90_ms))
+		w->think_p90_ms = o->think_p90_ms;
+	if (o->streams > w->streams)
+		w->streams = o->streams;
+	if (o->sync_seq > w->sync_seq)
+		w->sync_seq = o->sync_seq;
+	if (!isnan(o->s1_ms)) {
+		w->s1_ms = o->s1_ms;
+		w->s1_source = o->s1_source;
+	}
+	w->cls = o->cls;
+	w->idle_us = o->idle_us;
+}
+
+static void win_reset(struct bw_tune_win *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->think_p90_ms = NAN;
+	w->s1_ms = NAN;
+}
+
+static struct bw_tune_sig sig_of(const struct bw_tune_win *w)
+{
+	double kb = w->ios ? w->kb_sum / w->ios : 0;
+	struct bw_tune_sig s = {
+		.streams = w->streams,
+		.sync_seq = w->sync_seq,
+		.seq_tenths = w->ios ? (int)lround(w->seq_sum / w->ios / 10) : 0,
+		.size_class = kb >= 1 ? (int)floor(log2(kb)) : 0,
+	};
+
+	return s;
+}
+
+/* A workload change worth a new look: streams come or go, or their nature shifts. */
+static bool sig_changed(const struct bw_tune_sig *a, const struct bw_tune_sig *b)
+{
+	return a->streams != b->streams || a->sync_seq != b->sync_seq ||
+	       abs(a->seq_tenths - b->seq_tenths) >= 3 || abs(a->size_class - b->size_class) >= 2;
+}
+
+static void describe(char *buf, size_t len, const struct bw_tune_win *w)
+{
+	snprintf(buf, len, "P_eff %.2f, depth %.2f, %d streams (%d sync sequential), "
+		 "think p90 %.3f ms", bw_tune_win_peff(w), bw_tune_win_depth(w), w->streams,
+		 w->sync_seq, w->think_p90_ms);
+}
+
+/* Rule 2: the setting the device class asks for; false when it asks for none. */
+static bool class_target(const struct bw_tune_cfg *cfg, const struct bw_tune_state *st,
+			 const struct bw_tune_win *w, __u32 *target, char *why, size_t len)
+{
+	double peff = bw_tune_win_peff(w);
+
+	if (w->cls == BW_CLASS_DEEP) {
+		*target = 0;
+		snprintf(why, len, "deep device (class deep, P_eff %.2f): idling wastes it", peff);
+		return true;
+	}
+	if (w->cls != BW_CLASS_SHALLOW)
+		return false;
+	if (w->sync_seq > 0 && !(w->think_p90_ms * 1000 > cfg->max_idle_us)) {
+		*target = bw_tune_idle_for(cfg, w->think_p90_ms);
+		snprintf(why, len, "shallow device with %d sync sequential streams, think p90 "
+			 "%.3f ms: idle for it", w->sync_seq, w->think_p90_ms);
+		return true;
+	}
+	*target = cfg->policy == BW_POLICY_LATENCY ? 0 : st->setting;
+	snprintf(why, len, "shallow device, no sync sequential stream whose think time fits");
+	return true;
+}
+
+static bool verdict_valid(const struct bw_tune_cfg *cfg, const struct bw_tune_state *st,
+			  const struct bw_tune_sig *sig, double t)
+{
+	return st->has_verdict && !sig_changed(sig, &st->verdict_sig) &&
+	       t - st->last_probe < cfg->probe_every_s;
+}
+
+static void begin_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
+			const struct bw_tune_win *w, double t, struct bw_tune_decision *d)
+{
+	d->action = BW_TUNE_PROBE;
+	d->after = st->setting ? 0 : bw_tune_idle_for(cfg, w->think_p90_ms);
+	snprintf(d->why, sizeof(d->why), "evidence missing (class unknown, P_eff %s) with %d "
+		 "streams competing: trying %u us for %.1f s", w->peff_ios > 0 ? "known" :
+		 "undetermined", w->streams, d->after, cfg->probe_s);
+	st->last_probe = t;
+	st->probes++;
+	if (cfg->dry_run)
+		return;
+	st->phase = BW_PH_PROBE;
+	st->base = *w;
+	st->probe_from = st->setting;
+	st->probe_to = d->after;
+}
+
+/* Rule 3's end: keep the probed setting or go back. */
+static void end_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
+		      const struct bw_tune_win *p, struct bw_tune_decision *d)
+{
+	double mp = bw_tune_win_mbps(p), mb = bw_tune_win_mbps(&st->base);
+	double rel = mb > 0 ? mp / mb - 1 : NAN, peff = bw_tune_win_peff(p);
+	double need = cfg->gain;
+	bool keep, idle_probe = st->probe_to != 0;
+	const char *how;
+
+	/* Latency: idling holds other queues back, so it must win clearly. */
+	if (cfg->policy == BW_POLICY_LATENCY && idle_probe)
+		need = 4 * cfg->gain;
+	if (cfg->policy == BW_POLICY_LATENCY && !idle_probe)
+		need = -cfg->gain;
+	if (p->ios < cfg->min_ios || st->base.ios < cfg->min_ios || isnan(rel)) {
+		keep = false;
+		how = "too little I/O to compare";
+	} else if (rel > need) {
+		keep = true;
+		how = "faster";
+	} else if (rel < -cfg->gain) {
+		keep = false;
+		how = "slower";
+	} else if (!isnan(peff) && peff >= BW_DEEP_AT) {
+		keep = !idle_probe;
+		how = "a tie; P_eff says deep";
+	} else if (!isnan(peff) && peff <= BW_SHALLOW_AT) {
+		keep = idle_probe;
+		how = "a tie; P_eff says shallow";
+	} else {
+		keep = cfg->policy == BW_POLICY_LATENCY ? !idle_probe : false;
+		how = cfg->policy == BW_POLICY_LATENCY ? "a tie; latency prefers no idling" :
+			"a tie";
+	}
+	d->action = keep ? BW_TUNE_KEEP : BW_TUNE_REVERT;
+	d->after = keep ? st->probe_to : st->probe_from;
+	d->base = st->base;
+	snprintf(d->why, sizeof(d->why), "probe of %u us: %.1f MB/s vs %.1f MB/s at %u us "
+		 "(%+.0f%%, %s): %s", st->probe_to, mp, mb, st->probe_from, rel * 100, how,
+		 keep ? "keeping it" : "going back");
+	st->has_verdict = true;
+	st->verdict = d->after;
+	st->verdict_sig = st->sig;
+	st->probe_cost_s += p->secs + cfg->settle_s;
+	st->phase = BW_PH_MEASURE;
+}
+
+bool bw_tune_step(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
+		  const struct bw_tune_obs *o, double t, struct bw_tune_decision *d)
+{
+	struct bw_tune_win w;
+	struct bw_tune_sig sig;
+	char why[200], ev[200];
+	__u32 target;
+	bool have;
+
+	memset(d, 0, sizeof(*d));
+	d->before = st->setting;
+	st->t = t;
+	if (st->win.secs == 0)
+		win_reset(&st->win);
+	if (t < st->settle_until)
+		return false;
+	win_add(&st->win, o);
+	if (st->win.secs + 1e-9 < (st->phase == BW_PH_PROBE ? cfg->probe_s : cfg->window_s))
+		return false;
+	w = st->win;
+	win_reset(&st->win);
+	d->win = w;
+	if (st->phase == BW_PH_PROBE) {
+		end_probe(cfg, st, &w, d);
+		return true;
+	}
+	if (w.ios < cfg->min_ios)
+		return false;	/* nothing to judge by */
+	st->windows++;
+	sig = sig_of(&w);
+	st->sig = sig;
+	st->has_sig = true;
+	describe(ev, sizeof(ev), &w);
+	if (verdict_valid(cfg, st, &sig, t)) {
+		target = st->verdict;
+		snprintf(why, sizeof(why), "the last probe's verdict on this workload");
+		have = true;
+	} else {
+		have = class_target(cfg, st, &w, &target, why, sizeof(why));
+	}
+	if (!have) {
+		if (w.peff_ios > 0 || w.streams < 2)
+			return false;	/* P_eff is coming, or idling cannot matter */
+		if (st->last_probe >= 0 && t - st->last_probe < cfg->probe_every_s &&
+		    !(st->has_verdict && sig_changed(&sig, &st->verdict_sig)))
+			return false;	/* rate limit: the workload has not changed */
+		begin_probe(cfg, st, &w, t, d);
+		return true;
+	}
+	if (target == st->setting)
+		return false;
+	if (st->last_change >= 0 && t - st->last_change < cfg->dwell_s)
+		return false;	/* dwell: the next window asks again */
+	d->action = BW_TUNE_SET;
+	d->after = target;
+	st->changes++;
+	snprintf(d->why, sizeof(d->why), "%s; %s", why, ev);
+	return true;
+}
+
+void bw_tune_applied(const struct bw_tune_cfg *cfg, struct bw_tune_state *st, __u32 v, double t)
+{
+	st->setting = v;
+	st->settle_until = t + cfg->settle_s;
+	if (st->phase == BW_PH_MEASURE)
+		st->last_change = t;
+	win_reset(&st->win);
+}
