@@ -66,7 +66,7 @@ test_stored_s1_first_interval() {
 		dir=$BW_TMP/state.$i
 		st_learn "$dev" "$dir" || { fail "learning run"; return; }
 		assertTrue "run $i: the store has S1 of read class 0 for the backing file" \
-			"grep -qP '^loop:$fd/disk\tread\t0\t[0-9]+\t[0-9]+\t[0-9]+$' $dir/s1"
+			"grep -qP '^s1\tloop:$fd/disk\tread\t0\t[0-9]+\t[0-9]+\t[0-9]+$' $dir/s1"
 		st_first_interval "$dev" "$dir" "$fd" || { fail "deep run"; return; }
 		p=$(echo "$ST_FIRST" | jq -r .p_eff)
 		src=$(echo "$ST_FIRST" | jq -r .s1_source)
@@ -133,7 +133,7 @@ test_corrupt_store_ignored_once() {
 	local dir=$BW_TMP/corrupt
 	bw_require fio jq || return 0
 	mkdir -p "$dir"
-	printf 'blkwise-s1 1\nloop:/x\tread\tzero\n' >"$dir/s1"
+	printf 'blkwise-s1 2\ns1\tloop:/x\tread\tzero\n' >"$dir/s1"
 	cp "$dir/s1" "$BW_TMP/corrupt.orig"
 	st_run_qd1 "$dir" --state-dir "$dir" || { fail "stat run"; return; }
 	assertEquals "exit status" 0 "$ST_RC"
@@ -142,7 +142,7 @@ test_corrupt_store_ignored_once() {
 		"grep -q 'ignoring the S1 store $dir/s1: line 2' $ST_ERR"
 	assertTrue "damaged file kept aside" "cmp -s $dir/s1.damaged $BW_TMP/corrupt.orig"
 	assertTrue "a good store written" \
-		"head -n 1 $dir/s1 | grep -qx 'blkwise-s1 1' && grep -q \"loop:.*	read	0	\" $dir/s1"
+		"head -n 1 $dir/s1 | grep -qx 'blkwise-s1 2' && grep -q \"^s1	loop:.*	read	0	\" $dir/s1"
 	assertEquals "no temporary file left" "" "$(ls -A "$dir" | grep tmp)"
 	# A foreign file (not ours at all) and an unreadable store: the same.
 	head -c 300 "$BW_BIN" >"$dir/s1"

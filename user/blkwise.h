@@ -179,8 +179,14 @@ struct bw_class {
 	int pending;			/* consecutive samples against cls */
 	double median;
 	char reason[200];
+	bool stored;			/* cls came from the store; live evidence not yet enough */
+	double stored_p_eff;
+	__s64 stored_learned;
 };
 void bw_class_update(struct bw_class *c, double p_eff, double secs);
+void bw_class_seed(struct bw_class *c, enum bw_class_id cls, double p_eff, __s64 learned);
+/* Live evidence enough for a first class of its own: worth storing. */
+bool bw_class_live(const struct bw_class *c);
 const char *bw_class_name(enum bw_class_id cls);
 
 /* json.c (pure): a small streaming JSON writer */
@@ -205,21 +211,34 @@ struct bw_s1_rec {
 	int op, cls;
 	struct bw_s1 v;
 };
+/* A device's class, as the store keeps it. */
+struct bw_cls_rec {
+	char id[BW_ID_LEN];
+	enum bw_class_id cls;
+	double p_eff;		/* the median P_eff it was decided on */
+	__s64 learned;
+};
 struct bw_s1_store {
 	struct bw_s1_rec *r;
 	int n, cap;
+	struct bw_cls_rec *c;
+	int nc, capc;
 };
 void bw_s1_store_free(struct bw_s1_store *s);
 struct bw_s1_rec *bw_s1_store_find(const struct bw_s1_store *s, const char *id, int op, int cls);
 int bw_s1_store_put(struct bw_s1_store *s, const char *id, int op, int cls, const struct bw_s1 *v);
 int bw_s1_store_get(const struct bw_s1_store *s, const char *id, struct bw_s1_dev *out);
 int bw_s1_store_merge(struct bw_s1_store *dst, const struct bw_s1_store *src);
+int bw_s1_store_put_class(struct bw_s1_store *s, const char *id, enum bw_class_id cls,
+			  double p_eff, __s64 learned);
+const struct bw_cls_rec *bw_s1_store_class(const struct bw_s1_store *s, const char *id);
 void bw_s1_store_prune(struct bw_s1_store *s, int max);
 int bw_s1_store_parse(FILE *f, struct bw_s1_store *s, char *why, size_t len);
 int bw_s1_store_format(FILE *f, const struct bw_s1_store *s);
 
 /* state.c: atomic state files */
 #define BW_STATE_DIR "/var/lib/blkwise"
+int bw_make_dir(const char *dir);
 int bw_state_write(const char *dir, const char *name, int (*fmt)(FILE *f, const void *arg),
 		   const void *arg);
 int bw_s1_load(const char *dir, struct bw_s1_store *s, char *why, size_t len);

@@ -62,10 +62,18 @@ void bw_class_update(struct bw_class *c, double p_eff, double secs)
 	c->median = window_median(c);
 	target = c->median >= DEEP_AT ? BW_CLASS_DEEP :
 		 c->median <= SHALLOW_AT ? BW_CLASS_SHALLOW : c->cls;
+	/* A stored class holds until live evidence is enough for one of its own. */
+	if (c->stored && c->nwin >= MIN_SAMPLES && c->evidence_s >= MIN_SECONDS) {
+		c->stored = false;
+		if (target != c->cls)
+			c->cls = BW_CLASS_UNKNOWN;
+	}
 	if (c->cls == BW_CLASS_UNKNOWN) {
 		if (target != BW_CLASS_UNKNOWN && c->nwin >= MIN_SAMPLES &&
 		    c->evidence_s >= MIN_SECONDS)
 			c->cls = target;
+	} else if (c->stored) {
+		c->pending = 0;
 	} else if (target != c->cls) {
 		if (++c->pending >= DWELL) {
 			c->cls = target;
@@ -78,4 +86,21 @@ void bw_class_update(struct bw_class *c, double p_eff, double secs)
 		 "median P_eff %.2f of last %d samples, %.1f s of evidence; "
 		 "deep at >= %.1f, shallow at <= %.1f", c->median, c->nwin, c->evidence_s,
 		 DEEP_AT, SHALLOW_AT);
+}
+
+/* A class known from before (the store): used until live evidence decides. */
+void bw_class_seed(struct bw_class *c, enum bw_class_id cls, double p_eff, __s64 learned)
+{
+	memset(c, 0, sizeof(*c));
+	if (cls == BW_CLASS_UNKNOWN)
+		return;
+	c->cls = cls;
+	c->stored = true;
+	c->stored_p_eff = p_eff;
+	c->stored_learned = learned;
+}
+
+bool bw_class_live(const struct bw_class *c)
+{
+	return c->cls != BW_CLASS_UNKNOWN && !c->stored;
 }

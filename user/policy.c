@@ -9,13 +9,18 @@
  *     a device that can serve the others meanwhile); shallow with sync
  *     sequential streams -> idle for about their p90 think time; shallow
  *     otherwise -> leave it (throughput) or 0 (latency).
- *  3. Else, when the evidence is missing (class unknown and P_eff
+ *  3. Else, when the evidence is missing (class unknown, and P_eff
  *     undetermined in this window, as it is while BFQ idles: one queue at
- *     a time keeps the device at depth ~1) and two or more streams compete,
+ *     a time keeps the device at depth ~1; or between the shallow and deep
+ *     marks) and two or more streams compete,
  *     probe: the other setting for probe_s, measured after settle_s, and
  *     compared with the window just before.  Throughput that differs by
  *     more than `gain` decides; a tie goes to P_eff's class as the probe
- *     measured it (deep -> 0, shallow -> idling), else back.
+ *     measured it (deep -> 0, shallow -> idling), else back.  A probe with
+ *     idling off that finds P_eff clearly deep or shallow also tells the
+ *     device class (d->learned), for the store: a restarted tuner need not
+ *     probe again (on a spindle BFQ needs ~2.5 s to idle well again after
+ *     even 0.2 s without idling, so a probe there costs ~3 s of throughput).
  *  4. Changes are at least dwell_s apart, a probe's start and end aside
  *     (a probe is itself bounded and rate-limited).
  * The latency policy keeps idling only for a gain of 4 x `gain`, and
@@ -29,10 +34,10 @@
 const struct bw_tune_cfg bw_tune_cfg_default = {
 	.policy = BW_POLICY_THROUGHPUT,
 	.max_idle_us = 8000,
-	.min_idle_us = 1000,
+	.min_idle_us = 4000,
 	.window_s = 1.0,
-	.settle_s = 0.25,
-	.probe_s = 1.0,
+	.settle_s = 0.1,
+	.probe_s = 0.5,
 	.probe_every_s = 300,
 	.dwell_s = 10,
 	.gain = 0.05,
@@ -55,12 +60,20 @@ void bw_tune_init(struct bw_tune_state *st, __u32 setting)
 }
 
 /*
- * Idle a little past the streams' p90 think time: twice it plus 0.5 ms for
- * the completion-to-next-request path, clamped.  Unknown think: the ceiling.
+ * Idle well past the streams' p90 think time: BFQ idles for a queue only
+ * while its mean think time is at most half of slice_idle ("block, bfq:
+ * use half slice_idle as a threshold to check short ttime", P. Valente,
+ * January 2021), so three times the p90 plus 0.5 ms for the
+ * completion path, clamped; 4 ms at least.  Measured on the emulated
+ * spindle under 4 sequential readers (p90 think 0.2 ms): going from 8 ms
+ * to 2 or 3 ms mid-run collapses BFQ into not idling (-63%, it stays
+ * there), 4 and 6 ms hold; rare multi-ms gaps, not the p90, expire its
+ * idle window, and a queue that expires idle loses BFQ's idling for good.
+ * Unknown think: the ceiling.
  */
 __u32 bw_tune_idle_for(const struct bw_tune_cfg *cfg, double think_ms)
 {
-	double us = isnan(think_ms) ? cfg->max_idle_us : think_ms * 2000 + 500;
+	double us = isnan(think_ms) ? cfg->max_idle_us : think_ms * 3000 + 500;
 
 	if (us < cfg->min_idle_us)
 		us = cfg->min_idle_us;
@@ -111,6 +124,7 @@ static void win_add(struct bw_tune_win *w, const struct bw_tune_obs *o)
 		w->s1_source = o->s1_source;
 	}
 	w->cls = o->cls;
+	w->cls_stored = o->cls_stored;
 	w->idle_us = o->idle_us;
 }
 
@@ -163,6 +177,9 @@ static bool class_target(const struct bw_tune_cfg *cfg, const struct bw_tune_sta
 		return false;
 	if (w->sync_seq > 0 && !(w->think_p90_ms * 1000 > cfg->max_idle_us)) {
 		*target = bw_tune_idle_for(cfg, w->think_p90_ms);
+		/* Idling that already covers it stays: shortening it risks the above. */
+		if (st->setting >= *target && st->setting <= cfg->max_idle_us)
+			*target = st->setting;
 		snprintf(why, len, "shallow device with %d sync sequential streams, think p90 "
 			 "%.3f ms: idle for it", w->sync_seq, w->think_p90_ms);
 		return true;
@@ -233,11 +250,18 @@ static void end_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 			"a tie";
 	}
 	d->action = keep ? BW_TUNE_KEEP : BW_TUNE_REVERT;
+	d->before = st->probe_from;
 	d->after = keep ? st->probe_to : st->probe_from;
 	d->base = st->base;
 	snprintf(d->why, sizeof(d->why), "probe of %u us: %.1f MB/s vs %.1f MB/s at %u us "
 		 "(%+.0f%%, %s): %s", st->probe_to, mp, mb, st->probe_from, rel * 100, how,
 		 keep ? "keeping it" : "going back");
+	/* What the probe showed of the device itself, for the store. */
+	if (!idle_probe && peff >= BW_DEEP_AT)
+		d->learned = BW_CLASS_DEEP;
+	else if (!idle_probe && peff <= BW_SHALLOW_AT)
+		d->learned = BW_CLASS_SHALLOW;
+	d->learned_peff = peff;
 	st->has_verdict = true;
 	st->verdict = d->after;
 	st->verdict_sig = st->sig;
@@ -286,8 +310,11 @@ bool bw_tune_step(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 		have = class_target(cfg, st, &w, &target, why, sizeof(why));
 	}
 	if (!have) {
-		if (w.peff_ios > 0 || w.streams < 2)
-			return false;	/* P_eff is coming, or idling cannot matter */
+		double peff = bw_tune_win_peff(&w);
+
+		/* P_eff clear of the dead zone: the class follows in a few windows. */
+		if (w.streams < 2 || peff >= BW_DEEP_AT || peff <= BW_SHALLOW_AT)
+			return false;	/* idling cannot matter, or the class is coming */
 		if (st->last_probe >= 0 && t - st->last_probe < cfg->probe_every_s &&
 		    !(st->has_verdict && sig_changed(&sig, &st->verdict_sig)))
 			return false;	/* rate limit: the workload has not changed */

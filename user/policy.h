@@ -40,6 +40,7 @@ struct bw_tune_obs {
 	double s1_ms;
 	const char *s1_source;
 	enum bw_class_id cls;	/* the device's class, with its hysteresis */
+	bool cls_stored;	/* cls is the store's, not yet confirmed live */
 	int streams;		/* with I/O in the interval */
 	int sync_seq;		/* of those: sync and mostly sequential */
 	double seq_pct;		/* share of sequential requests, all streams */
@@ -62,6 +63,7 @@ struct bw_tune_win {
 	double s1_ms;
 	const char *s1_source;
 	enum bw_class_id cls;	/* the last one */
+	bool cls_stored;
 	__u32 idle_us;
 };
 
@@ -109,6 +111,8 @@ struct bw_tune_decision {
 	char why[512];
 	struct bw_tune_win win;	/* the evidence */
 	struct bw_tune_win base;	/* for a probe's end: the window it is compared with */
+	enum bw_class_id learned;	/* a probe's end: the class P_eff showed, or UNKNOWN */
+	double learned_peff;
 };
 
 void bw_tune_init(struct bw_tune_state *st, __u32 setting);

@@ -92,6 +92,8 @@ void bw_render_json_dev(struct bw_json *j, const struct bw_interval *iv,
 	bw_json_num(j, "s1_age_s", iv->s1_age_s, 0);
 	bw_json_num(j, "s1_coverage", iv->s1_coverage, 3);
 	bw_json_str(j, "class", bw_class_name(cls ? cls->cls : BW_CLASS_UNKNOWN));
+	bw_json_str(j, "class_source", !cls || cls->cls == BW_CLASS_UNKNOWN ? NULL :
+		    cls->stored ? "stored" : "live");
 	if (cls) {
 		bw_json_obj(j, "class_reason");
 		bw_json_num(j, "median_p_eff", cls->nwin ? cls->median : NAN, 3);

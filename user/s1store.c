@@ -6,11 +6,15 @@
  * system calls (the atomic file handling is in state.c).
  *
  * Format: text, one record a line, tab-separated, so it can be read and
- * repaired by hand:
+ * repaired by hand.  Version 2 types each record; version 1 files (S1
+ * records only, untyped) are still read:
  *
- *	blkwise-s1 1
- *	# identity	op	size_class	samples	mean_ns	learned_unix
- *	loop:/var/tmp/disk.img	read	0	1234	2083112	1764570000
+ *	blkwise-s1 2
+ *	s1	loop:/var/tmp/disk.img	read	0	1234	2083112	1764570000
+ *	class	loop:/var/tmp/disk.img	deep	3.812	1764570000
+ *
+ * s1: identity, op, size class, samples, mean ns, learned (unix s).
+ * class: identity, deep or shallow, the P_eff it was decided on, learned.
  *
  * Anything else (another first line, a short or malformed record, an
  * unknown op, a class out of range) makes the whole file "damaged": the
@@ -22,11 +26,12 @@
 #include "blkwise.h"
 
 #define MAGIC "blkwise-s1"
-#define VERSION 1
+#define VERSION 2
 
 void bw_s1_store_free(struct bw_s1_store *s)
 {
 	free(s->r);
+	free(s->c);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -108,6 +113,52 @@ int bw_s1_store_merge(struct bw_s1_store *dst, const struct bw_s1_store *src)
 		if (err)
 			return err;
 	}
+	for (i = 0; i < src->nc; i++) {
+		const struct bw_cls_rec *r = &src->c[i], *mine = bw_s1_store_class(dst, r->id);
+
+		if (mine && mine->learned >= r->learned)
+			continue;
+		err = bw_s1_store_put_class(dst, r->id, r->cls, r->p_eff, r->learned);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+const struct bw_cls_rec *bw_s1_store_class(const struct bw_s1_store *s, const char *id)
+{
+	int i;
+
+	for (i = 0; i < s->nc; i++)
+		if (!strcmp(s->c[i].id, id))
+			return &s->c[i];
+	return NULL;
+}
+
+int bw_s1_store_put_class(struct bw_s1_store *s, const char *id, enum bw_class_id cls,
+			  double p_eff, __s64 learned)
+{
+	struct bw_cls_rec *r = (struct bw_cls_rec *)bw_s1_store_class(s, id);
+
+	if (strpbrk(id, "\t\n") || strlen(id) >= BW_ID_LEN || cls == BW_CLASS_UNKNOWN ||
+	    !(p_eff >= 0))
+		return -EINVAL;
+	if (!r) {
+		if (s->nc == s->capc) {
+			int cap = s->capc ? s->capc * 2 : 16;
+			struct bw_cls_rec *nr = realloc(s->c, cap * sizeof(*nr));
+
+			if (!nr)
+				return -ENOMEM;
+			s->c = nr;
+			s->capc = cap;
+		}
+		r = &s->c[s->nc++];
+		snprintf(r->id, sizeof(r->id), "%s", id);
+	}
+	r->cls = cls;
+	r->p_eff = p_eff;
+	r->learned = learned;
 	return 0;
 }
 
@@ -133,12 +184,55 @@ static int bad(char *why, size_t len, int line, const char *what)
 	return -EINVAL;
 }
 
-int bw_s1_store_parse(FILE *f, struct bw_s1_store *s, char *why, size_t len)
+/* One "s1" record's fields (after the type in version 2). */
+static int parse_s1(const char *rest, struct bw_s1_store *s, char *why, size_t len, int n)
 {
-	char line[BW_ID_LEN + 128], id[BW_ID_LEN], opname[16], extra;
+	char id[BW_ID_LEN], opname[16], extra;
 	unsigned long long samples, mean;
 	long long learned;
-	int n = 0, version, cls, op;
+	int cls, op;
+
+	if (sscanf(rest, "%255[^\t]\t%15[^\t]\t%d\t%llu\t%llu\t%lld %c", id, opname, &cls,
+		   &samples, &mean, &learned, &extra) != 6)
+		return bad(why, len, n, "not 'identity op class samples mean_ns learned'");
+	op = op_by_name(opname);
+	if (op < 0)
+		return bad(why, len, n, "unknown op");
+	if (cls < 0 || cls >= BW_SIZE_CLASSES)
+		return bad(why, len, n, "size class out of range");
+	if (!samples || !mean || learned <= 0)
+		return bad(why, len, n, "zero samples, mean or time");
+	if (bw_s1_store_put(s, id, op, cls, &(struct bw_s1){ .samples = samples, .mean_ns = mean,
+							  .learned = learned }))
+		return bad(why, len, n, "cannot store the record");
+	return 0;
+}
+
+static int parse_class(const char *rest, struct bw_s1_store *s, char *why, size_t len, int n)
+{
+	char id[BW_ID_LEN], name[16], extra;
+	long long learned;
+	enum bw_class_id cls;
+	double p_eff;
+
+	if (sscanf(rest, "%255[^\t]\t%15[^\t]\t%lf\t%lld %c", id, name, &p_eff, &learned,
+		   &extra) != 4)
+		return bad(why, len, n, "not 'class identity deep|shallow p_eff learned'");
+	if (!strcmp(name, "deep"))
+		cls = BW_CLASS_DEEP;
+	else if (!strcmp(name, "shallow"))
+		cls = BW_CLASS_SHALLOW;
+	else
+		return bad(why, len, n, "class is neither deep nor shallow");
+	if (learned <= 0 || bw_s1_store_put_class(s, id, cls, p_eff, learned))
+		return bad(why, len, n, "bad P_eff or time");
+	return 0;
+}
+
+int bw_s1_store_parse(FILE *f, struct bw_s1_store *s, char *why, size_t len)
+{
+	char line[BW_ID_LEN + 128];
+	int n = 0, version, err;
 
 	if (!fgets(line, sizeof(line), f)) {
 		snprintf(why, len, "empty");
@@ -149,8 +243,8 @@ int bw_s1_store_parse(FILE *f, struct bw_s1_store *s, char *why, size_t len)
 		snprintf(why, len, "not a blkwise S1 state file (first line is not '" MAGIC " N')");
 		return -EINVAL;
 	}
-	if (version != VERSION) {
-		snprintf(why, len, "format version %d, this blkwise reads %d", version, VERSION);
+	if (version < 1 || version > VERSION) {
+		snprintf(why, len, "format version %d, this blkwise reads 1 to %d", version, VERSION);
 		return -EINVAL;
 	}
 	while (fgets(line, sizeof(line), f)) {
@@ -159,20 +253,16 @@ int bw_s1_store_parse(FILE *f, struct bw_s1_store *s, char *why, size_t len)
 			return bad(why, len, n, "line too long");
 		if (line[0] == '#' || line[0] == '\n')
 			continue;
-		if (sscanf(line, "%255[^\t]\t%15[^\t]\t%d\t%llu\t%llu\t%lld %c", id, opname, &cls,
-			   &samples, &mean, &learned, &extra) != 6)
-			return bad(why, len, n, "not 'identity op class samples mean_ns learned'");
-		op = op_by_name(opname);
-		if (op < 0)
-			return bad(why, len, n, "unknown op");
-		if (cls < 0 || cls >= BW_SIZE_CLASSES)
-			return bad(why, len, n, "size class out of range");
-		if (!samples || !mean || learned <= 0)
-			return bad(why, len, n, "zero samples, mean or time");
-		if (bw_s1_store_put(s, id, op, cls,
-				    &(struct bw_s1){ .samples = samples, .mean_ns = mean,
-						     .learned = learned }))
-			return bad(why, len, n, "cannot store the record");
+		if (version == 1)
+			err = parse_s1(line, s, why, len, n);
+		else if (!strncmp(line, "s1\t", 3))
+			err = parse_s1(line + 3, s, why, len, n);
+		else if (!strncmp(line, "class\t", 6))
+			err = parse_class(line + 6, s, why, len, n);
+		else
+			err = bad(why, len, n, "unknown record type");
+		if (err)
+			return err;
 	}
 	if (ferror(f)) {
 		snprintf(why, len, "read error");
@@ -185,14 +275,17 @@ int bw_s1_store_format(FILE *f, const struct bw_s1_store *s)
 {
 	int i;
 
-	fprintf(f, MAGIC " %d\n# identity\top\tsize_class\tsamples\tmean_ns\tlearned_unix\n",
-		VERSION);
+	fprintf(f, MAGIC " %d\n# s1\tidentity\top\tsize_class\tsamples\tmean_ns\tlearned_unix\n"
+		"# class\tidentity\tdeep|shallow\tp_eff\tlearned_unix\n", VERSION);
 	for (i = 0; i < s->n; i++) {
 		const struct bw_s1_rec *r = &s->r[i];
 
-		fprintf(f, "%s\t%s\t%d\t%llu\t%llu\t%lld\n", r->id, bw_op_names[r->op], r->cls,
+		fprintf(f, "s1\t%s\t%s\t%d\t%llu\t%llu\t%lld\n", r->id, bw_op_names[r->op], r->cls,
 			(unsigned long long)r->v.samples, (unsigned long long)r->v.mean_ns,
 			(long long)r->v.learned);
 	}
+	for (i = 0; i < s->nc; i++)
+		fprintf(f, "class\t%s\t%s\t%.3f\t%lld\n", s->c[i].id, bw_class_name(s->c[i].cls),
+			s->c[i].p_eff, (long long)s->c[i].learned);
 	return ferror(f) ? -EIO : 0;
 }

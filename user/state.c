@@ -20,7 +20,7 @@
 #define S1_MAX_RECORDS 4096
 
 /* mkdir -p, 0755. */
-static int make_dir(const char *dir)
+int bw_make_dir(const char *dir)
 {
 	char path[PATH_MAX], *p;
 
@@ -45,7 +45,7 @@ int bw_state_write(const char *dir, const char *name, int (*fmt)(FILE *f, const 
 	int fd, dfd, err;
 	FILE *f;
 
-	err = make_dir(dir);
+	err = bw_make_dir(dir);
 	if (err)
 		return err;
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
@@ -118,7 +118,7 @@ int bw_s1_save(const char *dir, struct bw_s1_store *mine)
 	char lock[PATH_MAX], path[PATH_MAX], aside[PATH_MAX], why[200];
 	int lfd, err;
 
-	err = make_dir(dir);
+	err = bw_make_dir(dir);
 	if (err)
 		return err;
 	snprintf(lock, sizeof(lock), "%s/" S1_FILE ".lock", dir);

@@ -30,8 +30,8 @@
 #define IDLE_ATTR "queue/iosched/slice_idle_us"
 #define LL_ATTR "queue/iosched/low_latency"
 #define SCHED_ATTR "queue/scheduler"
-#define TICKS_PER_WINDOW 4
-#define ONCE_MAX_WINDOWS 30
+#define TICKS_PER_WINDOW 10
+#define ONCE_MAX_WINDOWS 10
 
 struct tune_args {
 	struct bw_watch_opts w;
@@ -140,7 +140,7 @@ static int parse_args(int argc, char **argv, struct tune_args *a)
 				return -EINVAL;
 			}
 			a->cfg.window_s = secs;
-			a->cfg.probe_s = secs;
+			a->cfg.probe_s = secs / 2;
 			a->cfg.settle_s = secs / TICKS_PER_WINDOW;
 			break;
 		case OPT_ONCE:
@@ -252,6 +252,7 @@ static int take_lock(struct tune_ctx *x, struct tdev *t)
 	int fd;
 
 	path_of(x->a, t->name, ".lock", path, sizeof(path));
+	bw_make_dir(x->a->run_dir);
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		bw_err("%s: cannot create the lock %s: %s; tune needs root (or --run-dir DIR)",
@@ -613,6 +614,7 @@ static void observe(const struct tune_ctx *x, const struct bw_watch_dev *wd, __u
 	o->s1_ms = iv->solo_ms;
 	o->s1_source = iv->s1_source;
 	o->cls = wd->cls.cls;
+	o->cls_stored = wd->cls.stored;
 	o->kb_per_rq = iv->kb_per_rq;
 	o->idle_us = idle_us;
 	o->think_p90_ms = NAN;
@@ -653,6 +655,8 @@ static void json_win(struct bw_json *j, const char *key, const struct bw_tune_wi
 	bw_json_num(j, "s1_ms", w->s1_ms, 4);
 	bw_json_str(j, "s1_source", w->s1_source);
 	bw_json_str(j, "class", bw_class_name(w->cls));
+	bw_json_str(j, "class_source", w->cls == BW_CLASS_UNKNOWN ? NULL :
+		    w->cls_stored ? "stored" : "live");
 	bw_json_u64(j, "streams", w->streams);
 	bw_json_u64(j, "sync_sequential_streams", w->sync_seq);
 	bw_json_num(j, "sequential_pct", w->ios ? w->seq_sum / w->ios : NAN, 1);
@@ -761,6 +765,8 @@ static void tune_dev(struct tune_ctx *x, struct tdev *t, double now)
 		 bw_tune_action_name(d.action));
 	if (d.action != BW_TUNE_PROBE || !x->a->cfg.dry_run)
 		apply(x, t, d.after, now);
+	if (d.learned != BW_CLASS_UNKNOWN)
+		bw_watch_learn_class(&x->w, t->dev, d.learned, d.learned_peff);
 	log_decision(x, t, &d, act);
 	if (d.action != BW_TUNE_PROBE)
 		t->decided = true;
@@ -777,7 +783,7 @@ static bool all_decided(const struct tune_ctx *x, double now)
 		if (!t->active || t->hands_off || t->decided)
 			continue;
 		if (t->st.phase == BW_PH_MEASURE && now >= ONCE_MAX_WINDOWS * x->a->cfg.window_s)
-			continue;	/* never enough I/O to judge: left as it is */
+			continue;	/* never enough I/O to judge: left as it is (said at exit) */
 		if (t->st.phase == BW_PH_MEASURE && t->st.windows > 0 && !t->st.probes)
 			continue;	/* judged: nothing to change */
 		return false;
@@ -842,7 +848,12 @@ int cmd_tune(int argc, char **argv)
 	bw_install_signals();
 	if (bw_check_privileges() || pick_devices(&x))
 		goto out;
-	/* Nothing is written before the programs are loaded and attached. */
+	/* Watch what is tuned, nothing else; nothing is written before it is attached. */
+	a->w.core.nr_watch = x.ntd;
+	for (i = 0; i < x.ntd; i++) {
+		a->w.core.watch[i] = x.td[i].dev;
+		bw_watch_dev(&x.w, x.td[i].dev)->named = true;
+	}
 	if (bw_watch_start(&x.w))
 		goto out;
 	for (i = 0; i < x.ntd; i++)
@@ -861,6 +872,9 @@ out:
 		struct tdev *t = &x.td[i];
 
 		if (a->once && t->orig_saved && ret == 0) {
+			if (!t->decided && !t->st.windows)
+				bw_warn("%s: too little I/O to judge by in %d windows", t->name,
+					ONCE_MAX_WINDOWS);
 			bw_warn("%s: left at slice_idle_us %u; `blkwise tune --restore` puts back "
 				"what was there", t->name, t->st.setting);
 			release(&x, t, false);

@@ -163,8 +163,24 @@ int bw_watch_start(struct bw_watch *w)
 /* The S1 store's values for a device's identity, when it gets one. */
 static void load_stored(struct bw_watch *w, struct bw_watch_dev *s)
 {
+	const struct bw_cls_rec *c = bw_s1_store_class(&w->store, s->info.id);
+
 	s->has_stored = bw_s1_store_get(&w->store, s->info.id, &s->stored) > 0;
 	memset(s->saved_solos, 0, sizeof(s->saved_solos));
+	if (c)
+		bw_class_seed(&s->cls, c->cls, c->p_eff, c->learned);
+}
+
+void bw_watch_learn_class(struct bw_watch *w, __u32 dev, enum bw_class_id cls, double p_eff)
+{
+	struct bw_watch_dev *s = bw_watch_dev(w, dev);
+	__s64 now = time(NULL);
+
+	if (!s || !s->info.id[0] || bw_class_live(&s->cls))
+		return;
+	bw_class_seed(&s->cls, cls, p_eff, now);
+	if (!w->o->no_state && !bw_s1_store_put_class(&w->store, s->info.id, cls, p_eff, now))
+		w->dirty = true;
 }
 
 /*
@@ -327,6 +343,14 @@ void bw_watch_save(struct bw_watch *w)
 
 		if (!s || !s->shown || !s->info.id[0])
 			continue;
+		if (bw_class_live(&s->cls)) {
+			const struct bw_cls_rec *r = bw_s1_store_class(&w->store, s->info.id);
+
+			if ((!r || r->cls != s->cls.cls) &&
+			    !bw_s1_store_put_class(&w->store, s->info.id, s->cls.cls, s->cls.median,
+						   now))
+				put++;
+		}
 		for (op = 0; op < BW_NR_OPS; op++) {
 			for (c = 0; c < BW_SIZE_CLASSES; c++) {
 				__u64 n = d->op[op].solo_ios[c];
@@ -342,8 +366,9 @@ void bw_watch_save(struct bw_watch *w)
 			}
 		}
 	}
-	if (!put)	/* nothing new learned: leave the file alone */
+	if (!put && !w->dirty)	/* nothing new learned: leave the file alone */
 		return;
+	w->dirty = false;
 	err = bw_s1_save(w->o->state_dir, &w->store);
 	if (err && !w->store_warned) {
 		bw_warn("cannot write the S1 store in %s: %s; going on without saving "

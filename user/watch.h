@@ -53,6 +53,7 @@ struct bw_watch {
 	int nstreams;
 	struct bw_s1_store store;
 	bool store_warned;
+	bool dirty;		/* the store has something new to write */
 	__u64 saved_at;
 	double secs;		/* length of the last interval */
 };
@@ -85,6 +86,8 @@ int bw_watch_sample(struct bw_watch *w);
 /* Learned S1 into the store, if anything is new. */
 void bw_watch_save(struct bw_watch *w);
 void bw_watch_close(struct bw_watch *w);
+/* A class found otherwise (a tuner's probe): seeds the device's, and goes to the store. */
+void bw_watch_learn_class(struct bw_watch *w, __u32 dev, enum bw_class_id cls, double p_eff);
 struct bw_watch_dev *bw_watch_dev(struct bw_watch *w, __u32 dev);
 /* The devices to show, sorted by name, into out (ndevs long); how many. */
 int bw_watch_rows(struct bw_watch *w, struct bw_watch_dev **out);

@@ -48,7 +48,10 @@ static void test_damaged(void)
 	static const char *const bad[] = {
 		"",
 		"something else\n",
-		"blkwise-s1 2\n",
+		"blkwise-s1 3\n",
+		"blkwise-s1 2\nloop:/a\tread\t0\t10\t10\t10\n",	/* v2 records are typed */
+		"blkwise-s1 2\nclass\tloop:/a\tmedium\t1.0\t10\n",
+		"blkwise-s1 2\nclass\tloop:/a\tdeep\t-1\t10\n",
 		"blkwise-s1 1\nloop:/a\tread\t0\t10\n",
 		"blkwise-s1 1\nloop:/a\tfrob\t0\t10\t10\t10\n",
 		"blkwise-s1 1\nloop:/a\tread\t8\t10\t10\t10\n",
@@ -67,8 +70,66 @@ static void test_damaged(void)
 		bw_s1_store_free(&s);
 	}
 	CHECK(!parse_text("blkwise-s1 1\n# comment\n\nloop:/a\tread\t0\t10\t10\t10\n", &s, why,
-			  sizeof(why)) && s.n == 1, "comments and blank lines are fine");
+			  sizeof(why)) && s.n == 1, "comments, blank lines and version 1 are fine");
 	bw_s1_store_free(&s);
+}
+
+static void test_classes(void)
+{
+	struct bw_s1_store a = {}, b = {};
+	const struct bw_cls_rec *c;
+	char *buf = NULL, why[200];
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	CHECK(!bw_s1_store_put_class(&a, "serial:X", BW_CLASS_DEEP, 3.812, 100), "put deep");
+	CHECK(!bw_s1_store_put_class(&a, "loop:/y", BW_CLASS_SHALLOW, 0.41, 200), "put shallow");
+	CHECK(bw_s1_store_put_class(&a, "loop:/z", BW_CLASS_UNKNOWN, 1, 1) == -EINVAL,
+	      "unknown is not stored");
+	bw_s1_store_put(&a, "loop:/y", BW_OP_READ, 6, &(struct bw_s1){ 30, 1600000, 200 });
+	bw_s1_store_format(f, &a);
+	fclose(f);
+	CHECK(!parse_text(buf, &b, why, sizeof(why)), "parse back: %s", why);
+	c = bw_s1_store_class(&b, "serial:X");
+	CHECK(c && c->cls == BW_CLASS_DEEP && fabs(c->p_eff - 3.812) < 1e-9 && c->learned == 100,
+	      "deep record intact");
+	c = bw_s1_store_class(&b, "loop:/y");
+	CHECK(c && c->cls == BW_CLASS_SHALLOW, "shallow record intact");
+	CHECK(b.n == 1 && bw_s1_store_find(&b, "loop:/y", BW_OP_READ, 6), "s1 record beside it");
+	/* Merge: the newer class wins. */
+	bw_s1_store_put_class(&a, "serial:X", BW_CLASS_SHALLOW, 1.0, 50);
+	bw_s1_store_merge(&b, &a);
+	CHECK(bw_s1_store_class(&b, "serial:X")->cls == BW_CLASS_DEEP, "older class loses");
+	bw_s1_store_put_class(&a, "serial:X", BW_CLASS_SHALLOW, 1.0, 500);
+	bw_s1_store_merge(&b, &a);
+	CHECK(bw_s1_store_class(&b, "serial:X")->cls == BW_CLASS_SHALLOW, "newer class wins");
+	free(buf);
+	bw_s1_store_free(&a);
+	bw_s1_store_free(&b);
+}
+
+static void test_class_seed(void)
+{
+	struct bw_class c;
+	int i;
+
+	/* A stored class holds through undetermined and too-few live samples ... */
+	bw_class_seed(&c, BW_CLASS_DEEP, 3.8, 100);
+	CHECK(c.cls == BW_CLASS_DEEP && c.stored && !bw_class_live(&c), "seeded deep");
+	bw_class_update(&c, NAN, 1.0);
+	bw_class_update(&c, 1.0, 1.0);
+	bw_class_update(&c, 1.0, 1.0);
+	CHECK(c.cls == BW_CLASS_DEEP && c.stored, "two contrary samples change nothing");
+	/* ... and gives way once live evidence decides on its own. */
+	for (i = 0; i < 3; i++)
+		bw_class_update(&c, 1.0, 1.0);
+	CHECK(c.cls == BW_CLASS_SHALLOW && !c.stored && bw_class_live(&c),
+	      "live evidence: shallow (got %s)", bw_class_name(c.cls));
+	/* Live evidence that agrees just takes over. */
+	bw_class_seed(&c, BW_CLASS_DEEP, 3.8, 100);
+	for (i = 0; i < 3; i++)
+		bw_class_update(&c, 4.0, 1.0);
+	CHECK(c.cls == BW_CLASS_DEEP && bw_class_live(&c), "agreeing evidence: live deep");
 }
 
 static void test_merge_prune(void)
@@ -98,6 +159,7 @@ int main(void)
 {
 	static const struct unit_test tests[] = {
 		UNIT(test_round_trip), UNIT(test_damaged), UNIT(test_merge_prune),
+		UNIT(test_classes), UNIT(test_class_seed),
 	};
 
 	return unit_run("s1store", tests, sizeof(tests) / sizeof(tests[0]));

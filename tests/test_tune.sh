@@ -1,0 +1,319 @@
+#!/usr/bin/env bash
+# shunit2 suite: `blkwise tune`.  Decisions against the emulated disk's
+# known parallelism (tools/fakedisk: one spindle with a seek model, and a
+# RAID-0 of four); safety (dry run, every restore path, external changes,
+# refusals) on the same devices and on loop devices, checked by reading
+# sysfs back.  Every tuner here uses its own --run-dir and --state-dir.
+. "$(dirname "$0")/lib.sh"
+
+TN_DISK="service_us=500,xfer_us_per_mib=4000,seek_us_per_gib=8000,size_mb=1024"
+
+tn_require() {
+	bw_require fio jq losetup fusermount3 || return 1
+	[ -c /dev/fuse ] || { bw_skip "/dev/fuse missing: no FUSE here"; return 1; }
+	grep -qw bfq /sys/block/loop*/queue/scheduler 2>/dev/null ||
+		{ bw_skip "no bfq scheduler in this kernel"; return 1; }
+	make -s -C "$BW_ROOT/tools/fakedisk" >&2 || { fail "cannot build tools/fakedisk"; return 1; }
+}
+
+# tn_disk VAR OPTS: an emulated disk on bfq, rotational, low_latency 0,
+# slice_idle_us 8000, with BFQ's queueing detection done (3 s of readers
+# at idle 0: BFQ decides hw_tag once, and idles for nobody before that).
+tn_disk() {
+	local _d
+	bw_fakedisk _d "$TN_DISK,$2" || return 1
+	echo bfq >/sys/block/"$_d"/queue/scheduler || return 1
+	echo 1 >/sys/block/"$_d"/queue/rotational
+	echo 0 >/sys/block/"$_d"/queue/iosched/low_latency
+	echo 0 >/sys/block/"$_d"/queue/iosched/slice_idle_us
+	tn_seq "$_d" 3 >/dev/null
+	echo 8000 >/sys/block/"$_d"/queue/iosched/slice_idle_us
+	printf -v "$1" %s "$_d"
+}
+
+# tn_seq DEV SECS: 4 sequential 256 KiB direct readers; prints MB/s.
+tn_seq() {
+	fio --name=tn --filename=/dev/"$1" --direct=1 --rw=read --bs=256k --ioengine=psync \
+		--numjobs=4 --size=256m --offset_increment=256m --time_based --runtime="$2" \
+		--group_reporting --output-format=json 2>/dev/null |
+		jq '.jobs[0].read.bw_bytes / 1048576 | floor'
+}
+
+tn_seq_bg() {
+	tn_seq "$1" "$2" >"$BW_TMP/seq.mbps" &
+	TN_FIO=$!
+	bw_on_cleanup "kill $TN_FIO; wait $TN_FIO"
+}
+
+# tn_start OUT ARGS...: blkwise tune --json in the background, started
+# (tuning) when this returns; TN_PID.
+tn_start() {
+	local out=$1
+	shift
+	"$BW_BIN" tune --json --run-dir "$BW_TMP/run" --state-dir "$BW_TMP/state" "$@" \
+		>"$out" 2>"$out.err" &
+	TN_PID=$!
+	bw_on_cleanup "kill -KILL $TN_PID"
+	for _ in $(seq 100); do
+		grep -q "tuning" "$out.err" 2>/dev/null && return 0
+		kill -0 "$TN_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "blkwise tune did not start:" >&2
+	cat "$out.err" >&2
+	return 1
+}
+
+# tn_wait_for OUT JQ SECS: until a JSON line matches.
+tn_wait_for() {
+	local i
+	for i in $(seq $(($3 * 20))); do
+		jq -e -s "[.[] | select($2)] | length > 0" "$1" >/dev/null 2>&1 && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+tn_idle() { cat /sys/block/"$1"/queue/iosched/slice_idle_us; }
+tn_sched() { sed 's/.*\[\(.*\)\].*/\1/' /sys/block/"$1"/queue/scheduler; }
+tn_values() {	# scheduler, slice_idle_us, low_latency
+	local s
+	s=$(tn_sched "$1")
+	if [ "$s" = bfq ]; then
+		echo "$s $(tn_idle "$1") $(cat /sys/block/"$1"/queue/iosched/low_latency)"
+	else
+		echo "$s"
+	fi
+}
+
+tn_actions() { jq -r '"\(.action) \(.slice_idle_us_before)->\(.slice_idle_us_after)"' "$1" | paste -sd' '; }
+
+# The RAID-0 of 4 started with idling on (BFQ's 8 ms): the probe finds
+# idling off faster and P_eff deep, and keeps 0; throughput rises.  A
+# restarted tuner knows the class from the store: 0 at once, no probe.
+test_striped_device_gets_zero() {
+	local dev out
+	tn_require || return 0
+	tn_disk dev parallel=4,dispatch=stripe,chunk_kb=256 || { fail "fakedisk"; return; }
+	out=$BW_TMP/stripe.json
+	tn_seq_bg "$dev" 6
+	tn_start "$out" -d "$dev" || { fail "tune start"; return; }
+	tn_wait_for "$out" '.action == "keep" or .action == "revert"' 5
+	sleep 1
+	echo "  striped: $(tn_actions "$out"); slice_idle_us now $(tn_idle "$dev")"
+	assertEquals "first a probe of 0" "probe 8000->0" "$(jq -r 'select(.action == "probe") | "probe \(.slice_idle_us_before)->\(.slice_idle_us_after)"' "$out" | head -1)"
+	assertEquals "kept" "keep" "$(jq -r 'select(.action == "keep" or .action == "revert") | .action' "$out" | head -1)"
+	assertEquals "in force" 0 "$(tn_idle "$dev")"
+	assertTrue "the probe measured P_eff deep: $(jq -c 'select(.action == "keep") | .evidence.p_eff' "$out")" \
+		"jq -e 'select(.action == \"keep\") | .evidence.p_eff >= 2' $out >/dev/null"
+	kill -INT "$TN_PID"
+	wait "$TN_PID"
+	assertEquals "exit status" 0 $?
+	assertEquals "put back" 8000 "$(tn_idle "$dev")"
+	assertTrue "class stored" "grep -qP '^class\tloop:.*\tdeep\t' $BW_TMP/state/s1"
+	wait "$TN_FIO"
+	# Restarted: the stored class decides in the first window.
+	out=$BW_TMP/stripe2.json
+	tn_seq_bg "$dev" 4
+	tn_start "$out" -d "$dev" || { fail "tune start"; return; }
+	tn_wait_for "$out" '.action == "set"' 3
+	echo "  restarted: $(tn_actions "$out")"
+	assertEquals "restarted: set 8000->0, no probe" "set 8000->0" "$(tn_actions "$out")"
+	assertEquals "from the stored class" stored "$(jq -r 'select(.action == "set") | .evidence.class_source' "$out")"
+	kill -INT "$TN_PID"
+	wait "$TN_PID"
+}
+
+# One spindle: the probe finds idling off much slower and P_eff shallow,
+# and goes back to idling.
+test_spindle_keeps_idling() {
+	local dev out
+	tn_require || return 0
+	tn_disk dev parallel=1 || { fail "fakedisk"; return; }
+	out=$BW_TMP/spindle.json
+	tn_seq_bg "$dev" 6
+	tn_start "$out" -d "$dev" || { fail "tune start"; return; }
+	tn_wait_for "$out" '.action == "keep" or .action == "revert"' 5
+	sleep 1
+	echo "  spindle: $(tn_actions "$out"); slice_idle_us now $(tn_idle "$dev")"
+	assertEquals "probe, then back" "probe 8000->0 revert 8000->8000" "$(tn_actions "$out")"
+	assertTrue "the probe measured P_eff shallow" \
+		"jq -e 'select(.action == \"revert\") | .evidence.p_eff <= 1.4' $out >/dev/null"
+	assertTrue "idling on" "[ $(tn_idle "$dev") -ge 4000 ]"
+	kill -INT "$TN_PID"
+	wait "$TN_PID"
+	assertTrue "class stored" "grep -qP '^class\tloop:.*\tshallow\t' $BW_TMP/state/s1"
+}
+
+# --dry-run decides and says so, and writes nothing: not sysfs, not the run dir.
+test_dry_run_writes_nothing() {
+	local dev out before
+	tn_require || return 0
+	tn_disk dev parallel=4,dispatch=stripe,chunk_kb=256 || { fail "fakedisk"; return; }
+	before=$(tn_values "$dev")
+	out=$BW_TMP/dry.json
+	tn_seq_bg "$dev" 4
+	tn_start "$out" -d "$dev" --dry-run --low-latency 1 --run-dir "$BW_TMP/dry" ||
+		{ fail "tune start"; return; }
+	tn_wait_for "$out" '.action == "would-probe"' 4
+	sleep 1
+	echo "  dry run: $(tn_actions "$out")"
+	assertTrue "a decision was announced" "grep -q would-probe $out"
+	assertEquals "nothing changed while running" "$before" "$(tn_values "$dev")"
+	kill -INT "$TN_PID"
+	wait "$TN_PID"
+	assertEquals "exit status" 0 $?
+	assertEquals "nothing changed" "$before" "$(tn_values "$dev")"
+	assertFalse "no run dir, no state file, no lock" "[ -e $BW_TMP/dry ]"
+}
+
+# tn_changed_then SIGNAL: a tuner that switched the scheduler to bfq, set
+# low_latency and changed slice_idle_us, then stops by SIGNAL; every value
+# must come back exactly.  KILL: only `tune --restore` can.
+tn_restore_path() {
+	local sig=$1 dev out
+	tn_require || return 0
+	tn_disk dev parallel=4,dispatch=stripe,chunk_kb=256 || { fail "fakedisk"; return; }
+	echo 7777 >/sys/block/"$dev"/queue/iosched/slice_idle_us
+	echo 1 >/sys/block/"$dev"/queue/iosched/low_latency
+	out=$BW_TMP/restore.$sig.json
+	tn_seq_bg "$dev" 5
+	tn_start "$out" -d "$dev" --low-latency 0 || { fail "tune start"; return; }
+	tn_wait_for "$out" '.action == "probe"' 4
+	assertEquals "$sig: changed while running" "bfq 0 0" "$(tn_values "$dev")"
+	assertTrue "$sig: state saved before" "[ -s $BW_TMP/run/tune-$dev ]"
+	kill -"$sig" "$TN_PID"
+	wait "$TN_PID" 2>/dev/null
+	if [ "$sig" = KILL ]; then
+		assertEquals "KILL: left changed" "bfq 0 0" "$(tn_values "$dev")"
+		"$BW_BIN" tune --restore --run-dir "$BW_TMP/run" 2>"$out.restore"
+		assertEquals "--restore: exit status" 0 $?
+		cat "$out.restore" | sed 's/^/    /'
+	fi
+	assertEquals "$sig: every value back" "bfq 7777 1" "$(tn_values "$dev")"
+	assertFalse "$sig: state file gone" "[ -e $BW_TMP/run/tune-$dev ]"
+	"$BW_BIN" tune --restore --run-dir "$BW_TMP/run" 2>"$out.again"
+	assertEquals "$sig: a second --restore: nothing to do, exit 0" 0 $?
+	assertTrue "$sig: says so" "grep -q 'nothing to restore' $out.again"
+}
+
+test_restore_on_sigint() { tn_restore_path INT; }
+test_restore_on_sigterm() { tn_restore_path TERM; }
+test_restore_after_sigkill() { tn_restore_path KILL; }
+
+# The scheduler itself: switched to bfq with --set-scheduler, put back.
+test_restore_scheduler() {
+	local dev out
+	tn_require || return 0
+	bw_loop dev 64 shm --direct-io=on || { fail "loop"; return; }
+	echo mq-deadline >/sys/block/"$dev"/queue/scheduler
+	out=$BW_TMP/sched.json
+	tn_start "$out" -d "$dev" --set-scheduler bfq --low-latency 0 || { fail "tune start"; return; }
+	assertEquals "switched" "bfq" "$(tn_sched "$dev")"
+	kill -TERM "$TN_PID"
+	wait "$TN_PID"
+	assertEquals "exit status" 0 $?
+	assertEquals "put back" "mq-deadline" "$(tn_sched "$dev")"
+	# --once leaves its decision in place; --restore puts back.
+	tn_start "$out" -d "$dev" --set-scheduler bfq --once -i 0.3 || { fail "tune start"; return; }
+	wait "$TN_PID"
+	assertEquals "--once: exit status" 0 $?
+	assertEquals "--once: left as decided" "bfq" "$(tn_sched "$dev")"
+	"$BW_BIN" tune --restore --run-dir "$BW_TMP/run" 2>/dev/null
+	assertEquals "--once then --restore" "mq-deadline" "$(tn_sched "$dev")"
+}
+
+# A value changed behind the tuner's back is logged and respected: the
+# device is left alone, and that value is not "put back" at exit.
+test_external_change_respected() {
+	local dev out
+	tn_require || return 0
+	tn_disk dev parallel=4,dispatch=stripe,chunk_kb=256 || { fail "fakedisk"; return; }
+	out=$BW_TMP/ext.json
+	tn_seq_bg "$dev" 6
+	tn_start "$out" -d "$dev" || { fail "tune start"; return; }
+	tn_wait_for "$out" '.action == "keep"' 5 || { fail "no keep decision: $(tn_actions "$out")"; return; }
+	echo 5555 >/sys/block/"$dev"/queue/iosched/slice_idle_us
+	sleep 1.5
+	assertTrue "logged: $(grep behind "$out.err")" "grep -q 'changed behind our back (now 5555, we set 0)' $out.err"
+	assertEquals "not fought" 5555 "$(tn_idle "$dev")"
+	kill -INT "$TN_PID"
+	wait "$TN_PID"
+	assertEquals "not put back over it" 5555 "$(tn_idle "$dev")"
+}
+
+# Refusals: a clear line, the right exit code, and nothing changed.
+tn_expect() {
+	local code=$1 pattern=$2 rc
+	shift 2
+	"$@" >"$BW_TMP/err.out" 2>"$BW_TMP/err.txt"
+	rc=$?
+	assertEquals "exit code of: $*" "$code" "$rc"
+	grep -qE -- "$pattern" "$BW_TMP/err.txt"
+	assertTrue "message /$pattern/ for: $* (got: $(head -c 300 "$BW_TMP/err.txt"))" $?
+}
+
+test_refusals_change_nothing() {
+	local dev out before
+	tn_require || return 0
+	bw_require setpriv unshare || return 0
+	bw_loop dev 64 shm --direct-io=on || { fail "loop"; return; }
+	echo mq-deadline >/sys/block/"$dev"/queue/scheduler
+	tn_expect 1 "$dev: scheduler is mq-deadline; idling needs bfq \(--set-scheduler bfq\)" \
+		"$BW_BIN" tune -d "$dev" --run-dir "$BW_TMP/run"
+	assertEquals "not-bfq: untouched" mq-deadline "$(tn_sched "$dev")"
+	tn_expect 2 "unknown device 'nosuchdev'" "$BW_BIN" tune -d nosuchdev
+	tn_expect 2 "bad --policy 'fast'" "$BW_BIN" tune --policy fast
+	tn_expect 2 "bad --set-scheduler 'kyber'" "$BW_BIN" tune --set-scheduler kyber
+	tn_expect 2 "bad --low-latency '2'" "$BW_BIN" tune --low-latency 2
+	echo bfq >/sys/block/"$dev"/queue/scheduler
+	echo 6000 >/sys/block/"$dev"/queue/iosched/slice_idle_us
+	before=$(tn_values "$dev")
+	tn_expect 1 "not privileged" setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$BW_BIN" tune -d "$dev" --run-dir "$BW_TMP/run"
+	# Read-only sysfs in a mount namespace of its own.  remount,bind,ro changes
+	# this mount only; a plain remount,ro would make the host's sysfs read-only.
+	tn_expect 1 "$dev: cannot write /sys/block/$dev/queue/iosched/slice_idle_us: Read-only file system" \
+		unshare -m --propagation private sh -c \
+		"mount -o remount,bind,ro /sys && exec $BW_BIN tune -d $dev --low-latency 0 --run-dir $BW_TMP/run"
+	assertTrue "the host's sysfs is still writable" "grep -q ' /sys sysfs rw' /proc/mounts"
+	assertEquals "read-only sysfs: untouched" "$before" "$(tn_values "$dev")"
+	assertFalse "read-only sysfs: no state file" "[ -e $BW_TMP/run/tune-$dev ]"
+	# A second tuner on the same device.
+	out=$BW_TMP/first.json
+	tn_start "$out" -d "$dev" || { fail "tune start"; return; }
+	tn_expect 1 "$dev: another blkwise tune \(pid $TN_PID\) is tuning it" \
+		"$BW_BIN" tune -d "$dev" --low-latency 0 --run-dir "$BW_TMP/run"
+	assertEquals "second tuner: untouched" "$before" "$(tn_values "$dev")"
+	tn_expect 1 "$dev: blkwise tune \(pid $TN_PID\) is still running" \
+		"$BW_BIN" tune --restore --run-dir "$BW_TMP/run"
+	kill -INT "$TN_PID"
+	wait "$TN_PID"
+	assertEquals "first tuner: exit status" 0 $?
+	assertEquals "put back" "$before" "$(tn_values "$dev")"
+}
+
+# A tuned device that goes away is dropped cleanly; the last one ends the run.
+test_device_vanishes() {
+	local a b out
+	tn_require || return 0
+	bw_loop a 64 shm --direct-io=on || { fail "loop"; return; }
+	bw_loop b 64 shm --direct-io=on || { fail "loop"; return; }
+	echo bfq >/sys/block/"$a"/queue/scheduler
+	echo bfq >/sys/block/"$b"/queue/scheduler
+	out=$BW_TMP/vanish.json
+	tn_start "$out" -d "$a" -d "$b" -i 0.3 || { fail "tune start"; return; }
+	losetup -d /dev/"$a"
+	sleep 1
+	assertTrue "still running" "kill -0 $TN_PID"
+	assertTrue "says so" "grep -q '$a: gone; no longer tuned' $out.err"
+	losetup -d /dev/"$b"
+	sleep 1
+	wait "$TN_PID"
+	assertEquals "the last one gone: exit 1" 1 $?
+	assertTrue "says so" "grep -q 'every tuned device is gone' $out.err"
+	assertEquals "no state left" "" "$(ls "$BW_TMP/run" | grep -v lock)"
+}
+
+# shellcheck disable=SC1091
+. shunit2

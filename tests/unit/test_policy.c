@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The tuner's policy on recorded sequences of intervals: what tune.c feeds
+ * it every tick (0.1 s), with the setting applied the way tune.c applies it.
+ */
+#include <stdlib.h>
+#include "unit.h"
+#include "policy.h"
+
+#define TICK 0.1
+
+/* What the device shows in one tick. */
+struct phase {
+	double mbps, p_eff, depth, think;
+	enum bw_class_id cls;
+	int streams, sync_seq;
+};
+
+struct sim {
+	struct bw_tune_cfg cfg;
+	struct bw_tune_state st;
+	double t;
+	__u32 setting;
+	int n[BW_TUNE_REVERT + 1];	/* decisions by action */
+	double last_set_t[64];
+	int nsets;
+	struct bw_tune_decision last;
+	bool any;
+};
+
+static void sim_init(struct sim *s, __u32 setting)
+{
+	memset(s, 0, sizeof(*s));
+	s->cfg = bw_tune_cfg_default;
+	s->setting = setting;
+	bw_tune_init(&s->st, setting);
+}
+
+static struct bw_tune_obs obs_of(const struct phase *p, __u32 idle)
+{
+	struct bw_tune_obs o = {
+		.secs = TICK, .bytes = p->mbps * 1048576 * TICK, .busy_s = TICK,
+		.p_eff = p->p_eff, .depth = p->depth, .s1_ms = 1.6, .s1_source = "live",
+		.cls = p->cls, .streams = p->streams, .sync_seq = p->sync_seq, .seq_pct = 100,
+		.think_p90_ms = p->think, .kb_per_rq = 256, .idle_us = idle,
+	};
+
+	o.ios = (__u64)(o.bytes / 262144);
+	return o;
+}
+
+/*
+ * Runs secs of ticks; fn picks what the device shows given the setting
+ * in force (the device's answer to the tuner).  Decisions are applied as
+ * tune.c applies them.
+ */
+static void sim_run(struct sim *s, double secs,
+		    void (*fn)(const struct sim *s, __u32 setting, struct phase *p))
+{
+	double end = s->t + secs - 1e-9;
+	struct bw_tune_decision d;
+	struct phase p;
+
+	while (s->t < end) {
+		struct bw_tune_obs o;
+
+		s->t += TICK;
+		fn(s, s->setting, &p);
+		o = obs_of(&p, s->setting);
+		if (!bw_tune_step(&s->cfg, &s->st, &o, s->t, &d))
+			continue;
+		s->n[d.action]++;
+		s->last = d;
+		s->any = true;
+		if (d.action == BW_TUNE_SET && s->nsets < 64)
+			s->last_set_t[s->nsets++] = s->t;
+		if (d.action == BW_TUNE_PROBE && s->cfg.dry_run)
+			continue;
+		if (!s->cfg.dry_run)
+			s->setting = d.after;
+		bw_tune_applied(&s->cfg, &s->st, s->setting, s->t);
+	}
+}
+
+/* A RAID-0 of 4 under 4 sequential readers: idling serves one at a time. */
+static void stripe(const struct sim *s, __u32 idle, struct phase *p)
+{
+	(void)s;
+	*p = idle ? (struct phase){ 150, NAN, 1.0, 0.1, BW_CLASS_UNKNOWN, 4, 4 } :
+		    (struct phase){ 320, 2.6, 3.9, 0.1, BW_CLASS_UNKNOWN, 4, 4 };
+}
+
+/* One spindle: without idling the readers' requests interleave and seek. */
+static void spindle(const struct sim *s, __u32 idle, struct phase *p)
+{
+	(void)s;
+	*p = idle ? (struct phase){ 146, NAN, 1.0, 0.1, BW_CLASS_UNKNOWN, 4, 4 } :
+		    (struct phase){ 55, 0.36, 3.9, 0.1, BW_CLASS_UNKNOWN, 4, 4 };
+}
+
+static void test_probe_finds_deep(void)
+{
+	struct sim s;
+
+	sim_init(&s, 8000);
+	sim_run(&s, 1.0, stripe);
+	CHECK(s.n[BW_TUNE_PROBE] == 1 && s.last.after == 0, "one window, then a probe of 0");
+	sim_run(&s, 1.0, stripe);
+	CHECK(s.n[BW_TUNE_KEEP] == 1 && s.setting == 0, "kept 0 (setting %u)", s.setting);
+	CHECK(s.last.learned == BW_CLASS_DEEP, "the probe's P_eff says deep");
+	CHECK(strstr(s.last.why, "faster"), "why: %s", s.last.why);
+	sim_run(&s, 200, stripe);
+	CHECK(s.n[BW_TUNE_PROBE] == 1 && s.n[BW_TUNE_SET] == 0 && s.setting == 0,
+	      "steady: no second probe, no change (%d probes, %d sets)", s.n[BW_TUNE_PROBE],
+	      s.n[BW_TUNE_SET]);
+	CHECK(s.st.probe_cost_s > 0.5 && s.st.probe_cost_s < 1, "cost counted: %g s",
+	      s.st.probe_cost_s);
+}
+
+static void test_probe_finds_shallow(void)
+{
+	struct sim s;
+
+	sim_init(&s, 8000);
+	sim_run(&s, 2.0, spindle);
+	CHECK(s.n[BW_TUNE_PROBE] == 1 && s.n[BW_TUNE_REVERT] == 1 && s.setting == 8000,
+	      "probe of 0, then back to 8000 (setting %u)", s.setting);
+	CHECK(s.last.learned == BW_CLASS_SHALLOW, "the probe's P_eff says shallow");
+	CHECK(strstr(s.last.why, "slower"), "why: %s", s.last.why);
+	sim_run(&s, 250, spindle);
+	CHECK(s.n[BW_TUNE_PROBE] == 1, "rate limit: one probe in 250 s, got %d", s.n[BW_TUNE_PROBE]);
+	sim_run(&s, 60, spindle);
+	CHECK(s.n[BW_TUNE_PROBE] == 2 && s.setting == 8000,
+	      "again after probe_every_s (%d probes), same verdict", s.n[BW_TUNE_PROBE]);
+}
+
+/* The workload changes: streams appear. */
+static void spindle_more(const struct sim *s, __u32 idle, struct phase *p)
+{
+	spindle(s, idle, p);
+	if (s->t > 30)
+		p->streams = p->sync_seq = 6;
+}
+
+static void test_workload_change_reprobes(void)
+{
+	struct sim s;
+
+	sim_init(&s, 8000);
+	sim_run(&s, 29, spindle_more);
+	CHECK(s.n[BW_TUNE_PROBE] == 1, "one probe for the first workload");
+	sim_run(&s, 10, spindle_more);
+	CHECK(s.n[BW_TUNE_PROBE] == 2, "a second once streams changed, got %d",
+	      s.n[BW_TUNE_PROBE]);
+	sim_run(&s, 60, spindle_more);
+	CHECK(s.n[BW_TUNE_PROBE] == 2, "and no third on the same workload");
+}
+
+static void known(const struct sim *s, __u32 idle, struct phase *p, enum bw_class_id cls,
+		  double think)
+{
+	(void)s;
+	(void)idle;
+	*p = (struct phase){ 100, NAN, 1.0, think, cls, 4, 4 };
+}
+
+static void deep_dev(const struct sim *s, __u32 idle, struct phase *p)
+{
+	known(s, idle, p, BW_CLASS_DEEP, 0.1);
+}
+
+static void shallow_fast(const struct sim *s, __u32 idle, struct phase *p)
+{
+	known(s, idle, p, BW_CLASS_SHALLOW, 0.1);
+}
+
+static void shallow_2ms(const struct sim *s, __u32 idle, struct phase *p)
+{
+	known(s, idle, p, BW_CLASS_SHALLOW, 2.0);
+}
+
+static void shallow_slow(const struct sim *s, __u32 idle, struct phase *p)
+{
+	known(s, idle, p, BW_CLASS_SHALLOW, INFINITY);
+}
+
+static void test_class_rules(void)
+{
+	struct sim s;
+
+	sim_init(&s, 8000);
+	sim_run(&s, 1.0, deep_dev);
+	CHECK(s.n[BW_TUNE_SET] == 1 && s.setting == 0 && !s.n[BW_TUNE_PROBE],
+	      "deep: 0 after one window, no probe");
+	sim_init(&s, 0);
+	sim_run(&s, 1.0, shallow_fast);
+	CHECK(s.setting == 4000, "shallow, think p90 0.1 ms: the 4 ms floor, got %u", s.setting);
+	sim_init(&s, 8000);
+	sim_run(&s, 5.0, shallow_fast);
+	CHECK(!s.any && s.setting == 8000, "idling that covers it already stays");
+	sim_init(&s, 1000);
+	sim_run(&s, 1.0, shallow_fast);
+	CHECK(s.setting == 4000, "idling too short is raised, got %u", s.setting);
+	sim_init(&s, 0);
+	sim_run(&s, 1.0, shallow_2ms);
+	CHECK(s.setting == 6500, "think p90 2 ms: 3 x 2 + 0.5 ms, got %u", s.setting);
+	CHECK(bw_tune_idle_for(&s.cfg, 5.0) == 8000, "clamped at 8 ms");
+	CHECK(bw_tune_idle_for(&s.cfg, NAN) == 8000, "unknown think: the ceiling");
+	sim_init(&s, 0);
+	sim_run(&s, 5.0, shallow_slow);
+	CHECK(!s.any && s.setting == 0, "think beyond 8 ms: throughput leaves it");
+	sim_init(&s, 8000);
+	s.cfg.policy = BW_POLICY_LATENCY;
+	sim_run(&s, 1.0, shallow_slow);
+	CHECK(s.setting == 0, "... and latency sets 0, got %u", s.setting);
+}
+
+/* The class flips every 2 s: a noisy device at the edge. */
+static void flapping(const struct sim *s, __u32 idle, struct phase *p)
+{
+	known(s, idle, p, ((int)(s->t / 2)) % 2 ? BW_CLASS_DEEP : BW_CLASS_SHALLOW, 0.1);
+}
+
+static void test_dwell(void)
+{
+	struct sim s;
+	int i, bad = 0;
+
+	sim_init(&s, 8000);
+	sim_run(&s, 100, flapping);
+	for (i = 1; i < s.nsets; i++)
+		bad += s.last_set_t[i] - s.last_set_t[i - 1] < s.cfg.dwell_s - 1e-6;
+	CHECK(s.nsets >= 2 && s.nsets <= 11, "changes in 100 s at a 10 s dwell: %d", s.nsets);
+	CHECK(!bad, "%d changes closer than the dwell", bad);
+}
+
+static void lone(const struct sim *s, __u32 idle, struct phase *p)
+{
+	stripe(s, idle, p);
+	p->streams = p->sync_seq = 1;
+}
+
+static void dead_zone(const struct sim *s, __u32 idle, struct phase *p)
+{
+	stripe(s, idle, p);
+	p->p_eff = 1.7;
+	p->depth = 3.5;
+}
+
+static void test_when_to_probe(void)
+{
+	struct sim s;
+
+	sim_init(&s, 8000);
+	sim_run(&s, 30, lone);
+	CHECK(!s.any, "one stream: idling cannot matter, nothing to do");
+	sim_init(&s, 8000);
+	sim_run(&s, 1.0, dead_zone);
+	CHECK(s.n[BW_TUNE_PROBE] == 1, "P_eff between the marks, class unknown: probe");
+	sim_init(&s, 8000);
+	s.cfg.dry_run = true;
+	sim_run(&s, 30, stripe);
+	CHECK(s.n[BW_TUNE_PROBE] == 1 && s.st.phase == BW_PH_MEASURE && s.setting == 8000,
+	      "dry run: the probe is announced once and never run");
+}
+
+/* Both settings give the same throughput. */
+static void tie(const struct sim *s, __u32 idle, struct phase *p)
+{
+	stripe(s, idle, p);
+	p->mbps = 200 + (idle ? 2 : 0);
+	if (!idle)
+		p->p_eff = 1.7;
+}
+
+static void test_ties_and_latency(void)
+{
+	struct sim s;
+
+	sim_init(&s, 8000);
+	sim_run(&s, 2.0, tie);
+	CHECK(s.n[BW_TUNE_REVERT] == 1 && s.setting == 8000, "throughput: a tie goes back");
+	sim_init(&s, 8000);
+	s.cfg.policy = BW_POLICY_LATENCY;
+	sim_run(&s, 2.0, tie);
+	CHECK(s.n[BW_TUNE_KEEP] == 1 && s.setting == 0, "latency: a tie keeps 0");
+}
+
+int main(void)
+{
+	static const struct unit_test tests[] = {
+		UNIT(test_probe_finds_deep), UNIT(test_probe_finds_shallow),
+		UNIT(test_workload_change_reprobes), UNIT(test_class_rules), UNIT(test_dwell),
+		UNIT(test_when_to_probe), UNIT(test_ties_and_latency),
+	};
+
+	return unit_run("policy", tests, sizeof(tests) / sizeof(tests[0]));
+}
