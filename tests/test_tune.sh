@@ -145,26 +145,36 @@ test_spindle_keeps_idling() {
 	assertTrue "class stored" "grep -qP '^class\tloop:.*\tshallow\t' $BW_TMP/state/s1"
 }
 
-# --dry-run decides and says so, and writes nothing: not sysfs, not the run dir.
+# --dry-run decides and says so, and writes nothing: not sysfs, not the run
+# dir.  Twice: once where it would probe, once where a stored class makes it
+# decide at once (a would-set).
 test_dry_run_writes_nothing() {
 	local dev out before
 	tn_require || return 0
 	tn_disk dev parallel=4,dispatch=stripe,chunk_kb=256 || { fail "fakedisk"; return; }
 	before=$(tn_values "$dev")
-	out=$BW_TMP/dry.json
-	tn_seq_bg "$dev" 4
-	tn_start "$out" -d "$dev" --dry-run --low-latency 1 --run-dir "$BW_TMP/dry" ||
-		{ fail "tune start"; return; }
-	tn_wait_for "$out" '.action == "would-probe"' 4
-	sleep 1
-	echo "  dry run: $(tn_actions "$out")"
-	assertTrue "a decision was announced" "grep -q would-probe $out"
-	assertEquals "nothing changed while running" "$before" "$(tn_values "$dev")"
-	kill -INT "$TN_PID"
-	wait "$TN_PID"
-	assertEquals "exit status" 0 $?
-	assertEquals "nothing changed" "$before" "$(tn_values "$dev")"
-	assertFalse "no run dir, no state file, no lock" "[ -e $BW_TMP/dry ]"
+	for what in probe set; do
+		out=$BW_TMP/dry.$what.json
+		if [ $what = set ]; then
+			mkdir -p "$BW_TMP/drystate"
+			printf 'blkwise-s1 2\nclass\tloop:%s\tdeep\t3.000\t%s\n' \
+				"$(cat /sys/block/"$dev"/loop/backing_file)" "$(date +%s)" >"$BW_TMP/drystate/s1"
+		fi
+		tn_seq_bg "$dev" 4
+		tn_start "$out" -d "$dev" --dry-run --low-latency 1 --run-dir "$BW_TMP/dry" \
+			--state-dir "$BW_TMP/drystate" || { fail "tune start"; return; }
+		tn_wait_for "$out" ".action == \"would-$what\"" 4
+		sleep 1
+		echo "  dry run ($what): $(tn_actions "$out")"
+		assertTrue "$what: the decision was announced" "grep -q would-$what $out"
+		assertEquals "$what: nothing changed while running" "$before" "$(tn_values "$dev")"
+		kill -INT "$TN_PID"
+		wait "$TN_PID"
+		assertEquals "$what: exit status" 0 $?
+		assertEquals "$what: nothing changed" "$before" "$(tn_values "$dev")"
+		assertFalse "$what: no run dir, no state file, no lock" "[ -e $BW_TMP/dry ]"
+		wait "$TN_FIO"
+	done
 }
 
 # tn_changed_then SIGNAL: a tuner that switched the scheduler to bfq, set
@@ -246,7 +256,8 @@ test_external_change_respected() {
 tn_expect() {
 	local code=$1 pattern=$2 rc
 	shift 2
-	"$@" >"$BW_TMP/err.out" 2>"$BW_TMP/err.txt"
+	# A refusal is immediate: a tuner still running after 20 s did not refuse.
+	timeout -s KILL 20 "$@" >"$BW_TMP/err.out" 2>"$BW_TMP/err.txt"
 	rc=$?
 	assertEquals "exit code of: $*" "$code" "$rc"
 	grep -qE -- "$pattern" "$BW_TMP/err.txt"
