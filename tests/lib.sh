@@ -120,25 +120,37 @@ bw_diskstat_delta() {
 	echo $((b - a))
 }
 
+# bw_bg_start OUT READY CMD...: CMD in the background, stdout to OUT and
+# stderr to OUT.err; returns once stderr has a line matching READY (the
+# command is attached and running).  Sets BW_BG_PID; killed at cleanup.
+bw_bg_start() {
+	local out=$1 ready=$2 i
+	shift 2
+	"$@" >"$out" 2>"$out.err" &
+	BW_BG_PID=$!
+	bw_on_cleanup "kill -KILL $BW_BG_PID"
+	for i in $(seq 100); do
+		grep -q "$ready" "$out.err" 2>/dev/null && return 0
+		kill -0 "$BW_BG_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "$1 did not start:" >&2
+	cat "$out.err" >&2
+	return 1
+}
+
 # bw_stat_start OUT ARGS...: blkwise stat --json in the background, ready
 # (attached) when this returns.  Sets BW_STAT_PID.  Learned S1 goes to the
 # suite's own store ($BW_TMP/state), never the machine's, unless ARGS say
 # where (--state-dir) or not at all (--no-state).
 bw_stat_start() {
-	local out=$1 i state=(--state-dir "$BW_TMP/state")
+	local out=$1 state=(--state-dir "$BW_TMP/state") rc
 	shift
 	case " $* " in *" --state-dir "* | *" --no-state "*) state=() ;; esac
-	"$BW_BIN" stat --json "${state[@]}" "$@" >"$out" 2>"$out.err" &
-	BW_STAT_PID=$!
-	bw_on_cleanup "kill -KILL $BW_STAT_PID"
-	for i in $(seq 100); do
-		grep -q "Ctrl-C to stop" "$out.err" 2>/dev/null && return 0
-		kill -0 "$BW_STAT_PID" 2>/dev/null || break
-		sleep 0.1
-	done
-	echo "blkwise did not start:" >&2
-	cat "$out.err" >&2
-	return 1
+	bw_bg_start "$out" "Ctrl-C to stop" "$BW_BIN" stat --json "${state[@]}" "$@"
+	rc=$?
+	BW_STAT_PID=$BW_BG_PID
+	return $rc
 }
 
 # IDs of the BPF programs a process holds (from its fdinfo: bpftool's pid

@@ -48,20 +48,13 @@ tn_seq_bg() {
 # tn_start OUT ARGS...: blkwise tune --json in the background, started
 # (tuning) when this returns; TN_PID.
 tn_start() {
-	local out=$1
+	local out=$1 rc
 	shift
-	"$BW_BIN" tune --json --run-dir "$BW_TMP/run" --state-dir "$BW_TMP/state" "$@" \
-		>"$out" 2>"$out.err" &
-	TN_PID=$!
-	bw_on_cleanup "kill -KILL $TN_PID"
-	for _ in $(seq 100); do
-		grep -q "tuning" "$out.err" 2>/dev/null && return 0
-		kill -0 "$TN_PID" 2>/dev/null || break
-		sleep 0.05
-	done
-	echo "blkwise tune did not start:" >&2
-	cat "$out.err" >&2
-	return 1
+	bw_bg_start "$out" "tuning" "$BW_BIN" tune --json --run-dir "$BW_TMP/run" \
+		--state-dir "$BW_TMP/state" "$@"
+	rc=$?
+	TN_PID=$BW_BG_PID
+	return $rc
 }
 
 # tn_wait_for OUT JQ SECS: until a JSON line matches.

@@ -23,6 +23,7 @@
  *     even 0.2 s without idling, so a probe there costs ~3 s of throughput).
  *  4. Changes are at least dwell_s apart, a probe's start and end aside
  *     (a probe is itself bounded and rate-limited).
+ * At start (bw_tune_start), a device already known deep gets 0 at once.
  * The latency policy keeps idling only for a gain of 4 x `gain`, and
  * settles ties on 0: idling holds every other queue back.
  */
@@ -339,4 +340,31 @@ void bw_tune_applied(const struct bw_tune_cfg *cfg, struct bw_tune_state *st, __
 	if (st->phase == BW_PH_MEASURE)
 		st->last_change = t;
 	win_reset(&st->win);
+}
+
+/*
+ * Before the first window: a device known deep (the store) gets 0 at once;
+ * nothing else can be decided without a window (a shallow device's idle
+ * needs its streams' think time).
+ */
+bool bw_tune_start(const struct bw_tune_cfg *cfg, struct bw_tune_state *st, enum bw_class_id cls,
+		   bool stored, double t, struct bw_tune_decision *d)
+{
+	(void)cfg;
+	memset(d, 0, sizeof(*d));
+	win_reset(&st->win);
+	st->t = t;
+	if (cls != BW_CLASS_DEEP || !st->setting)
+		return false;
+	d->action = BW_TUNE_SET;
+	d->before = st->setting;
+	d->after = 0;
+	d->win.cls = cls;
+	d->win.cls_stored = stored;
+	d->win.think_p90_ms = NAN;
+	d->win.s1_ms = NAN;
+	snprintf(d->why, sizeof(d->why), "deep device (class deep, %s): idling wastes it",
+		 stored ? "stored" : "live");
+	st->changes++;
+	return true;
 }

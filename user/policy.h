@@ -116,6 +116,9 @@ struct bw_tune_decision {
 };
 
 void bw_tune_init(struct bw_tune_state *st, __u32 setting);
+/* At start, before any window; true when d holds a decision. */
+bool bw_tune_start(const struct bw_tune_cfg *cfg, struct bw_tune_state *st, enum bw_class_id cls,
+		   bool stored, double t, struct bw_tune_decision *d);
 /* Adds one interval ending at t (seconds); true when d holds something to do or say. */
 bool bw_tune_step(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 		  const struct bw_tune_obs *o, double t, struct bw_tune_decision *d);

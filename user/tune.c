@@ -727,12 +727,27 @@ static int apply(struct tune_ctx *x, struct tdev *t, __u32 v, double now)
 	return 0;
 }
 
+/* Carries a decision out (or, in a dry run, only says it), and logs it. */
+static void act(struct tune_ctx *x, struct tdev *t, struct bw_tune_decision *d, double now)
+{
+	char name[16];
+
+	snprintf(name, sizeof(name), "%s%s", x->a->cfg.dry_run ? "would-" : "",
+		 bw_tune_action_name(d->action));
+	if (d->action != BW_TUNE_PROBE || !x->a->cfg.dry_run)
+		apply(x, t, d->after, now);
+	if (d->learned != BW_CLASS_UNKNOWN)
+		bw_watch_learn_class(&x->w, t->dev, d->learned, d->learned_peff);
+	log_decision(x, t, d, name);
+	if (d->action != BW_TUNE_PROBE)
+		t->decided = true;
+}
+
 static void tune_dev(struct tune_ctx *x, struct tdev *t, double now)
 {
 	const struct bw_watch_dev *wd = watched(x, t->dev);
 	struct bw_tune_decision d;
 	struct bw_tune_obs o;
-	char act[16];
 	long cur;
 
 	if (!wd || wd->row != BW_ROW_SHOW || !wd->shown) {
@@ -759,17 +774,19 @@ static void tune_dev(struct tune_ctx *x, struct tdev *t, double now)
 		t->st.setting = (__u32)cur;
 	}
 	observe(x, wd, (__u32)cur, &o);
-	if (!bw_tune_step(&x->a->cfg, &t->st, &o, now, &d))
+	if (bw_tune_step(&x->a->cfg, &t->st, &o, now, &d))
+		act(x, t, &d, now);
+}
+
+/* What is known before any window: a class from the store. */
+static void start_dev(struct tune_ctx *x, struct tdev *t)
+{
+	const struct bw_watch_dev *wd = watched(x, t->dev);
+	struct bw_tune_decision d;
+
+	if (!wd || !bw_tune_start(&x->a->cfg, &t->st, wd->cls.cls, wd->cls.stored, 0, &d))
 		return;
-	snprintf(act, sizeof(act), "%s%s", x->a->cfg.dry_run ? "would-" : "",
-		 bw_tune_action_name(d.action));
-	if (d.action != BW_TUNE_PROBE || !x->a->cfg.dry_run)
-		apply(x, t, d.after, now);
-	if (d.learned != BW_CLASS_UNKNOWN)
-		bw_watch_learn_class(&x->w, t->dev, d.learned, d.learned_peff);
-	log_decision(x, t, &d, act);
-	if (d.action != BW_TUNE_PROBE)
-		t->decided = true;
+	act(x, t, &d, 0);
 }
 
 /* --once: every device decided, or given up on. */
@@ -863,6 +880,8 @@ int cmd_tune(int argc, char **argv)
 	bw_warn("tuning %d device%s (%s%s, window %.2f s); Ctrl-C to stop and put back", x.ntd,
 		x.ntd == 1 ? "" : "s", a->cfg.policy == BW_POLICY_LATENCY ? "latency" : "throughput",
 		a->cfg.dry_run ? ", dry run" : "", a->cfg.window_s);
+	for (i = 0; i < x.ntd; i++)
+		start_dev(&x, &x.td[i]);
 	err = run(&x);
 	bw_watch_save(&x.w);
 	if (!err)

@@ -286,12 +286,28 @@ static void test_ties_and_latency(void)
 	CHECK(s.n[BW_TUNE_KEEP] == 1 && s.setting == 0, "latency: a tie keeps 0");
 }
 
+static void test_start(void)
+{
+	struct bw_tune_decision d;
+	struct sim s;
+
+	sim_init(&s, 8000);
+	CHECK(bw_tune_start(&s.cfg, &s.st, BW_CLASS_DEEP, true, 0, &d) && d.action == BW_TUNE_SET &&
+	      d.after == 0 && strstr(d.why, "stored"), "known deep: 0 at once");
+	sim_init(&s, 0);
+	CHECK(!bw_tune_start(&s.cfg, &s.st, BW_CLASS_DEEP, true, 0, &d), "already 0: nothing");
+	sim_init(&s, 8000);
+	CHECK(!bw_tune_start(&s.cfg, &s.st, BW_CLASS_SHALLOW, true, 0, &d),
+	      "shallow: waits for the streams' think time");
+	CHECK(!bw_tune_start(&s.cfg, &s.st, BW_CLASS_UNKNOWN, false, 0, &d), "unknown: nothing");
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
 		UNIT(test_probe_finds_deep), UNIT(test_probe_finds_shallow),
 		UNIT(test_workload_change_reprobes), UNIT(test_class_rules), UNIT(test_dwell),
-		UNIT(test_when_to_probe), UNIT(test_ties_and_latency),
+		UNIT(test_when_to_probe), UNIT(test_ties_and_latency), UNIT(test_start),
 	};
 
 	return unit_run("policy", tests, sizeof(tests) / sizeof(tests[0]));
