@@ -279,11 +279,32 @@ static int take_lock(struct tune_ctx *x, struct tdev *t)
 	return 0;
 }
 
+/* The values this tuner will change, as they are now, where o has none yet. */
+static int found_now(const struct tune_args *a, const struct tdev *t, struct bw_tune_orig *o)
+{
+	char sched[32];
+	int err = sched_of(t->name, sched, sizeof(sched));
+
+	if (!err && strcmp(sched, "bfq")) {
+		if (!o->sched[0])
+			snprintf(o->sched, sizeof(o->sched), "%s", sched);	/* we switch it */
+		return 0;	/* bfq's own values go with bfq when it is put back */
+	}
+	if (!err && o->slice_idle_us < 0)
+		err = read_long(t->name, IDLE_ATTR, &o->slice_idle_us);
+	if (!err && a->low_latency >= 0 && o->low_latency < 0)
+		err = read_long(t->name, LL_ATTR, &o->low_latency);
+	if (err)
+		bw_err("%s: cannot read its scheduler settings in /sys/block/%s/queue: %s", t->name,
+		       t->name, strerror(-err));
+	return err;
+}
+
 /* What the device has now, or what a tuner that died had found (kept: those are the originals). */
 static int read_originals(struct tune_ctx *x, struct tdev *t)
 {
 	struct tune_args *a = x->a;
-	char path[PATH_MAX], why[100], sched[32];
+	char path[PATH_MAX], why[100];
 	struct bw_tune_orig *o = &t->orig;
 	FILE *f;
 
@@ -298,7 +319,8 @@ static int read_originals(struct tune_ctx *x, struct tdev *t)
 				"keeping the values it found", t->name, path, o->pid);
 			t->orig_saved = true;
 			o->pid = getpid();
-			return 0;
+			/* What it did not touch is as it was: read it as we would. */
+			return found_now(a, t, o);
 		}
 		bw_warn("%s: ignoring %s (%s)", t->name, path, err ? why : "another device");
 	}
@@ -308,14 +330,7 @@ static int read_originals(struct tune_ctx *x, struct tdev *t)
 	o->low_latency = -1;
 	o->slice_idle_us = -1;
 	snprintf(o->name, sizeof(o->name), "%s", t->name);
-	if (sched_of(t->name, sched, sizeof(sched)))
-		return -EIO;
-	if (strcmp(sched, "bfq"))
-		snprintf(o->sched, sizeof(o->sched), "%s", sched);	/* we switch it */
-	else if (read_long(t->name, IDLE_ATTR, &o->slice_idle_us) ||
-		 (a->low_latency >= 0 && read_long(t->name, LL_ATTR, &o->low_latency)))
-		return -EIO;
-	return 0;
+	return found_now(a, t, o);
 }
 
 /*
