@@ -2,7 +2,7 @@
 # Seed 000 on the emulated disk: does BFQ's idling help or hurt, and does
 # `blkwise tune` find the better setting without being told?
 #
-#   tools/idling-table.sh            (root; about 15 minutes)
+#   tools/idling-table.sh            (root; about 20 minutes)
 #   RUNS=1 RUN_S=8 PHASE_S=10 tools/idling-table.sh   (a quick look)
 #
 # Two devices (tools/fakedisk under a loop device, rotational=1, bfq,
