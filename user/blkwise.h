@@ -67,6 +67,8 @@ struct bw_interval {
 	const char *p_eff_why;	/* why undetermined, or NULL */
 	const char *p_eff_code;	/* the same, short, for the table */
 	double s1_coverage;	/* share of completions whose S1 was known */
+	double solo_work_ns;	/* sum over them of S1: solo-equivalent work done */
+	__u64 solo_known;	/* completions whose S1 was known */
 	bool gone;
 };
 

@@ -130,6 +130,8 @@ static void compute_peff(const struct bw_snap_dev *cur, const struct bw_op_stats
 		}
 	}
 	o->s1_coverage = n ? (double)known / (double)n : 0;
+	o->solo_work_ns = work;
+	o->solo_known = known;
 	if (!n || !dbusy)
 		why = &why_idle;
 	else if (n < pp->min_ios)

@@ -9,7 +9,8 @@
  *     a device that can serve the others meanwhile); shallow with sync
  *     sequential streams -> idle for about their p90 think time; shallow
  *     otherwise -> leave it (throughput) or 0 (latency).
- *  3. Else, when the evidence is missing (class unknown, and P_eff
+ *  3. Else, when the evidence is missing on a steady workload (the same
+ *     for two windows; class unknown, and P_eff
  *     undetermined in this window, as it is while BFQ idles: one queue at
  *     a time keeps the device at depth ~1; or between the shallow and deep
  *     marks) and two or more streams compete,
@@ -88,9 +89,20 @@ double bw_tune_win_mbps(const struct bw_tune_win *w)
 	return w->secs > 0 ? w->bytes / 1048576.0 / w->secs : NAN;
 }
 
+/*
+ * P_eff over the whole window, by its definition (metrics.c): the work the
+ * completions would have taken alone over the busy time, when enough of
+ * them, at enough depth, had a known S1.  Not an average of the ticks',
+ * which at 0.1 s often have too few completions each on a slow device.
+ */
 double bw_tune_win_peff(const struct bw_tune_win *w)
 {
-	return w->peff_ios > 0 ? w->peff_sum / w->peff_ios : NAN;
+	const struct bw_peff_params *pp = &bw_peff_default;
+
+	if (w->ios < pp->min_ios || !(w->busy_s > 0) || !(bw_tune_win_depth(w) >= pp->min_depth) ||
+	    (double)w->known < pp->min_coverage * (double)w->ios)
+		return NAN;
+	return w->work_s / w->busy_s;
 }
 
 double bw_tune_win_depth(const struct bw_tune_win *w)
@@ -104,10 +116,8 @@ static void win_add(struct bw_tune_win *w, const struct bw_tune_obs *o)
 	w->bytes += o->bytes;
 	w->busy_s += o->busy_s;
 	w->ios += o->ios;
-	if (!isnan(o->p_eff)) {
-		w->peff_ios += o->ios;
-		w->peff_sum += o->p_eff * o->ios;
-	}
+	w->work_s += o->solo_work_s;
+	w->known += o->solo_known;
 	if (!isnan(o->depth))
 		w->depth_sum += o->depth * o->busy_s;
 	if (!isnan(o->seq_pct))
@@ -154,6 +164,30 @@ static bool sig_changed(const struct bw_tune_sig *a, const struct bw_tune_sig *b
 {
 	return a->streams != b->streams || a->sync_seq != b->sync_seq ||
 	       abs(a->seq_tenths - b->seq_tenths) >= 3 || abs(a->size_class - b->size_class) >= 2;
+}
+
+/*
+ * The workload as it has been for two windows in a row: a change counts
+ * once it holds, so streams starting a little apart (fio's jobs) or one
+ * odd window do not count as a new workload.
+ */
+static struct bw_tune_sig stable_sig(struct bw_tune_state *st, struct bw_tune_sig now)
+{
+	if (!st->has_sig) {
+		st->sig = now;
+		st->has_sig = true;
+	} else if (sig_changed(&now, &st->sig)) {
+		if (st->cand_n && !sig_changed(&now, &st->cand_sig)) {
+			st->sig = now;
+			st->cand_n = 0;
+		} else {
+			st->cand_sig = now;
+			st->cand_n = 1;
+		}
+	} else {
+		st->cand_n = 0;
+	}
+	return st->sig;
 }
 
 static void describe(char *buf, size_t len, const struct bw_tune_win *w)
@@ -203,8 +237,9 @@ static void begin_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 	d->action = BW_TUNE_PROBE;
 	d->after = st->setting ? 0 : bw_tune_idle_for(cfg, w->think_p90_ms);
 	snprintf(d->why, sizeof(d->why), "evidence missing (class unknown, P_eff %s) with %d "
-		 "streams competing: trying %u us for %.1f s", w->peff_ios > 0 ? "known" :
-		 "undetermined", w->streams, d->after, cfg->probe_s);
+		 "streams competing: trying %u us for %.1f s",
+		 isnan(bw_tune_win_peff(w)) ? "undetermined" : "between the marks", w->streams,
+		 d->after, cfg->probe_s);
 	st->last_probe = t;
 	st->probes++;
 	if (cfg->dry_run)
@@ -299,9 +334,7 @@ bool bw_tune_step(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 	if (w.ios < cfg->min_ios)
 		return false;	/* nothing to judge by */
 	st->windows++;
-	sig = sig_of(&w);
-	st->sig = sig;
-	st->has_sig = true;
+	sig = stable_sig(st, sig_of(&w));
 	describe(ev, sizeof(ev), &w);
 	if (verdict_valid(cfg, st, &sig, t)) {
 		target = st->verdict;
@@ -319,6 +352,8 @@ bool bw_tune_step(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 		if (st->last_probe >= 0 && t - st->last_probe < cfg->probe_every_s &&
 		    !(st->has_verdict && sig_changed(&sig, &st->verdict_sig)))
 			return false;	/* rate limit: the workload has not changed */
+		if (st->windows < 2 || st->cand_n)
+			return false;	/* the workload is still settling: probe a steady one */
 		begin_probe(cfg, st, &w, t, d);
 		return true;
 	}

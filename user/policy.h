@@ -36,6 +36,8 @@ struct bw_tune_obs {
 	double busy_s;		/* busy time */
 	double p_eff;		/* NAN when undetermined */
 	const char *p_eff_why;
+	double solo_work_s;	/* solo-equivalent work (sum of S1 over known completions) */
+	__u64 solo_known;	/* completions whose S1 was known */
 	double depth;		/* mean in flight while busy */
 	double s1_ms;
 	const char *s1_source;
@@ -53,8 +55,8 @@ struct bw_tune_obs {
 struct bw_tune_win {
 	double secs, bytes, busy_s;
 	__u64 ios;
-	double peff_ios;	/* sum of ios over intervals with P_eff determined */
-	double peff_sum;	/* sum of p_eff * ios over those */
+	double work_s;		/* solo-equivalent work: P_eff over the window is work / busy */
+	__u64 known;		/* completions whose S1 was known */
 	double depth_sum;	/* sum of depth * busy_s */
 	double seq_sum;		/* sum of seq_pct * ios */
 	double kb_sum;		/* sum of kb_per_rq * ios */
@@ -90,8 +92,10 @@ struct bw_tune_state {
 	bool has_verdict;
 	__u32 verdict;
 	struct bw_tune_sig verdict_sig;
-	struct bw_tune_sig sig;	/* of the last full window */
+	struct bw_tune_sig sig;	/* the workload, as it has held for two windows */
 	bool has_sig;
+	struct bw_tune_sig cand_sig;	/* a change seen once, not yet held */
+	int cand_n;
 	int changes, probes;
 	int windows;		/* full windows judged */
 	double probe_cost_s;	/* seconds spent on probed settings */

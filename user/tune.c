@@ -625,6 +625,8 @@ static void observe(const struct tune_ctx *x, const struct bw_watch_dev *wd, __u
 	o->busy_s = isnan(iv->busy_pct) ? 0 : iv->busy_pct / 100 * iv->secs;
 	o->p_eff = iv->p_eff;
 	o->p_eff_why = iv->p_eff_why;
+	o->solo_work_s = iv->solo_work_ns / 1e9;
+	o->solo_known = iv->solo_known;
 	o->depth = iv->depth_busy;
 	o->s1_ms = iv->solo_ms;
 	o->s1_source = iv->s1_source;
