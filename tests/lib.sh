@@ -186,12 +186,15 @@ bw_missed() {
 }
 
 # bw_clean_intervals FILE DEVICE: the device's intervals (JSON array) in
-# which no lost completion was detected, nor in the interval before (a ghost
-# can straddle the boundary until its tag is issued again).
+# which no lost completion was detected, nor in the interval before or
+# after.  A loss is detected when its tag is issued again, so the ghost it
+# leaves (one request too many in flight) lives from the loss, which may
+# be in the interval before the detection, until then; the interval after
+# is left out too, as a detection near its end may straddle it.
 bw_clean_intervals() {
 	jq -s --arg d "$2" '[.[].devices[] | select(.device == $d)]
-		| [range(1; length) as $i | select(.[$i].lost_completions == 0 and
-			.[$i - 1].lost_completions == 0) | .[$i]]' "$1"
+		| [range(1; length - 1) as $i | select(.[$i].lost_completions == 0 and
+			.[$i - 1].lost_completions == 0 and .[$i + 1].lost_completions == 0) | .[$i]]' "$1"
 }
 
 # bw_expect_count WHAT ORACLE SEEN MISSED: SEEN + MISSED == ORACLE, and

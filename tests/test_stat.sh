@@ -126,7 +126,8 @@ test_depth_qd8_vs_inflight() {
 	bw_require fio jq fusermount3 || return 0
 	bw_fakedisk dev service_us=1000,parallel=1 || { fail "fakedisk"; return; }
 	out=$BW_TMP/qd8.json
-	bw_stat_start "$out" -d "$dev" -i 1 || { fail "blkwise start"; return; }
+	# Half-second intervals: a lost completion spoils three of them (bw_clean_intervals).
+	bw_stat_start "$out" -d "$dev" -i 0.5 || { fail "blkwise start"; return; }
 	bw_fio "$BW_TMP/fio.json" --name=d --filename=/dev/"$dev" --direct=1 --rw=randread \
 		--bs=4k --iodepth=8 --ioengine=io_uring --time_based --runtime=4 &
 	fio_pid=$!
