@@ -316,7 +316,6 @@ bool bw_tune_step(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 
 	memset(d, 0, sizeof(*d));
 	d->before = st->setting;
-	st->t = t;
 	if (st->win.secs == 0)
 		win_reset(&st->win);
 	if (t < st->settle_until)
@@ -383,12 +382,11 @@ void bw_tune_applied(const struct bw_tune_cfg *cfg, struct bw_tune_state *st, __
  * needs its streams' think time).
  */
 bool bw_tune_start(const struct bw_tune_cfg *cfg, struct bw_tune_state *st, enum bw_class_id cls,
-		   bool stored, double t, struct bw_tune_decision *d)
+		   bool stored, struct bw_tune_decision *d)
 {
 	(void)cfg;
 	memset(d, 0, sizeof(*d));
 	win_reset(&st->win);
-	st->t = t;
 	if (cls != BW_CLASS_DEEP || !st->setting)
 		return false;
 	d->action = BW_TUNE_SET;

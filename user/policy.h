@@ -81,7 +81,6 @@ enum bw_tune_phase { BW_PH_MEASURE, BW_PH_PROBE };
 struct bw_tune_state {
 	enum bw_tune_phase phase;
 	__u32 setting;		/* what we believe is in force */
-	double t;		/* time of the last observation */
 	double settle_until;
 	double last_change;	/* -1: never */
 	double last_probe;	/* -1: never */
@@ -122,7 +121,7 @@ struct bw_tune_decision {
 void bw_tune_init(struct bw_tune_state *st, __u32 setting);
 /* At start, before any window; true when d holds a decision. */
 bool bw_tune_start(const struct bw_tune_cfg *cfg, struct bw_tune_state *st, enum bw_class_id cls,
-		   bool stored, double t, struct bw_tune_decision *d);
+		   bool stored, struct bw_tune_decision *d);
 /* Adds one interval ending at t (seconds); true when d holds something to do or say. */
 bool bw_tune_step(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 		  const struct bw_tune_obs *o, double t, struct bw_tune_decision *d);

@@ -801,7 +801,7 @@ static void start_dev(struct tune_ctx *x, struct tdev *t)
 	const struct bw_watch_dev *wd = watched(x, t->dev);
 	struct bw_tune_decision d;
 
-	if (!wd || !bw_tune_start(&x->a->cfg, &t->st, wd->cls.cls, wd->cls.stored, 0, &d))
+	if (!wd || !bw_tune_start(&x->a->cfg, &t->st, wd->cls.cls, wd->cls.stored, &d))
 		return;
 	act(x, t, &d, 0);
 }

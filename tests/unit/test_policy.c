@@ -308,14 +308,14 @@ static void test_start(void)
 	struct sim s;
 
 	sim_init(&s, 8000);
-	CHECK(bw_tune_start(&s.cfg, &s.st, BW_CLASS_DEEP, true, 0, &d) && d.action == BW_TUNE_SET &&
+	CHECK(bw_tune_start(&s.cfg, &s.st, BW_CLASS_DEEP, true, &d) && d.action == BW_TUNE_SET &&
 	      d.after == 0 && strstr(d.why, "stored"), "known deep: 0 at once");
 	sim_init(&s, 0);
-	CHECK(!bw_tune_start(&s.cfg, &s.st, BW_CLASS_DEEP, true, 0, &d), "already 0: nothing");
+	CHECK(!bw_tune_start(&s.cfg, &s.st, BW_CLASS_DEEP, true, &d), "already 0: nothing");
 	sim_init(&s, 8000);
-	CHECK(!bw_tune_start(&s.cfg, &s.st, BW_CLASS_SHALLOW, true, 0, &d),
+	CHECK(!bw_tune_start(&s.cfg, &s.st, BW_CLASS_SHALLOW, true, &d),
 	      "shallow: waits for the streams' think time");
-	CHECK(!bw_tune_start(&s.cfg, &s.st, BW_CLASS_UNKNOWN, false, 0, &d), "unknown: nothing");
+	CHECK(!bw_tune_start(&s.cfg, &s.st, BW_CLASS_UNKNOWN, false, &d), "unknown: nothing");
 }
 
 int main(void)
