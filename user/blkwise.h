@@ -43,6 +43,7 @@ struct bw_interval {
 	__u32 dev;
 	char name[BW_NAME_LEN];
 	const char *identity;	/* stable identity (set by the caller), or NULL */
+	const char *identity_note;	/* why it may not be stable, or NULL */
 	double secs;
 	__u64 ios[BW_NR_OPS];
 	__u64 bytes[BW_NR_OPS];

@@ -68,6 +68,8 @@ void bw_render_json_dev(struct bw_json *j, const struct bw_interval *iv,
 	bw_json_obj(j, NULL);
 	bw_json_str(j, "device", iv->name);
 	bw_json_str(j, "identity", iv->identity);
+	if (iv->identity_note)
+		bw_json_str(j, "identity_note", iv->identity_note);
 	bw_json_bool(j, "gone", iv->gone);
 	bw_json_num(j, "reads_per_s", iv->r_per_s, 2);
 	bw_json_num(j, "writes_per_s", iv->w_per_s, 2);

@@ -312,6 +312,7 @@ int bw_watch_sample(struct bw_watch *w)
 				    s->has_stored ? &s->stored : NULL, now, &s->iv);
 		s->iv.gone = s->row == BW_ROW_GONE;
 		s->iv.identity = s->iv.gone ? NULL : s->info.id;
+		s->iv.identity_note = s->iv.gone ? NULL : bw_id_note(s->info.id_kind);
 		s->inflight = d->inflight;
 		bw_class_update(&s->cls, s->iv.p_eff, w->secs);
 	}
