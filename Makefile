@@ -12,6 +12,8 @@ CFLAGS ?= -O2 -g
 CFLAGS += -Wall -Wextra -Werror=implicit-function-declaration -std=gnu11 -D_GNU_SOURCE
 CFLAGS += -I$(OUT) -Ibpf -Iuser
 LIBS := $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz) -lm
+# export: libmicrohttpd serves HTTP; libcap-ng drops to a user without capabilities.
+LIBS += $(shell $(PKG_CONFIG) --libs libmicrohttpd libcap-ng 2>/dev/null || echo -lmicrohttpd -lcap-ng) -lpthread
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(dir $(VMLINUX)) -Ibpf \
 	-Wall -Wno-unused-function
 
@@ -20,7 +22,7 @@ BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUT)/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
 # Pure logic: no BPF, no syscalls beyond stdio; unit-tested without root.
 PURE_SRCS := user/hist.c user/metrics.c user/classify.c user/json.c user/devname.c user/render.c \
-	user/s1store.c user/policy.c user/tunefile.c
+	user/s1store.c user/policy.c user/tunefile.c user/promfmt.c
 USER_SRCS := $(wildcard user/*.c)
 USER_OBJS := $(patsubst user/%.c,$(OUT)/%.o,$(USER_SRCS))
 PURE_OBJS := $(patsubst user/%.c,$(OUT)/%.o,$(PURE_SRCS))
@@ -97,3 +99,5 @@ bench: deps all fixture
 clean:
 	rm -rf $(OUT) blkwise
 	$(MAKE) -s -C tools/fakedisk clean
+
+include mk/install.mk

@@ -79,6 +79,13 @@ tn_values() {	# scheduler, slice_idle_us, low_latency
 	fi
 }
 
+# tn_dump OUT: after a failure, every decision with its evidence, for the log.
+tn_dump() {
+	[ "${__shunit_testSuccess}" = "${SHUNIT_TRUE}" ] && return 0
+	echo "  decisions:"
+	jq -c '{action, why, evidence, compared_with}' "$1" | sed 's/^/    /'
+}
+
 tn_actions() { jq -r '"\(.action) \(.slice_idle_us_before)->\(.slice_idle_us_after)"' "$1" | paste -sd' '; }
 
 # The RAID-0 of 4 started with idling on (BFQ's 8 ms): the probe finds
@@ -104,6 +111,7 @@ test_striped_device_gets_zero() {
 	assertEquals "exit status" 0 $?
 	assertEquals "put back" 8000 "$(tn_idle "$dev")"
 	assertTrue "class stored" "grep -qP '^class\tloop:.*\tdeep\t' $BW_TMP/state/s1"
+	tn_dump "$out"
 	wait "$TN_FIO"
 	# Restarted: the stored class decides in the first window.
 	out=$BW_TMP/stripe2.json
@@ -137,6 +145,7 @@ test_spindle_keeps_idling() {
 	kill -INT "$TN_PID"
 	wait "$TN_PID"
 	assertTrue "class stored: $(grep -v '^s1' $BW_TMP/state/s1 | paste -sd' ')" "grep -qP '^class\tloop:.*\tshallow\t' $BW_TMP/state/s1"
+	tn_dump "$out"
 }
 
 # --dry-run decides and says so, and writes nothing: not sysfs, not the run
@@ -204,6 +213,37 @@ tn_restore_path() {
 test_restore_on_sigint() { tn_restore_path INT; }
 test_restore_on_sigterm() { tn_restore_path TERM; }
 test_restore_after_sigkill() { tn_restore_path KILL; }
+
+# An empty state file is what a tuner leaves where it cannot remove its own
+# (an exporter that dropped root): nothing to put back.  --restore removes
+# it, quietly; so does a tuner starting on that device.
+test_restore_empty_state_file() {
+	local dev run=$BW_TMP/emptyrun out before
+	tn_require || return 0
+	bw_loop dev 64 shm --direct-io=on || { fail "loop"; return; }
+	echo bfq >/sys/block/"$dev"/queue/scheduler
+	echo 6000 >/sys/block/"$dev"/queue/iosched/slice_idle_us
+	before=$(tn_values "$dev")
+	mkdir -p "$run"
+	: >"$run/tune-$dev"
+	"$BW_BIN" tune --restore --run-dir "$run" 2>"$BW_TMP/empty.err"
+	assertEquals "--restore: exit status" 0 $?
+	assertTrue "--restore: nothing to restore: $(cat "$BW_TMP/empty.err")" \
+		"grep -q 'nothing to restore' $BW_TMP/empty.err"
+	assertFalse "--restore: no complaint" "grep -qE 'error|not a tune state' $BW_TMP/empty.err"
+	assertFalse "--restore: removed" "[ -e $run/tune-$dev ]"
+	assertEquals "--restore: untouched" "$before" "$(tn_values "$dev")"
+	: >"$run/tune-$dev"
+	out=$BW_TMP/empty.json
+	tn_start "$out" -d "$dev" --run-dir "$run" || { fail "tune start"; return; }
+	assertFalse "tuner: no word of it: $(cat "$out.err")" "grep -qE 'ignoring|did not exit' $out.err"
+	assertTrue "tuner: its own state file" "[ -s $run/tune-$dev ]"
+	kill -INT "$TN_PID"
+	wait "$TN_PID"
+	assertEquals "tuner: exit status" 0 $?
+	assertEquals "tuner: put back" "$before" "$(tn_values "$dev")"
+	assertFalse "tuner: state file gone" "[ -e $run/tune-$dev ]"
+}
 
 # The scheduler itself: switched to bfq with --set-scheduler, put back.
 test_restore_scheduler() {

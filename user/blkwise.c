@@ -13,6 +13,7 @@ struct subcmd {
 static const struct subcmd subcmds[] = {
 	{ "stat", cmd_stat, "live per-device view: rates, service and queue time, depth, P_eff" },
 	{ "tune", cmd_tune, "live-tune BFQ idling per device from its measured parallelism" },
+	{ "export", cmd_export, "Prometheus exporter of the same figures (and --tune)" },
 };
 
 static void usage(FILE *f)

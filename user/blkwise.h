@@ -255,6 +255,8 @@ void bw_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 __u64 bw_now_ns(void);
 int bw_check_privileges(void);
 int bw_read_sysfs_u64(const char *disk, const char *attr, __u64 *val);
+int bw_opt_other(int c, void (*usage)(FILE *f));
+int bw_opt_rest(int argc, char **argv);
 
 /* Signals: set by the handler, polled by the loops. */
 extern volatile int bw_exiting;
@@ -270,5 +272,6 @@ int bw_sysfs_writable(const char *disk, const char *attr);
 
 int cmd_stat(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 #endif /* BLKWISE_H */

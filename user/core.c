@@ -588,3 +588,25 @@ void bw_core_print_memory(const struct bw_core *c, FILE *f)
 		(unsigned long long)c->skel->bss->qid_overflow,
 		(unsigned long long)c->skel->bss->slot_overflow);
 }
+
+int bw_core_prog_stats(const struct bw_core *c, struct bw_prog_stat *out, int max)
+{
+	struct bpf_program *prog;
+	int n = 0;
+
+	bpf_object__for_each_program(prog, c->skel->obj) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (n >= max || fd < 0 || !bpf_program__autoload(prog))
+			continue;
+		if (bpf_obj_get_info_by_fd(fd, &info, &len))
+			return -errno;
+		snprintf(out[n].name, sizeof(out[n].name), "%s", bpf_program__name(prog));
+		out[n].run_ns = info.run_time_ns;
+		out[n].run_cnt = info.run_cnt;
+		n++;
+	}
+	return n;
+}

@@ -32,6 +32,15 @@ void bw_core_forget_dev(struct bw_core *c, __u32 dev);
 /* Up to max streams, open busy periods closed at now_ns; how many, or -errno. */
 int bw_core_streams(struct bw_core *c, struct bw_stream_snap *out, int max, __u64 now_ns);
 const char *bw_core_attach_mode(const struct bw_core *c);
+
+/* A loaded program's run time and count (counted while BPF stats are on). */
+struct bw_prog_stat {
+	char name[64];
+	__u64 run_ns;
+	__u64 run_cnt;
+};
+/* Up to max loaded programs; how many, or -errno. */
+int bw_core_prog_stats(const struct bw_core *c, struct bw_prog_stat *out, int max);
 void bw_core_print_memory(const struct bw_core *c, FILE *f);
 
 #endif /* BLKWISE_LOADER_H */

@@ -96,19 +96,12 @@ static int parse_args(int argc, char **argv, struct stat_args *a)
 			}
 			a->w.core.max_devices = (int)n;
 			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
 		default:
-			usage(stderr);
-			return -EINVAL;
+			return bw_opt_other(c, usage);
 		}
 	}
-	if (optind < argc) {
-		bw_err("unexpected argument '%s'", argv[optind]);
-		usage(stderr);
+	if (bw_opt_rest(argc, argv))
 		return -EINVAL;
-	}
 	return 0;
 }
 

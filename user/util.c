@@ -144,3 +144,23 @@ int bw_sleep_ns(__u64 ns)
 	}
 	return -EINTR;
 }
+
+/* getopt's leftovers: -h prints usage and exits 0; anything else is a usage error. */
+int bw_opt_other(int c, void (*usage)(FILE *f))
+{
+	if (c == 'h') {
+		usage(stdout);
+		exit(0);
+	}
+	usage(stderr);
+	return -EINVAL;
+}
+
+/* Arguments after the options: none taken. */
+int bw_opt_rest(int argc, char **argv)
+{
+	if (optind >= argc)
+		return 0;
+	bw_err("unexpected argument '%s'; see --help", argv[optind]);
+	return -EINVAL;
+}

@@ -241,7 +241,7 @@ static int take(struct bw_watch *w, struct bw_snap *s)
 	return refresh_devices(w, s);
 }
 
-static const struct bw_snap_dev *find_dev(const struct bw_snap *s, __u32 dev)
+const struct bw_snap_dev *bw_snap_find(const struct bw_snap *s, __u32 dev)
 {
 	int i;
 
@@ -308,7 +308,7 @@ int bw_watch_sample(struct bw_watch *w)
 
 		if (!s || s->row == BW_ROW_HIDE)
 			continue;
-		bw_interval_compute(find_dev(&w->prev, d->dev), d, w->secs, &bw_peff_default,
+		bw_interval_compute(bw_snap_find(&w->prev, d->dev), d, w->secs, &bw_peff_default,
 				    s->has_stored ? &s->stored : NULL, now, &s->iv);
 		s->iv.gone = s->row == BW_ROW_GONE;
 		s->iv.identity = s->iv.gone ? NULL : s->info.id;
@@ -392,7 +392,7 @@ int bw_watch_rows(struct bw_watch *w, struct bw_watch_dev **out)
 	int i, n = 0;
 
 	for (i = 0; i < w->ndevs; i++)
-		if (w->devs[i].row != BW_ROW_HIDE && find_dev(&w->prev, w->devs[i].dev))
+		if (w->devs[i].row != BW_ROW_HIDE && bw_snap_find(&w->prev, w->devs[i].dev))
 			out[n++] = &w->devs[i];
 	qsort(out, n, sizeof(out[0]), cmp_name);
 	return n;

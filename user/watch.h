@@ -89,6 +89,8 @@ void bw_watch_close(struct bw_watch *w);
 /* A class found otherwise (a tuner's probe): seeds the device's, and goes to the store. */
 void bw_watch_learn_class(struct bw_watch *w, __u32 dev, enum bw_class_id cls, double p_eff);
 struct bw_watch_dev *bw_watch_dev(struct bw_watch *w, __u32 dev);
+/* A device's counters in a snapshot, or NULL. */
+const struct bw_snap_dev *bw_snap_find(const struct bw_snap *s, __u32 dev);
 /* The devices to show, sorted by name, into out (ndevs long); how many. */
 int bw_watch_rows(struct bw_watch *w, struct bw_watch_dev **out);
 

@@ -1,0 +1,309 @@
+#!/usr/bin/env bash
+# shunit2 suite: `blkwise export` against a real Prometheus (Debian's,
+# started here on loopback with its own config and data dir) while fio
+# runs on loop devices: rates against fio's, counter deltas against
+# /proc/diskstats exactly, every PromQL expression of the dashboard and
+# the rules returning data; HTTP safety, privileges, load, errors.
+. "$(dirname "$0")/lib.sh"
+
+EX_PROM_VERSION=""
+
+ex_require() {
+	bw_require curl jq fio losetup "$@" || return 1
+}
+
+# ex_port: a free loopback TCP port.
+ex_port() {
+	local p
+	while :; do
+		p=$((20000 + RANDOM % 20000))
+		ss -Hltn "sport = :$p" | grep -q . || { echo $p; return; }
+	done
+}
+
+# ex_start OUT ARGS...: blkwise export on a free loopback port, serving
+# when this returns; EX_PID, EX_URL.
+ex_start() {
+	local out=$1 rc
+	shift
+	EX_PORT=$(ex_port)
+	bw_bg_start "$out" "serving" "$BW_BIN" export --listen 127.0.0.1:"$EX_PORT" \
+		--state-dir "$BW_TMP/state" "$@"
+	rc=$?
+	EX_PID=$BW_BG_PID
+	EX_URL=http://127.0.0.1:$EX_PORT
+	return $rc
+}
+
+# ex_prom_start: Prometheus scraping the exporter every second, with the
+# rules of dashboards/; ready when this returns.  EX_PROM.
+ex_prom_start() {
+	local dir=$BW_TMP/prom port i
+	mkdir -p "$dir/data"
+	port=$(ex_port)
+	cp "$BW_ROOT/dashboards/blkwise-rules.yml" "$dir/rules.yml"
+	cat >"$dir/prometheus.yml" <<-EOF
+		global:
+		  scrape_interval: 1s
+		  evaluation_interval: 1s
+		rule_files: [rules.yml]
+		scrape_configs:
+		  - job_name: blkwise
+		    static_configs:
+		      - targets: ['127.0.0.1:$EX_PORT']
+	EOF
+	prometheus --config.file="$dir/prometheus.yml" --storage.tsdb.path="$dir/data" \
+		--web.listen-address=127.0.0.1:"$port" >"$dir/log" 2>&1 &
+	EX_PROM_PID=$!
+	bw_on_cleanup "kill $EX_PROM_PID; wait $EX_PROM_PID"
+	EX_PROM=http://127.0.0.1:$port
+	for i in $(seq 100); do
+		curl -sf "$EX_PROM/-/ready" >/dev/null && break
+		sleep 0.1
+	done
+	curl -sf "$EX_PROM/-/ready" >/dev/null || { cat "$dir/log" >&2; return 1; }
+	# Until the first scrape is in.
+	for i in $(seq 100); do
+		[ "$(ex_q 'up{job="blkwise"}')" = 1 ] && return 0
+		sleep 0.1
+	done
+	echo "Prometheus never scraped the exporter" >&2
+	return 1
+}
+
+# ex_q EXPR [TIME]: an instant query; the first result's value, or "".
+ex_q() {
+	curl -s "$EX_PROM/api/v1/query" --data-urlencode "query=$1" ${2:+--data-urlencode "time=$2"} |
+		jq -r 'if .status == "success" then (.data.result[0].value[1] // "") else "error: \(.error)" end'
+}
+
+# ex_q_count EXPR: how many series an instant query returns (-1 on error).
+ex_q_count() {
+	curl -s "$EX_PROM/api/v1/query" --data-urlencode "query=$1" |
+		jq -r 'if .status == "success" then (.data.result | length) else -1 end'
+}
+
+# ex_scraped_after T: waits until Prometheus holds a sample scraped after T.
+ex_scraped_after() {
+	local i
+	for i in $(seq 100); do
+		awk -v a="$(ex_q 'timestamp(blkwise_exporter_last_sample_timestamp_seconds)')" \
+			-v t="$1" 'BEGIN { exit !(a > t + 1.5) }' && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# diskstats reads, writes of a device (fields 4 and 8).
+ex_diskstats() { awk -v d="$1" '$3 == d { print $4, $8 }' /proc/diskstats; }
+
+test_usage_and_runtime_errors() {
+	local port rc
+	ex_require || return 0
+	"$BW_BIN" export --listen nonsense >/dev/null 2>"$BW_TMP/e"
+	assertEquals "bad --listen: usage error" 2 $?
+	assertTrue "says how: $(cat "$BW_TMP/e")" "grep -q 'ADDR\]:PORT' $BW_TMP/e"
+	"$BW_BIN" export --listen 127.0.0.1:99999 >/dev/null 2>&1
+	assertEquals "port out of range" 2 $?
+	"$BW_BIN" export -d nosuchdev >/dev/null 2>"$BW_TMP/e"
+	assertEquals "a device filter matching nothing" 2 $?
+	assertTrue "names it: $(cat "$BW_TMP/e")" "grep -q nosuchdev $BW_TMP/e"
+	"$BW_BIN" export --user nosuchuser >/dev/null 2>&1
+	assertEquals "unknown user" 2 $?
+	"$BW_BIN" export --policy latency >/dev/null 2>&1
+	assertEquals "tuner options without --tune" 2 $?
+	ex_start "$BW_TMP/a.out" || { fail "export start"; return; }
+	port=$EX_PORT
+	"$BW_BIN" export --listen 127.0.0.1:"$port" >/dev/null 2>"$BW_TMP/e"
+	rc=$?
+	assertEquals "port in use: runtime error" 1 $rc
+	assertTrue "says so: $(cat "$BW_TMP/e")" "grep -q 'in use' $BW_TMP/e"
+	kill -TERM "$EX_PID"
+	wait "$EX_PID"
+	assertEquals "SIGTERM: clean exit" 0 $?
+}
+
+# Read-only over HTTP, nobody without capabilities, both formats valid.
+test_http_and_privileges() {
+	local st
+	ex_require promtool || return 0
+	ex_start "$BW_TMP/h.out" || { fail "export start"; return; }
+	st=/proc/$EX_PID/status
+	assertEquals "CapEff 0 after the drop" 0000000000000000 "$(awk '/^CapEff/ { print $2 }' "$st")"
+	assertEquals "CapPrm 0" 0000000000000000 "$(awk '/^CapPrm/ { print $2 }' "$st")"
+	assertEquals "runs as nobody" "$(id -u nobody)" "$(awk '/^Uid/ { print $2 }' "$st")"
+	for m in POST PUT DELETE; do
+		assertEquals "$m answered 405" 405 "$(curl -s -o /dev/null -w '%{http_code}' -X $m "$EX_URL/metrics")"
+	done
+	assertTrue "405 says what is allowed" "curl -s -D - -o /dev/null -X POST $EX_URL/metrics | grep -qi '^allow: GET, HEAD'"
+	assertEquals "unknown path 404" 404 "$(curl -s -o /dev/null -w '%{http_code}' "$EX_URL/nope")"
+	assertTrue "/ links /metrics" "curl -s $EX_URL/ | grep -q 'href=\"/metrics\"'"
+	curl -s "$EX_URL/metrics" >"$BW_TMP/m.txt"
+	promtool check metrics <"$BW_TMP/m.txt" >"$BW_TMP/lint" 2>&1
+	assertEquals "promtool check metrics: nothing to report: $(head -5 "$BW_TMP/lint")" 0 $?
+	assertEquals "promtool printed nothing" "" "$(cat "$BW_TMP/lint")"
+	assertFalse "no counter in exponent notation" \
+		"grep -E '^blkwise_[a-z_]*_total(\{[^}]*\})? [0-9.]+e' $BW_TMP/m.txt | grep -v _seconds_total"
+	assertTrue "text format content type" \
+		"curl -s -D - -o /dev/null $EX_URL/metrics | grep -qi '^content-type: text/plain; version=0.0.4'"
+	curl -s -H 'Accept: application/openmetrics-text;version=1.0.0,text/plain;q=0.5' -D "$BW_TMP/om.h" \
+		"$EX_URL/metrics" >"$BW_TMP/om.txt"
+	assertTrue "OpenMetrics when asked" "grep -qi '^content-type: application/openmetrics-text; version=1.0.0' $BW_TMP/om.h"
+	assertEquals "OpenMetrics ends with # EOF" "# EOF" "$(tail -1 "$BW_TMP/om.txt")"
+	assertTrue "OpenMetrics counter family named without _total" \
+		"grep -qx '# TYPE blkwise_requests counter' $BW_TMP/om.txt"
+	kill -TERM "$EX_PID"
+	wait "$EX_PID"
+	assertEquals "SIGTERM: clean exit" 0 $?
+}
+
+# fio at a fixed rate: Prometheus's rate() against fio's IOPS within 5%,
+# and counter deltas from Prometheus against /proc/diskstats exactly.
+test_prometheus_rates_and_counts() {
+	local dev t0 t1 d0 d1 r0 r1 l0 l1 i1 ds missed fio_iops prom_rate
+	ex_require prometheus || return 0
+	bw_loop dev 256 shm || { fail "loop"; return; }
+	ex_start "$BW_TMP/r.out" -d "$dev" || { fail "export start"; return; }
+	ex_prom_start || { fail "prometheus start"; return; }
+	sleep 1.5
+	d0=$(ex_diskstats "$dev")
+	t0=$(date +%s.%N)
+	ex_scraped_after "$t0" || { fail "no scrape after t0"; return; }
+	fio --name=r --filename=/dev/"$dev" --direct=1 --rw=randrw --rwmixread=70 --bs=4k \
+		--ioengine=psync --rate_iops=700 --time_based --runtime=10 --output-format=json \
+		>"$BW_TMP/fio.json" 2>/dev/null || { fail "fio"; return; }
+	sleep 1.5
+	d1=$(ex_diskstats "$dev")
+	t1=$(date +%s.%N)
+	ex_scraped_after "$t1" || { fail "no scrape after t1"; return; }
+	# Before fio: the last sample at t0; after: the latest, all idle since.
+	r0=$(ex_q "sum(blkwise_requests_total{device=\"$dev\"})" "$t0")
+	l0=$(ex_q "blkwise_lost_completions_total{device=\"$dev\"}" "$t0")
+	r1=$(ex_q "sum(blkwise_requests_total{device=\"$dev\"})")
+	l1=$(ex_q "blkwise_lost_completions_total{device=\"$dev\"}")
+	i1=$(ex_q "blkwise_inflight_requests{device=\"$dev\"}")
+	ds=$(( ${d1% *} + ${d1#* } - ${d0% *} - ${d0#* } ))
+	missed=$(( ${l1:-0} - ${l0:-0} + ${i1:-0} ))
+	echo "  requests: Prometheus ${r0:-0} -> $r1, $missed never completed as seen; diskstats delta $ds"
+	assertTrue "fio did I/O" "[ $ds -gt 1000 ]"
+	bw_expect_count "Prometheus counter delta vs diskstats" "$ds" $((r1 - ${r0:-0})) "$missed"
+	fio_iops=$(jq '.jobs[0].read.iops + .jobs[0].write.iops' "$BW_TMP/fio.json")
+	prom_rate=$(ex_q "sum(rate(blkwise_requests_total{device=\"$dev\"}[6s]))" \
+		"$(awk -v t="$t0" 'BEGIN { printf "%.3f", t + 9 }')")
+	echo "  rate: fio $fio_iops IOPS, Prometheus rate() $prom_rate"
+	assertTrue "rate within 5% of fio's ($prom_rate vs $fio_iops)" \
+		"awk -v a='$prom_rate' -v b='$fio_iops' 'BEGIN { exit !(b > 0 && a / b > 0.95 && a / b < 1.05) }'"
+}
+
+# Every expression of the dashboard and the rules returns data, with the
+# exporter tuning a bfq device (and counting BPF run time) while fio
+# drives it alone, then deep.
+test_every_expression_returns_data() {
+	local dev line src expr n missing=0 total=0
+	ex_require prometheus promtool || return 0
+	[ -x "$BW_ROOT/tools/promql-exprs.sh" ] || { fail "tools/promql-exprs.sh missing"; return; }
+	bw_loop dev 256 shm || { fail "loop"; return; }
+	echo bfq >/sys/block/"$dev"/queue/scheduler || { bw_skip "no bfq"; return 0; }
+	ex_start "$BW_TMP/e.out" -d "$dev" --bpf-stats --tune --tune-window 0.5 --run-dir "$BW_TMP/run.e" ||
+		{ fail "export start"; return; }
+	ex_prom_start || { fail "prometheus start"; return; }
+	# Alone first (S1 learned), then deep (P_eff determined).
+	fio --name=s --filename=/dev/"$dev" --direct=1 --rw=randread --bs=4k --ioengine=psync \
+		--time_based --runtime=3 >/dev/null 2>&1
+	fio --name=d --filename=/dev/"$dev" --direct=1 --rw=randrw --bs=4k --ioengine=libaio \
+		--iodepth=8 --time_based --runtime=25 >/dev/null 2>&1 &
+	bw_on_cleanup "kill $!"
+	sleep 20
+	while read -r line; do
+		src=$(jq -r .source <<<"$line")
+		expr=$(jq -r .expr <<<"$line")
+		total=$((total + 1))
+		# An alert that does not fire returns nothing by design: its
+		# thresholds (> N, < N) are dropped; what it compares must be there.
+		case $src in
+		"rules: Blkwise"*) expr=$(sed -E 's/ *(>=|<=|>|<) *[0-9][0-9.e+-]*//g' <<<"$expr") ;;
+		esac
+		n=$(ex_q_count "$expr")
+		if [ "$n" -le 0 ]; then
+			echo "  no data ($n): $src: $expr"
+			missing=$((missing + 1))
+		fi
+	done < <(DEVICE="$dev" RATE=5s "$BW_ROOT/tools/promql-exprs.sh")
+	echo "  $((total - missing)) of $total expressions returned data"
+	assertTrue "expressions found" "[ $total -gt 10 ]"
+	assertEquals "expressions without data" 0 $missing
+	# Prometheus itself evaluated every rule without an error.
+	curl -s "$EX_PROM/api/v1/rules" >"$BW_TMP/rules.json"
+	echo "  rules: $(jq -r '[.data.groups[].rules[]] | "\(length) evaluated, \([.[] | select(.health != "ok")] | length) unhealthy"' "$BW_TMP/rules.json")"
+	assertEquals "every rule healthy: $(jq -c '[.data.groups[].rules[] | select(.health != "ok") | {name, lastError}]' "$BW_TMP/rules.json")" \
+		0 "$(jq '[.data.groups[].rules[] | select(.health != "ok")] | length' "$BW_TMP/rules.json")"
+	assertTrue "rules loaded" "[ $(jq '[.data.groups[].rules[]] | length' "$BW_TMP/rules.json") -gt 5 ]"
+	kill -TERM "$EX_PID"
+	wait "$EX_PID"
+	assertEquals "SIGTERM: clean exit" 0 $?
+}
+
+# 50 concurrent scrapers for 30 s: no errors, bounded RSS; the latency.
+test_load() {
+	local rss0 rss1
+	ex_require ab || return 0
+	ex_start "$BW_TMP/l.out" || { fail "export start"; return; }
+	sleep 1.5
+	rss0=$(awk '/^VmRSS/ { print $2 }' /proc/"$EX_PID"/status)
+	ab -q -l -c 50 -t 30 -n 10000000 "$EX_URL/metrics" >"$BW_TMP/ab" 2>&1
+	rss1=$(awk '/^VmRSS/ { print $2 }' /proc/"$EX_PID"/status)
+	echo "  $(grep -E '^(Complete requests|Failed requests|Requests per second|Time per request)' "$BW_TMP/ab" | head -3 | tr -s ' ' | paste -sd';')"
+	echo "  latency: $(grep -E '^ +(50|99|100)%' "$BW_TMP/ab" | tr -s ' ' | paste -sd';'); RSS ${rss0} kB -> ${rss1} kB"
+	assertEquals "no failed requests" 0 "$(awk '/^Failed requests/ { print $3 }' "$BW_TMP/ab")"
+	assertFalse "no non-2xx answers" "grep -q '^Non-2xx' $BW_TMP/ab"
+	assertTrue "some thousands of scrapes served" "[ $(awk '/^Complete requests/ { print $3 }' "$BW_TMP/ab") -gt 1000 ]"
+	assertTrue "RSS bounded: ${rss1} kB < 64 MiB" "[ ${rss1:-999999} -lt 65536 ]"
+	assertTrue "RSS grew < 16 MiB under load (${rss0} -> ${rss1} kB)" "[ $((rss1 - rss0)) -lt 16384 ]"
+	assertTrue "still sampling after the load" \
+		"awk -v a=\"\$(curl -s $EX_URL/metrics | awk '/^blkwise_exporter_last_sample_timestamp_seconds/ { print \$2 }')\" -v t=$(date +%s) 'BEGIN { exit !(a > t - 3) }'"
+	kill -TERM "$EX_PID"
+	wait "$EX_PID"
+	assertEquals "SIGTERM: clean exit" 0 $?
+}
+
+# --tune in the same process, as nobody: it decides (from a stored class),
+# writes through the files it opened as root, and puts back what it found
+# on SIGTERM.
+test_tune_in_process() {
+	local dev n
+	ex_require || return 0
+	bw_loop dev 256 shm || { fail "loop"; return; }
+	echo bfq >/sys/block/"$dev"/queue/scheduler || { bw_skip "no bfq"; return 0; }
+	echo 7777 >/sys/block/"$dev"/queue/iosched/slice_idle_us
+	# Known deep from before (the store): the tuner sets 0 in its first window.
+	mkdir -p "$BW_TMP/state"
+	printf 'blkwise-s1 2\nclass\tloop:%s\tdeep\t3.000\t%s\n' \
+		"$(cat /sys/block/"$dev"/loop/backing_file)" "$(date +%s)" >"$BW_TMP/state/s1"
+	fio --name=d --filename=/dev/"$dev" --direct=1 --rw=randread --bs=4k --ioengine=libaio \
+		--iodepth=8 --time_based --runtime=20 >/dev/null 2>&1 &
+	bw_on_cleanup "kill $!"
+	ex_start "$BW_TMP/t.out" -d "$dev" --tune --tune-window 0.5 --json --run-dir "$BW_TMP/run.t" ||
+		{ fail "export start"; return; }
+	assertEquals "tuning as nobody: CapEff 0" 0000000000000000 "$(awk '/^CapEff/ { print $2 }' /proc/"$EX_PID"/status)"
+	for _ in $(seq 100); do
+		grep -q '"action"' "$BW_TMP/t.out" && break
+		sleep 0.1
+	done
+	sleep 1.5
+	echo "  decisions: $(jq -r '"\(.action) \(.slice_idle_us_before)->\(.slice_idle_us_after)"' "$BW_TMP/t.out" | paste -sd' ')"
+	n=$(curl -s "$EX_URL/metrics" | awk -v d="$dev" '$1 ~ "^blkwise_tune_decisions_total\\{device=\"" d "\"" { s += $2 } END { print s + 0 }')
+	assertTrue "decisions counted in the metrics ($n)" "[ $n -ge 1 ]"
+	assertEquals "decisions logged = counted" "$(grep -c '"action"' "$BW_TMP/t.out")" "$n"
+	assertEquals "the setting the tuner chose is in force" \
+		"$(jq -r .slice_idle_us_after "$BW_TMP/t.out" | tail -1)" "$(cat /sys/block/"$dev"/queue/iosched/slice_idle_us)"
+	assertTrue "the idling gauge shows it" \
+		"curl -s $EX_URL/metrics | grep -q '^blkwise_bfq_slice_idle_seconds{device=\"$dev\"}'"
+	kill -TERM "$EX_PID"
+	wait "$EX_PID"
+	assertEquals "SIGTERM: clean exit" 0 $?
+	assertEquals "put back" 7777 "$(cat /sys/block/"$dev"/queue/iosched/slice_idle_us)"
+	assertFalse "nothing left to restore" "[ -s $BW_TMP/run.t/tune-$dev ]"
+}
+
+# shellcheck disable=SC1091
+. shunit2
