@@ -31,16 +31,24 @@ tn_disk() {
 	printf -v "$1" %s "$_d"
 }
 
-# tn_seq DEV SECS: 4 sequential 256 KiB direct readers; prints MB/s.
-tn_seq() {
-	fio --name=tn --filename=/dev/"$1" --direct=1 --rw=read --bs=256k --ioengine=psync \
-		--numjobs=4 --size=256m --offset_increment=256m --time_based --runtime="$2" \
-		--group_reporting --output-format=json 2>/dev/null |
-		jq '.jobs[0].read.bw_bytes / 1048576 | floor'
+# tn_fio DEV SECS [fio options]: 4 sequential 256 KiB direct readers.
+tn_fio() {
+	local dev=$1 secs=$2
+	shift 2
+	fio --name=tn --filename=/dev/"$dev" --direct=1 --rw=read --bs=256k --ioengine=psync \
+		--numjobs=4 --size=256m --offset_increment=256m --time_based --runtime="$secs" \
+		--group_reporting --output-format=json "$@" 2>/dev/null
 }
 
+# tn_seq DEV SECS: the readers; prints MB/s.
+tn_seq() {
+	tn_fio "$1" "$2" | jq '.jobs[0].read.bw_bytes / 1048576 | floor'
+}
+
+# tn_seq_bg DEV SECS: the readers in the background, fio itself in TN_FIO
+# (so that a kill reaches it), stopped at cleanup.
 tn_seq_bg() {
-	tn_seq "$1" "$2" >"$BW_TMP/seq.mbps" &
+	tn_fio "$1" "$2" --output="$BW_TMP/seq.json" &
 	TN_FIO=$!
 	bw_on_cleanup "kill $TN_FIO; wait $TN_FIO"
 }
@@ -96,7 +104,8 @@ test_striped_device_gets_zero() {
 	tn_require || return 0
 	tn_disk dev parallel=4,dispatch=stripe,chunk_kb=256 || { fail "fakedisk"; return; }
 	out=$BW_TMP/stripe.json
-	tn_seq_bg "$dev" 6
+	# Long enough however slowly the tuner starts; stopped when decided.
+	tn_seq_bg "$dev" 15
 	tn_start "$out" -d "$dev" || { fail "tune start"; return; }
 	tn_wait_for "$out" '.action == "keep" or .action == "revert"' 5
 	sleep 1
@@ -112,6 +121,7 @@ test_striped_device_gets_zero() {
 	assertEquals "put back" 8000 "$(tn_idle "$dev")"
 	assertTrue "class stored" "grep -qP '^class\tloop:.*\tdeep\t' $BW_TMP/state/s1"
 	tn_dump "$out"
+	kill "$TN_FIO"
 	wait "$TN_FIO"
 	# Restarted: the stored class decides in the first window.
 	out=$BW_TMP/stripe2.json
@@ -132,7 +142,7 @@ test_spindle_keeps_idling() {
 	tn_require || return 0
 	tn_disk dev parallel=1 || { fail "fakedisk"; return; }
 	out=$BW_TMP/spindle.json
-	tn_seq_bg "$dev" 6
+	tn_seq_bg "$dev" 15
 	tn_start "$out" -d "$dev" || { fail "tune start"; return; }
 	tn_wait_for "$out" '.action == "keep" or .action == "revert"' 5
 	sleep 1
