@@ -74,14 +74,34 @@ bw_require() {
 }
 
 # bw_loop VAR SIZE_MB WHERE [losetup options]: a loop device over a new
-# image; its name (loopN) goes into VAR.  WHERE is "shm" (memory) or "disk"
-# (root filesystem, real data written so reads reach the disk).  Not in a
+# image; its name (loopN) goes into VAR.  WHERE is "shm" (memory, see
+# bw_mem_dir) or "disk" (root filesystem, real data written so reads reach
+# the disk).  Not in a
 # $(...) subshell: the cleanup it registers must reach this shell.
+# bw_mem_dir: where "shm" images go: /dev/shm where tmpfs takes O_DIRECT
+# (6.6 and later), else $BW_MEM_DIR (the VM tier sets one), else /var/tmp
+# if it takes O_DIRECT; empty when none does.
+bw_mem_dir() {
+	local d
+	for d in /dev/shm ${BW_MEM_DIR:-} /var/tmp; do
+		if dd if=/dev/zero of="$d/.blkwise-odirect" bs=4096 count=1 oflag=direct \
+			status=none 2>/dev/null; then
+			rm -f "$d/.blkwise-odirect"
+			echo "$d"
+			return 0
+		fi
+		rm -f "$d/.blkwise-odirect"
+	done
+	return 1
+}
+
 bw_loop() {
-	local _var=$1 _size=$2 _where=$3 _img _dev
+	local _var=$1 _size=$2 _where=$3 _img _dev _dir
 	shift 3
 	if [ "$_where" = shm ]; then
-		_img=$(mktemp /dev/shm/blkwise-test.XXXXXX)
+		_dir=$(bw_mem_dir)
+		[ -n "$_dir" ] || { echo "no directory takes O_DIRECT here (set BW_MEM_DIR)" >&2; return 1; }
+		_img=$(mktemp "$_dir"/blkwise-test.XXXXXX)
 		truncate -s "${_size}M" "$_img"
 	else
 		_img=$(mktemp /var/tmp/blkwise-test.XXXXXX)

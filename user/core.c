@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/utsname.h>
 #include <bpf/libbpf.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -199,8 +200,43 @@ static int size_maps(struct bw_core *c, const struct bw_core_opts *o)
 	return err;
 }
 
+/*
+ * BPF atomic fetch-and-add (BPF_ATOMIC | BPF_FETCH), which the hot path
+ * uses, came with 5.12 ("bpf: Add BPF_FETCH field / create atomic_fetch_add
+ * instruction", Brendan Jackman's atomics series); older kernels refuse it with
+ * "BPF_STX uses reserved fields".  Probed only after a failed load.
+ */
+static bool have_atomic_fetch(void)
+{
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_1, .imm = 0 },
+		{ .code = BPF_STX | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_10, .src_reg = BPF_REG_1,
+		  .off = -8 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_1, .imm = 1 },
+		{ .code = BPF_STX | BPF_ATOMIC | BPF_DW, .dst_reg = BPF_REG_10,
+		  .src_reg = BPF_REG_1, .off = -8, .imm = BPF_ADD | BPF_FETCH },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int fd = bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, "bw_probe_fetch", "GPL", insns,
+			       sizeof(insns) / sizeof(insns[0]), NULL);
+
+	if (fd < 0)
+		return errno != EINVAL;	/* refused for another reason: not the culprit */
+	close(fd);
+	return true;
+}
+
 static void explain_load_error(int err)
 {
+	struct utsname u;
+
+	if (!have_atomic_fetch()) {
+		uname(&u);
+		bw_err("this kernel (%s) lacks BPF atomic fetch-and-add, which blkwise needs: "
+		       "Linux 5.12 or later", u.release);
+		return;
+	}
 	if (err == -EPERM || err == -EACCES)
 		bw_err("loading BPF programs: %s; needs root or CAP_BPF+CAP_PERFMON "
 		       "(and no lockdown forbidding BPF); rerun with --verbose for libbpf's log",
