@@ -101,3 +101,4 @@ clean:
 	$(MAKE) -s -C tools/fakedisk clean
 
 include mk/install.mk
+include mk/vmtest.mk
