@@ -302,7 +302,15 @@ boot() {
 		return
 	fi
 	if [ ! -s "$out/rc" ]; then
-		[ "$QEMU_RC" = 124 ] && why="timed out after ${VM_TIMEOUT}s" || why="guest ended, qemu exited $QEMU_RC"
+		# qemu exits 0 on SIGTERM: say who sent it, if it says.
+		killed=$(sed -n 's/.*terminating on \(signal .*\)/\1/p' "$out/qemu.err" | head -n 1)
+		if [ "$QEMU_RC" = 124 ]; then
+			why="timed out after ${VM_TIMEOUT}s"
+		elif [ -n "$killed" ]; then
+			why="qemu killed: $killed"
+		else
+			why="guest ended, qemu exited $QEMU_RC"
+		fi
 		RESULT="FAILED ($why before the job ended; $times)"
 		return
 	fi
@@ -331,7 +339,10 @@ boot_why() {
 		echo "timed out after ${VM_TIMEOUT}s; last console line: ${w:-none}"
 		return
 	fi
-	w=$(grep -v -m 1 'warning:' "$1/qemu.err" 2>/dev/null || true)
+	w=$(grep -v -m 1 -e 'warning:' -e 'terminating on signal' "$1/qemu.err" 2>/dev/null || true)
+	if [ -z "$w" ]; then
+		w=$(sed -n 's/.*terminating on \(signal .*\)/killed by \1/p' "$1/qemu.err" | head -n 1)
+	fi
 	if [ -n "$w" ]; then echo "qemu exited $2: $w"; return; fi
 	echo "qemu exited $2 without a result"
 }
