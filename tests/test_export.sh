@@ -165,6 +165,20 @@ test_http_and_privileges() {
 	assertEquals "SIGTERM: clean exit" 0 $?
 }
 
+# A scrape gets a sample taken at its own time, not one up to -i old.
+test_scrape_samples_fresh() {
+	local age
+	ex_require || return 0
+	ex_start "$BW_TMP/f.out" -i 5 || { fail "export start"; return; }
+	sleep 2.5
+	age=$(curl -s "$EX_URL/metrics" | awk -v now="$(date +%s.%N)" \
+		'/^blkwise_exporter_last_sample_timestamp_seconds / { printf "%.3f", now - $2 }')
+	echo "  sample age at a scrape 2.5 s into a 5 s interval: $age s"
+	assertTrue "sampled for the scrape ($age s old)" "awk -v a='$age' 'BEGIN { exit !(a != \"\" && a < 0.5) }'"
+	kill -TERM "$EX_PID"
+	wait "$EX_PID"
+}
+
 # fio at a fixed rate: Prometheus's rate() against fio's IOPS within 5%,
 # and counter deltas from Prometheus against /proc/diskstats exactly.
 test_prometheus_rates_and_counts() {
