@@ -12,8 +12,11 @@ CFLAGS ?= -O2 -g
 CFLAGS += -Wall -Wextra -Werror=implicit-function-declaration -std=gnu11 -D_GNU_SOURCE
 CFLAGS += -I$(OUT) -Ibpf -Iuser
 LIBS := $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz) -lm
-# export: libmicrohttpd serves HTTP; libcap-ng drops to a user without capabilities.
-LIBS += $(shell $(PKG_CONFIG) --libs libmicrohttpd libcap-ng 2>/dev/null || echo -lmicrohttpd -lcap-ng) -lpthread
+# export: libmicrohttpd serves HTTP (opened with dlopen by user/export.c, so
+# only export pays for it and the GnuTLS it brings); libcap-ng drops to a
+# user without capabilities.
+CFLAGS += $(shell $(PKG_CONFIG) --cflags libmicrohttpd 2>/dev/null)
+LIBS += $(shell $(PKG_CONFIG) --libs libcap-ng 2>/dev/null || echo -lcap-ng) -ldl -lpthread
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(dir $(VMLINUX)) -Ibpf \
 	-Wall -Wno-unused-function
 

@@ -46,6 +46,16 @@ static __always_inline struct gendisk *bw_bio_disk(struct bio *bio)
 	return BPF_CORE_READ(bio, bi_bdev, bd_disk);
 }
 
+/* The same with plain loads, for tp_btf programs (the pointers they get are trusted). */
+static __always_inline struct gendisk *bw_bio_disk_btf(struct bio *bio)
+{
+	struct bio___has_bi_disk *old = (void *)bio;
+
+	if (bpf_core_field_exists(old->bi_disk))
+		return old->bi_disk;
+	return bio->bi_bdev->bd_disk;
+}
+
 /* MKDEV as the kernel's dev_t (12-bit major, 20-bit minor). */
 static __always_inline __u32 bw_disk_dev(struct gendisk *disk)
 {

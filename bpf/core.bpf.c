@@ -4,19 +4,22 @@
  * time and solo service time, from block tracepoints alone.
  *
  * Design.  An I/O passes through two programs, issue (D) and complete (C);
- * nothing else runs per I/O unless streams are asked for.
+ * nothing else runs per I/O (streams, recording and bio-based devices are
+ * objects of their own, loaded on request).
  *
- * - No hash map on the hot path.  A device is found through its
- *   request_queue id (small, dense, kernel-allocated) in an array; the first
- *   event of a queue claims a slot for it (the only slow path, where the
- *   device filter is consulted).
- * - D's time goes to an array indexed by (slot, hw queue, allocation tag):
- *   the tag a request was allocated with (the scheduler tag when there is
- *   one, else the driver tag) is stable from allocation to free and unique
- *   among live requests of its hw queue.  (The kernel's own
- *   rq->io_start_time_ns, stamped where QUEUE_FLAG_STATS is set, would
- *   save that cache line, but a per-tag entry is what lets an issue notice
- *   that its tag's previous completion never reached us; see README.)
+ * - No hash map on the hot path.  A device is found from its
+ *   request_queue's address, hashed into a two-way array: no load through
+ *   the queue.  The first event of a queue claims the entry (the only slow
+ *   path, where the device filter is consulted).
+ * - D's time goes to a table keyed by the request's address (open
+ *   addressing over BW_RQ_PROBES entries, claimed with compare-and-swap),
+ *   shared by all devices and sized by how many requests may be live at
+ *   once, so its memory does not grow with hw queues x tags.  The kernel's
+ *   own rq->io_start_time_ns would save the clock read, but since 6.9 it
+ *   comes from the plug's cached clock (blk_time_get_ns), measured here at
+ *   363 ns before the issue on average: less exact, so not used.  An issue
+ *   that finds its own request still in the table knows that request's
+ *   previous completion never reached us (README, "Lost completions").
  * - Queue time needs no Q program: the kernel stamps rq->start_time_ns at
  *   allocation for every request it accounts in /proc/diskstats, so Q2D and
  *   Q2C here share diskstats' origin exactly.
@@ -33,9 +36,11 @@
  *   still shows busy time.  busy_start is read before C's decrement: while
  *   our request is in flight no new period can start, so the value is the
  *   current period's.
- *
- * Streams (per device and process, attributed at Q time in the submitter's
- * context) cost a hash lookup at Q and C; they are loaded only on request.
+ * - Kernels before 5.12 have atomic add but neither fetch-and-add nor
+ *   compare-and-swap (have_fetch false): the word is still counted, but no
+ *   event learns what it was, so busy time, solo time and the maximum depth
+ *   are not measured there (user space says so), and a table entry is
+ *   claimed with a plain store.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -49,25 +54,22 @@ char LICENSE[] SEC("license") = "GPL";
 /* Set by the loader before load. */
 const volatile bool rq_arg_second = false;	/* pre-5.11 (q, rq) prototypes */
 const volatile bool filter_on = false;
-const volatile bool streams_on = false;
-const volatile __u32 tag_bits = 10;		/* per-hw-queue tag index width */
-const volatile __u32 rq_bits = 10;		/* tag_bits + hw queue bits */
+const volatile bool have_fetch = true;		/* 5.12+: fetch-and-add, cmpxchg */
+const volatile __u32 rq_hash_bits = 12;		/* per-request table: 1 << bits */
 const volatile __u32 max_slots = 16;
-const volatile __u32 max_qid = 1024;
-
 
 /* Written by user space. */
 __u64 epoch;
 
 /* Rare events, for --verbose and the tests. */
 __u32 next_slot;
-__u64 qid_overflow;
 __u64 slot_overflow;
 __u64 claim_races;
+__u64 qmap_evictions;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1024);
+	__uint(max_entries, 1 << BW_QMAP_BITS);
 	__type(key, __u32);
 	__type(value, struct bw_qmap);
 } qmap SEC(".maps");
@@ -90,7 +92,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 16 << 10);
+	__uint(max_entries, 1 << 12);
 	__type(key, __u32);
 	__type(value, struct bw_rq_state);
 } rqs SEC(".maps");
@@ -103,69 +105,58 @@ struct {
 	__type(value, __u32);
 } dev2slot SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 1);
-	__type(key, struct bw_stream_key);
-	__type(value, struct bw_stream);
-} streams SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct bw_stream);
-} stream_scratch SEC(".maps");
-
 /* What a handler needs from a request, read the cheap way per attach type. */
 struct rq_view {
-	__u64 q;
+	__u64 rqk;		/* the request, as a key (see addr_key) */
+	__u64 qk;		/* its queue, as a key */
 	__u64 start_ns;
-	__u64 sector;
-	__u32 qid;
-	__u32 hwq;
-	__s32 tag;
 	__u32 flags;		/* cmd_flags */
 	__u32 data_len;
 	__u32 nr_seg;
 };
 
+/*
+ * A kernel address as a number to hash.  To the verifier a tp_btf argument
+ * stays a pointer even cast to an integer, and pointer arithmetic beyond
+ * adding offsets is refused; the difference of two pointers, though, is a
+ * plain number (for programs loaded with CAP_BPF+CAP_PERFMON).  So a tp_btf
+ * key is the address minus that of a global, constant for the object's
+ * life; raw_tp arguments and probe reads are numbers already, and keys
+ * from the two kinds of program never meet in one load.
+ */
+#define addr_key(p) ((__u64)(p) - (__u64)&epoch)
+
 /* tp_btf: the request is a trusted pointer, plain loads suffice. */
 static __always_inline void view_btf(struct request *rq, struct rq_view *v)
 {
-	struct request_queue *q = rq->q;
-	struct blk_mq_hw_ctx *h = rq->mq_hctx;
-
-	v->q = (__u64)q;
-	v->qid = q->id;
-	v->hwq = h->queue_num;
-	v->tag = rq->internal_tag >= 0 ? rq->internal_tag : rq->tag;
+	v->rqk = addr_key(rq);
+	v->qk = addr_key(rq->q);
 	v->flags = rq->cmd_flags;
 	v->data_len = rq->__data_len;
 	v->nr_seg = rq->nr_phys_segments;
 	v->start_ns = rq->start_time_ns;
-	v->sector = rq->__sector;
 }
 
 /* raw_tp: every load goes through a probe read. */
 static __always_inline void view_raw(struct request *rq, struct rq_view *v)
 {
-	int itag = BPF_CORE_READ(rq, internal_tag);
-
-	v->q = (__u64)BPF_CORE_READ(rq, q);
-	v->qid = BPF_CORE_READ(rq, q, id);
-	v->hwq = BPF_CORE_READ(rq, mq_hctx, queue_num);
-	v->tag = itag >= 0 ? itag : BPF_CORE_READ(rq, tag);
+	v->rqk = (__u64)rq;
+	v->qk = (__u64)BPF_CORE_READ(rq, q);
 	v->flags = BPF_CORE_READ(rq, cmd_flags);
 	v->data_len = BPF_CORE_READ(rq, __data_len);
 	v->nr_seg = BPF_CORE_READ(rq, nr_phys_segments);
 	v->start_ns = BPF_CORE_READ(rq, start_time_ns);
-	v->sector = BPF_CORE_READ(rq, __sector);
+}
+
+/* Fibonacci hashing: the top bits of the product mix every bit of the address. */
+static __always_inline __u32 hash_ptr(__u64 p, __u32 bits)
+{
+	return (__u32)((p * 0x9E3779B97F4A7C15ULL) >> (64 - bits));
 }
 
 /* The verifier cannot follow bw_bucket's bound through the compiler's
  * register reuse: re-check it behind a barrier the compiler cannot see past. */
-static __always_inline void hist_inc(__u64 *hist, __u64 u, __u32 nbuckets)
+static __always_inline void hist_inc(__u32 *hist, __u64 u, __u32 nbuckets)
 {
 	__u32 idx = bw_bucket(u, nbuckets);
 
@@ -220,7 +211,11 @@ static __noinline __u32 claim_slot(struct bw_qmap *e, __u64 q, struct request *r
 	} else if (filter_on) {
 		slot = BW_SLOT_NONE;
 	} else {
-		slot = __sync_fetch_and_add(&next_slot, 1);
+		slot = next_slot;
+		if (have_fetch)
+			slot = __sync_fetch_and_add(&next_slot, 1);
+		else
+			next_slot = slot + 1;	/* racers may share: insert-if-absent decides */
 		if (slot >= max_slots) {
 			__sync_fetch_and_add(&slot_overflow, 1);
 			slot = BW_SLOT_NONE;
@@ -236,47 +231,100 @@ static __noinline __u32 claim_slot(struct bw_qmap *e, __u64 q, struct request *r
 			return BW_SLOT_NONE;
 		sh->dev = dev;
 	}
+	if (e->q)
+		__sync_fetch_and_add(&qmap_evictions, 1);
 	e->slot = slot;
-	__sync_lock_test_and_set(&e->q, q);
+	e->q = q;
 	return slot;
 }
 
-/* rq or bio names the device for the slow path; only one is set. */
-static __always_inline __u32 slot_of(__u64 q, __u32 qid, struct request *rq, struct bio *bio)
+/*
+ * rq or bio names the device for the slow path; only one is set.  A queue
+ * lives in one of two entries; a third queue on the same pair evicts (and
+ * is counted), which costs slow paths, never events.
+ */
+static __always_inline __u32 slot_of(__u64 q, struct request *rq, struct bio *bio)
 {
-	struct bw_qmap *e;
+	__u32 h = hash_ptr(q, BW_QMAP_BITS), h2 = h ^ 1;
+	struct bw_qmap *e, *e2;
 
-	if (qid >= max_qid) {
-		__sync_fetch_and_add(&qid_overflow, 1);
-		return BW_SLOT_NONE;
-	}
-	e = bpf_map_lookup_elem(&qmap, &qid);
+	e = bpf_map_lookup_elem(&qmap, &h);
 	if (!e)
 		return BW_SLOT_NONE;
 	if (e->q == q)
 		return e->slot;
-	return claim_slot(e, q, rq, bio);
+	e2 = bpf_map_lookup_elem(&qmap, &h2);
+	if (!e2)
+		return BW_SLOT_NONE;
+	if (e2->q == q)
+		return e2->slot;
+	return claim_slot(e->q && !e2->q ? e2 : e, q, rq, bio);
 }
 
-static __always_inline struct bw_rq_state *rq_state(const struct rq_view *v, __u32 slot,
-						    struct bw_dev_pcpu *pc)
+static __always_inline struct bw_rq_state *rq_entry(__u32 h, __u32 i)
 {
-	__u32 idx;
+	__u32 idx = (h + i) & ((1u << rq_hash_bits) - 1);
 
-	if (v->tag < 0 || (__u32)v->tag >= (1u << tag_bits) ||
-	    (v->hwq << tag_bits) >= (1u << rq_bits)) {
-		pc->untracked++;
-		return NULL;
-	}
-	idx = (slot << rq_bits) | (v->hwq << tag_bits) | (__u32)v->tag;
 	return bpf_map_lookup_elem(&rqs, &idx);
+}
+
+/*
+ * D: the request's entry, in one pass over its probes: its own entry,
+ * still there, means its last C was never seen (*lost); else the first
+ * free one, claimed atomically.  (An own entry behind a free one, left
+ * when the free one was taken, is a ghost user space heals at idle.)
+ */
+static __always_inline struct bw_rq_state *rq_claim(__u64 rq, bool *lost)
+{
+	__u32 h = hash_ptr(rq, rq_hash_bits), i;
+	struct bw_rq_state *st;
+	__u64 owner;
+
+	*lost = false;
+	for (i = 0; i < BW_RQ_PROBES; i++) {
+		st = rq_entry(h, i);
+		if (!st)
+			return NULL;
+		owner = st->rq;
+		if (owner == rq) {
+			*lost = true;
+			return st;
+		}
+		if (owner)
+			continue;
+		if (!have_fetch) {
+			st->rq = rq;
+			return st;
+		}
+		if (__sync_val_compare_and_swap(&st->rq, 0, rq) == 0)
+			return st;
+	}
+	return NULL;
+}
+
+/* C or requeue: D's time of the request (0: D never seen); frees its entry. */
+static __always_inline __u64 rq_take(__u64 rq)
+{
+	__u32 h = hash_ptr(rq, rq_hash_bits), i;
+	struct bw_rq_state *st;
+	__u64 d_ts;
+
+	for (i = 0; i < BW_RQ_PROBES; i++) {
+		st = rq_entry(h, i);
+		if (!st || st->rq != rq)
+			continue;
+		d_ts = st->d_ts;
+		st->rq = 0;
+		return d_ts;
+	}
+	return 0;
 }
 
 /* A request's device: its slot and maps; false when the device is not watched. */
 static __always_inline bool dev_of(struct request *rq, const struct rq_view *v, __u32 *slot,
 				   struct bw_dev_shared **sh, struct bw_dev_pcpu **pc)
 {
-	*slot = slot_of(v->q, v->qid, rq, NULL);
+	*slot = slot_of(v->qk, rq, NULL);
 	if (*slot == BW_SLOT_NONE)
 		return false;
 	*sh = bpf_map_lookup_elem(&shared, slot);
@@ -284,37 +332,8 @@ static __always_inline bool dev_of(struct request *rq, const struct rq_view *v, 
 	return *sh && *pc;
 }
 
-static __always_inline void on_issue(struct request *rq, const struct rq_view *v, __u64 *ctx)
+static __always_inline void max_depth(struct bw_dev_pcpu *pc, __u64 depth)
 {
-	struct bw_rq_state *st;
-	struct bw_dev_shared *sh;
-	struct bw_dev_pcpu *pc;
-	__u64 now, old, n, depth, inc = BW_D_INC;
-	__u32 slot;
-
-	if (!dev_of(rq, v, &slot, &sh, &pc))
-		return;
-	st = rq_state(v, slot, pc);
-	if (!st)
-		return;
-	now = bpf_ktime_get_ns();
-	/*
-	 * Tag still in flight: its completion never reached us (README, "Lost
-	 * completions").  Our request takes its place in the count.
-	 */
-	if (st->d_ts) {
-		pc->lost++;
-		inc = BW_D_INC - 1;
-	}
-	st->d_ts = now;
-	old = __sync_fetch_and_add(&sh->word, inc);
-	n = old & BW_INFLIGHT_MASK;
-	if (n == 0) {
-		sh->busy_start = now;
-		sh->opener_rq = (__u64)rq;
-		sh->opener_seq = (old >> BW_INFLIGHT_BITS) + 1;
-	}
-	depth = n + 1;
 	if (pc->max_epoch != epoch) {
 		pc->max_epoch = epoch;
 		pc->max_depth = depth;
@@ -323,15 +342,61 @@ static __always_inline void on_issue(struct request *rq, const struct rq_view *v
 	}
 }
 
-/* Ends an in-flight period (C or requeue); returns the word before the decrement. */
+static __always_inline void on_issue(struct request *rq, const struct rq_view *v, __u64 *ctx)
+{
+	struct bw_rq_state *st;
+	struct bw_dev_shared *sh;
+	struct bw_dev_pcpu *pc;
+	__u64 now, old, n, inc = BW_D_INC;
+	__u32 slot;
+	bool lost;
+
+	if (!dev_of(rq, v, &slot, &sh, &pc))
+		return;
+	st = rq_claim(v->rqk, &lost);
+	if (!st) {
+		pc->untracked++;
+		return;
+	}
+	now = bpf_ktime_get_ns();
+	st->d_ts = now;
+	st->slot = slot;
+	/* Its previous C never reached us: this issue takes its place in the count. */
+	if (lost) {
+		pc->lost++;
+		inc = BW_D_INC - 1;
+	}
+	if (!have_fetch) {
+		__sync_fetch_and_add(&sh->word, inc);
+		return;
+	}
+	old = __sync_fetch_and_add(&sh->word, inc);
+	n = old & BW_INFLIGHT_MASK;
+	if (n == 0) {
+		sh->busy_start = now;
+		sh->opener_rq = v->rqk;
+		sh->opener_seq = (old >> BW_INFLIGHT_BITS) + 1;
+	}
+	max_depth(pc, n + 1);
+}
+
+/*
+ * Ends an in-flight period (C or requeue); returns the word before the
+ * decrement, or one with every count bit set when it is not known.
+ */
 static __always_inline __u64 leave_flight(struct bw_dev_shared *sh, struct bw_dev_pcpu *pc,
 					  __u64 now)
 {
-	__u64 bs = sh->busy_start;
-	__u64 old = __sync_fetch_and_add(&sh->word, -1ULL);
+	__u64 bs, old;
 
+	if (!have_fetch) {
+		__sync_fetch_and_add(&sh->word, -1ULL);
+		return BW_INFLIGHT_MASK;
+	}
+	bs = sh->busy_start;
+	old = __sync_fetch_and_add(&sh->word, -1ULL);
 	if ((old & BW_INFLIGHT_MASK) == 0) {
-		/* Its D predates us, or user space healed the count: undo. */
+		/* User space healed the count meanwhile: undo. */
 		__sync_fetch_and_add(&sh->word, 1);
 		pc->unmatched++;
 		return old | BW_INFLIGHT_MASK;
@@ -341,63 +406,12 @@ static __always_inline __u64 leave_flight(struct bw_dev_shared *sh, struct bw_de
 	return old;
 }
 
-/* D's time of a request leaving flight (0: D never seen); clears it. */
-static __always_inline __u64 take_d_time(const struct rq_view *v, __u32 slot,
-					 struct bw_dev_pcpu *pc)
-{
-	struct bw_rq_state *st;
-	__u64 d_ts;
-
-	st = rq_state(v, slot, pc);
-	if (!st)
-		return 0;
-	d_ts = st->d_ts;
-	st->d_ts = 0;
-	return d_ts;
-}
-
-static __always_inline void stream_done(struct bw_rq_state *st, __u32 dev, __u64 now,
-					__u32 bytes, bool completed)
-{
-	struct bw_stream_key key = { .dev = dev, .tgid = st->tgid };
-	struct bw_stream *s;
-	__u64 bs, old;
-
-	st->flags &= ~BW_RQ_STREAM;
-	s = bpf_map_lookup_elem(&streams, &key);
-	if (!s)
-		return;
-	if (completed) {
-		__sync_fetch_and_add(&s->ios, 1);
-		__sync_fetch_and_add(&s->bytes, bytes);
-		__sync_fetch_and_add(&s->area_ns, now - st->q_ts);
-	}
-	bs = s->busy_start;
-	old = __sync_fetch_and_add(&s->word, -1ULL);
-	if ((old & BW_INFLIGHT_MASK) == 1) {
-		if (now > bs)
-			__sync_fetch_and_add(&s->busy_ns, now - bs);
-		s->idle_start = now;
-	}
-}
-
-/* A request with a stream entry left (completed, or merged away at Q). */
-static __always_inline void stream_leave(struct request *rq, const struct rq_view *v, __u32 slot,
-					 struct bw_dev_pcpu *pc, __u32 dev, __u64 now, __u32 bytes,
-					 bool completed)
-{
-	struct bw_rq_state *st = rq_state(v, slot, pc);
-
-	if (st && (st->flags & BW_RQ_STREAM))
-		stream_done(st, dev, now, bytes, completed);
-}
-
 static __always_inline void on_complete(struct request *rq, const struct rq_view *v, int error,
 					__u32 nr_bytes)
 {
 	struct bw_dev_shared *sh;
 	struct bw_dev_pcpu *pc;
-	struct bw_op_stats *os;
+	struct bw_op_pcpu *os;
 	__u64 now, old, d2c, d_ts, q0, opener_rq, opener_seq;
 	__u32 slot, op, cls;
 
@@ -412,14 +426,12 @@ static __always_inline void on_complete(struct request *rq, const struct rq_view
 		os->bytes += nr_bytes;
 		return;
 	}
-	now = bpf_ktime_get_ns();
-	if (streams_on)
-		stream_leave(rq, v, slot, pc, (__u32)sh->dev, now, nr_bytes, true);
-	d_ts = take_d_time(v, slot, pc);
+	d_ts = rq_take(v->rqk);
 	if (!d_ts) {
 		pc->unmatched++;
 		return;
 	}
+	now = bpf_ktime_get_ns();
 	/* Stable while our request is in flight: read before we leave. */
 	opener_rq = sh->opener_rq;
 	opener_seq = sh->opener_seq;
@@ -433,8 +445,7 @@ static __always_inline void on_complete(struct request *rq, const struct rq_view
 	os->d2c_ns += d2c;
 	hist_inc(os->hist_d2c, d2c >> BW_LAT_SHIFT, BW_LAT_BUCKETS);
 	os->segments += v->nr_seg;
-	hist_inc(os->hist_seg, v->nr_seg, BW_CNT_BUCKETS);
-	hist_inc(os->hist_size, nr_bytes >> 9, BW_CNT_BUCKETS);
+	hist_inc(os->hist_seg, v->nr_seg, BW_SEG_BUCKETS);
 	q0 = v->start_ns;
 	if (q0 && q0 <= d_ts) {
 		os->q_ios++;
@@ -445,7 +456,7 @@ static __always_inline void on_complete(struct request *rq, const struct rq_view
 	cls = size_class(nr_bytes);
 	os->class_ios[cls]++;
 	/* Solo: it opened the busy period, nothing was issued since, it closes it. */
-	if ((old & BW_INFLIGHT_MASK) == 1 && opener_rq == (__u64)rq &&
+	if ((old & BW_INFLIGHT_MASK) == 1 && opener_rq == v->rqk &&
 	    (old >> BW_INFLIGHT_BITS) == opener_seq) {
 		os->solo_ios[cls]++;
 		os->solo_ns[cls] += d2c;
@@ -463,7 +474,7 @@ static __always_inline void on_requeue(struct request *rq, const struct rq_view 
 	op = op_of(v->flags);
 	if (op < BW_NR_OPS)
 		pc->op[op].requeues++;
-	if (!take_d_time(v, slot, pc)) {
+	if (!rq_take(v->rqk)) {
 		pc->unmatched++;
 		return;
 	}
@@ -480,109 +491,21 @@ static __always_inline void count_merge(__u32 slot, __u32 cmd_flags)
 		pc->op[op].merges++;
 }
 
-/* A request merged into another is freed without completing: close its stream entry. */
 static __always_inline void on_rq_merge(struct request *rq, const struct rq_view *v, __u64 *ctx)
 {
-	struct bw_dev_shared *sh;
-	struct bw_dev_pcpu *pc;
-	__u32 slot;
+	__u32 slot = slot_of(v->qk, rq, NULL);
 
-	slot = slot_of(v->q, v->qid, rq, NULL);
-	if (slot == BW_SLOT_NONE)
-		return;
-	count_merge(slot, v->flags);
-	if (!streams_on)
-		return;
-	sh = bpf_map_lookup_elem(&shared, &slot);
-	pc = bpf_map_lookup_elem(&pcpu, &slot);
-	if (sh && pc)
-		stream_leave(rq, v, slot, pc, (__u32)sh->dev, bpf_ktime_get_ns(), 0, false);
+	if (slot != BW_SLOT_NONE)
+		count_merge(slot, v->flags);
 }
 
-static __always_inline void on_bio_merge(struct bio *bio)
+/* A bio merged into a request: qk is its queue as a key, as the request programs make it. */
+static __always_inline void on_bio_merge(struct bio *bio, __u64 qk)
 {
-	struct request_queue *q = BPF_CORE_READ(bw_bio_disk(bio), queue);
-	__u32 slot = slot_of((__u64)q, BPF_CORE_READ(q, id), NULL, bio);
+	__u32 slot = slot_of(qk, NULL, bio);
 
 	if (slot != BW_SLOT_NONE)
 		count_merge(slot, BPF_CORE_READ(bio, bi_opf));
-}
-
-static __always_inline struct bw_stream *stream_get(struct bw_stream_key *key)
-{
-	struct bw_stream *s, *fresh;
-	__u32 zero = 0;
-
-	s = bpf_map_lookup_elem(&streams, key);
-	if (s)
-		return s;
-	/* A new stream's first value is built per CPU: it is too big for the stack. */
-	fresh = bpf_map_lookup_elem(&stream_scratch, &zero);
-	if (!fresh)
-		return NULL;
-	__builtin_memset(fresh, 0, sizeof(*fresh));
-	bpf_get_current_comm(fresh->comm, sizeof(fresh->comm));
-	bpf_map_update_elem(&streams, key, fresh, BPF_NOEXIST);
-	return bpf_map_lookup_elem(&streams, key);
-}
-
-/* Q: the submitter is current, so this is where a request gets its stream. */
-static __always_inline void on_queue(struct request *rq, const struct rq_view *v, __u64 *ctx)
-{
-	struct bw_stream_key key;
-	struct bw_dev_shared *sh;
-	struct bw_dev_pcpu *pc;
-	struct bw_rq_state *st;
-	struct bw_stream *s;
-	__u64 now, old, n, dist, end;
-	__u32 slot;
-
-	if (!dev_of(rq, v, &slot, &sh, &pc))
-		return;
-	st = rq_state(v, slot, pc);
-	if (!st)
-		return;
-	/* The tag's previous request never reached C for us: let it go. */
-	if (st->flags & BW_RQ_STREAM)
-		stream_done(st, (__u32)sh->dev, bpf_ktime_get_ns(), 0, false);
-	key.dev = (__u32)sh->dev;
-	key.tgid = bpf_get_current_pid_tgid() >> 32;
-	s = stream_get(&key);
-	if (!s)
-		return;
-	now = bpf_ktime_get_ns();
-	st->tgid = key.tgid;
-	st->q_ts = now;
-	st->flags |= BW_RQ_STREAM;
-	old = __sync_fetch_and_add(&s->word, BW_D_INC);
-	n = old & BW_INFLIGHT_MASK;
-	if (n == 0) {
-		s->busy_start = now;
-		if (s->idle_start && now > s->idle_start) {
-			s->think_ns += now - s->idle_start;
-			s->thinks++;
-			hist_inc(s->think_hist, (now - s->idle_start) >> BW_THINK_SHIFT,
-				 BW_THINK_BUCKETS);
-		}
-	}
-	if (s->max_epoch != epoch) {
-		s->max_epoch = epoch;
-		s->max_depth = n + 1;
-	} else if (n + 1 > s->max_depth) {
-		s->max_depth = n + 1;
-	}
-	s->queued++;
-	if (v->flags & (1u << bpf_core_enum_value(enum req_flag_bits, __REQ_SYNC)) ||
-	    op_of(v->flags) == BW_OP_READ)
-		s->sync_ios++;
-	end = s->next_sector;
-	if (end) {
-		dist = v->sector > end ? v->sector - end : end - v->sector;
-		s->seek_sectors += dist;
-		if (!dist)
-			s->seq_ios++;
-	}
-	s->next_sector = v->sector + (v->data_len >> 9);
 }
 
 /*
@@ -622,22 +545,22 @@ RQ_PROGS(block_rq_issue, bw_issue, true, on_issue)
 RQ_PROGS(block_rq_complete, bw_complete, false, complete_args)
 RQ_PROGS(block_rq_requeue, bw_requeue, true, on_requeue)
 RQ_PROGS(block_rq_merge, bw_rq_merge, true, on_rq_merge)
-/* Q for streams: block_io_start (6.5+) sees every request; block_rq_insert
- * is the fallback and misses requests issued directly without insert. */
-RQ_PROGS(block_io_start, bw_io_start, false, on_queue)
-RQ_PROGS(block_rq_insert, bw_insert, true, on_queue)
 
 #define BIO_PROGS(tp, name)							\
 SEC("tp_btf/" #tp)								\
 int name(__u64 *ctx)								\
 {										\
-	on_bio_merge((struct bio *)ctx[0]);					\
+	struct bio *bio = (struct bio *)ctx[0];					\
+										\
+	on_bio_merge(bio, addr_key(bw_bio_disk_btf(bio)->queue));		\
 	return 0;								\
 }										\
 SEC("raw_tp/" #tp)								\
 int name##_raw(__u64 *ctx)							\
 {										\
-	on_bio_merge((struct bio *)ctx[0]);					\
+	struct bio *bio = (struct bio *)ctx[0];					\
+										\
+	on_bio_merge(bio, (__u64)BPF_CORE_READ(bw_bio_disk(bio), queue));	\
 	return 0;								\
 }
 

@@ -32,8 +32,15 @@ enum bw_op {
 #define BW_D_INC ((1ULL << BW_INFLIGHT_BITS) | 1ULL)
 
 #define BW_SLOT_NONE 0xffffffffu	/* queue seen, device not watched */
+#define BW_QMAP_BITS 10		/* queue map: 1024 entries, two-way */
 
-struct bw_op_stats {
+/*
+ * Per device, op and CPU.  Histogram buckets are 32-bit: a bucket can take
+ * 2^32 events between two reads of user space, which sums them modulo 2^32
+ * and extends the sum (user/core.c); the sums that grow by more than one
+ * per event stay 64-bit.
+ */
+struct bw_op_pcpu {
 	__u64 ios;		/* completed requests */
 	__u64 bytes;
 	__u64 errors;
@@ -47,20 +54,19 @@ struct bw_op_stats {
 	__u64 class_ios[BW_SIZE_CLASSES];
 	__u64 solo_ios[BW_SIZE_CLASSES];
 	__u64 solo_ns[BW_SIZE_CLASSES];
-	__u64 hist_d2c[BW_LAT_BUCKETS];
-	__u64 hist_q2d[BW_LAT_BUCKETS];
-	__u64 hist_size[BW_CNT_BUCKETS];	/* in 512-byte sectors */
-	__u64 hist_seg[BW_CNT_BUCKETS];
+	__u32 hist_d2c[BW_LAT_BUCKETS];
+	__u32 hist_q2d[BW_LAT_BUCKETS];
+	__u32 hist_seg[BW_SEG_BUCKETS];
 };
 
 /* Per device slot, per CPU: no cross-CPU traffic on the hot path. */
 struct bw_dev_pcpu {
-	struct bw_op_stats op[BW_NR_OPS];
+	struct bw_op_pcpu op[BW_NR_OPS];
 	__u64 busy_ns;		/* closed busy periods, added at their last C */
 	__u64 max_epoch;	/* epoch the max below belongs to */
 	__u64 max_depth;
 	__u64 unmatched;	/* C or requeue with no D seen (issued before attach) */
-	__u64 untracked;	/* tag beyond the sized per-request table */
+	__u64 untracked;	/* no free entry in the per-request table */
 	__u64 lost;		/* D found its tag still in flight: a C was never seen */
 };
 
@@ -78,20 +84,20 @@ struct bw_dev_shared {
 };
 
 /*
- * Per request, indexed by (device slot, hw queue, allocation tag): D's time
- * where the kernel does not stamp it, and the stream a request belongs to.
+ * Per live request: its issue time, in a table shared by all devices and
+ * keyed by the request's address (open addressing, BW_RQ_PROBES entries
+ * from its hash).  Sized by how many requests may be live at once, not by
+ * hw queues x tags.
  */
 struct bw_rq_state {
-	__u64 d_ts;		/* issue time; 0 when not in flight */
-	__u64 q_ts;		/* Q time, when streams are on */
-	__u32 tgid;		/* submitter, when streams are on */
-	__u32 flags;
-	/* Two to a line: padding each to a line of its own measured slower. */
-	__u64 pad;
+	__u64 rq;		/* struct request address; 0 when free */
+	__u64 d_ts;		/* issue time */
+	__u32 slot;		/* its device, for user space's healing */
+	__u32 pad;
 };
-#define BW_RQ_STREAM 1u
+#define BW_RQ_PROBES 4
 
-/* request_queue id -> slot; filled by the first event of a queue. */
+/* request_queue address -> slot, hashed; filled by the first event of a queue. */
 struct bw_qmap {
 	__u64 q;		/* struct request_queue address */
 	__u32 slot;

@@ -10,8 +10,8 @@
  * uses, can be off by 2x.
  *
  * Latencies are binned in units of 1024 ns (a shift, not a divide, on the
- * hot path): 184 buckets reach 2^25 units, about 34 s.  Counts (sectors,
- * segments) are binned in their own unit: 120 buckets reach 2^17.
+ * hot path): 184 buckets reach 2^25 units, about 34 s.  Segment counts
+ * are binned as they are: 56 buckets reach 512, the last taking the rest.
  */
 #ifndef BLKWISE_HIST_H
 #define BLKWISE_HIST_H
@@ -21,7 +21,7 @@
 #define BW_HIST_LINEAR (2u * BW_HIST_SUB)
 #define BW_LAT_SHIFT 10
 #define BW_LAT_BUCKETS 184
-#define BW_CNT_BUCKETS 120
+#define BW_SEG_BUCKETS 56
 
 /* Branch-free floor(log2(v)) for v > 0; the verifier needs no loop. */
 static inline __attribute__((always_inline)) unsigned int bw_ilog2(unsigned long long v)

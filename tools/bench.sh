@@ -612,7 +612,7 @@ if [ -n "$BLKWISE" ] && [ "$MEM_SECS" -gt 0 ]; then
 		 rss_kb: $rss, rss_peak_kb: $hwm,
 		 map_mib: ($mb / 1048576), rss_mib: ($rss / 1024),
 		 target_map_mib: $tm, target_rss_mib: $tr,
-		 map_pass: ($mb / 1048576 <= $tm), rss_pass: ($rss / 1024 <= $tr)}')
+		 map_pass: ($mb / 1048576 <= $tm), rss_pass: ($hwm / 1024 <= $tr)}')
 fi
 
 # ---- report ---------------------------------------------------------------------

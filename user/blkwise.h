@@ -19,6 +19,26 @@ struct bw_json;
 #define BW_EXIT_USAGE 2
 #define BW_EXIT_RUNTIME 1
 
+/* struct bw_op_pcpu summed over CPUs, every field 64-bit (bpf/core.h). */
+struct bw_op_stats {
+	__u64 ios;
+	__u64 bytes;
+	__u64 errors;
+	__u64 requeues;
+	__u64 merges;
+	__u64 d2c_ns;
+	__u64 q2d_ns;
+	__u64 q2c_ns;
+	__u64 q_ios;
+	__u64 segments;
+	__u64 class_ios[BW_SIZE_CLASSES];
+	__u64 solo_ios[BW_SIZE_CLASSES];
+	__u64 solo_ns[BW_SIZE_CLASSES];
+	__u64 hist_d2c[BW_LAT_BUCKETS];
+	__u64 hist_q2d[BW_LAT_BUCKETS];
+	__u64 hist_seg[BW_SEG_BUCKETS];
+};
+
 /* Cumulative counters of one device, summed over CPUs and slots. */
 struct bw_snap_dev {
 	__u32 dev;
@@ -137,6 +157,8 @@ void bw_render_json_stream(struct bw_json *j, const char *dev, const struct bw_s
 /* hist.c (pure) */
 double bw_hist_percentile(const __u64 *hist, unsigned int nbuckets, double p);
 __u64 bw_hist_total(const __u64 *hist, unsigned int nbuckets);
+/* A 64-bit count read back as a 32-bit sum that moved by less than 2^32. */
+__u64 bw_extend32(__u64 prev, __u32 sum);
 void bw_bucket_bounds(unsigned int idx, double *lo, double *hi);
 
 /* devname.c (pure parsing; the reader passes the file) */

@@ -5,26 +5,29 @@
  * maps back into one bw_snap per call.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
 #include <unistd.h>
 #include <sys/mman.h>
-#include <sys/utsname.h>
 #include <bpf/libbpf.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include "loader.h"
 #include "core.skel.h"
 
-#define BW_MAX_QID 4096
+/* Requests one device may have live at once, as the table is sized (README). */
+#define BW_LIVE_CAP 4096
+#define BW_RQ_TABLE_MAX (1u << 20)
 
 struct bw_core {
 	struct core_bpf *skel;
 	int ncpus;
 	__u32 max_slots;
-	__u32 rq_bits;
+	__u32 rq_entries;		/* per-request table, all devices */
+	bool have_fetch;
 	bool raw_tp;
 	bool verbose;
 	int nr_watch;
@@ -34,6 +37,7 @@ struct bw_core {
 	size_t sh_len;
 	__u64 *healed;			/* per slot: lost completions healed here */
 	__u64 *last_word;		/* per slot: the word at the previous snapshot */
+	struct bw_op_stats **hist;	/* per slot: histograms extended to 64 bits */
 };
 
 static bool libbpf_verbose;
@@ -55,51 +59,64 @@ static __u32 roundup_bits(__u64 v)
 }
 
 /*
- * Widest tag space and most hw queues among the disks present, so a
- * request's (hw queue, tag) always fits its slot's part of the table.
+ * Requests a disk can have live at once: its hw queues times the tags of
+ * each (nr_requests, the scheduler's depth where there is one, as big as
+ * the driver's or bigger), capped: a table holding every tag of a 64-queue
+ * NVMe drive would be mostly empty.
  */
-static void size_tag_space(__u32 *tag_bits, __u32 *hwq_bits)
+static __u64 live_requests(const char *disk)
 {
-	__u64 tags = 256, hwqs = 1, v;
-	struct dirent *de, *me;
 	char path[300];
-	DIR *d, *md;
+	struct dirent *me;
+	__u64 tags = 128, hwqs = 0, live;
+	DIR *md;
 
-	d = opendir("/sys/block");
-	if (!d)
-		goto out;
-	while ((de = readdir(d))) {
-		__u64 n = 0;
+	bw_read_sysfs_u64(disk, "queue/nr_requests", &tags);
+	snprintf(path, sizeof(path), "/sys/block/%s/mq", disk);
+	md = opendir(path);
+	if (!md)
+		return 0;	/* bio-based: no requests */
+	while ((me = readdir(md)))
+		hwqs += me->d_name[0] != '.';
+	closedir(md);
+	live = tags * (hwqs ? hwqs : 1);
+	return live < BW_LIVE_CAP ? live : BW_LIVE_CAP;
+}
 
-		if (de->d_name[0] == '.')
-			continue;
-		if (!bw_read_sysfs_u64(de->d_name, "queue/nr_requests", &v) && v > tags)
-			tags = v;
-		snprintf(path, sizeof(path), "/sys/block/%s/mq", de->d_name);
-		md = opendir(path);
-		if (!md)
-			continue;
-		while ((me = readdir(md))) {
-			char attr[64];
+/*
+ * Entries of the per-request table: twice what the disks (the watched
+ * ones, or all) can have live, so open addressing stays short, with room
+ * for devices that appear later.
+ */
+static __u32 size_rq_table(const struct bw_core *c)
+{
+	__u64 live = 0, want;
+	struct dirent *de;
+	DIR *d;
+	int i;
 
-			if (me->d_name[0] == '.')
+	if (c->nr_watch) {
+		for (i = 0; i < c->nr_watch; i++) {
+			struct bw_devinfo di;
+
+			if (bw_dev_probe(c->watch[i], &di))
 				continue;
-			n++;
-			snprintf(attr, sizeof(attr), "mq/%.32s/nr_tags", me->d_name);
-			if (!bw_read_sysfs_u64(de->d_name, attr, &v) && v > tags)
-				tags = v;
+			if (di.partition && bw_dev_probe(di.disk, &di))
+				continue;
+			live += live_requests(di.name);
 		}
-		closedir(md);
-		if (n > hwqs)
-			hwqs = n;
+	} else {
+		d = opendir("/sys/block");
+		while (d && (de = readdir(d)))
+			if (de->d_name[0] != '.')
+				live += live_requests(de->d_name);
+		if (d)
+			closedir(d);
 	}
-	closedir(d);
-out:
-	/* nr_requests can be raised at run time: leave room for 4x. */
-	*tag_bits = roundup_bits(tags * 4);
-	if (*tag_bits < 10)
-		*tag_bits = 10;
-	*hwq_bits = roundup_bits(hwqs);
+	want = 1ULL << roundup_bits(2 * live);
+	if (want < 4096)
+		want = 4096;
+	return want < BW_RQ_TABLE_MAX ? want : BW_RQ_TABLE_MAX;
 }
 
 static __u32 count_disks(void)
@@ -138,11 +155,10 @@ static int tp_nargs(const struct btf *btf, const char *tp)
 	return btf_vlen(t) - 1;	/* minus the leading void *__data */
 }
 
-static void pick_programs(struct bw_core *c, const struct btf *btf, bool streams)
+static void pick_programs(struct bw_core *c, const struct btf *btf)
 {
 	struct core_bpf *s = c->skel;
 	bool btf_ok = !c->raw_tp && tp_nargs(btf, "block_rq_issue") > 0;
-	bool io_start = tp_nargs(btf, "block_io_start") > 0;
 	struct bpf_program *tp[] = { s->progs.bw_issue, s->progs.bw_complete,
 				     s->progs.bw_requeue, s->progs.bw_rq_merge,
 				     s->progs.bw_backmerge, s->progs.bw_frontmerge };
@@ -162,49 +178,59 @@ static void pick_programs(struct bw_core *c, const struct btf *btf, bool streams
 	 * request based tracepoints"), backported to 5.10.137: ask BTF.
 	 */
 	s->rodata->rq_arg_second = tp_nargs(btf, "block_rq_issue") == 2;
-	/* Q for streams: block_io_start (6.5+) else block_rq_insert. */
-	bpf_program__set_autoload(s->progs.bw_io_start, streams && btf_ok && io_start);
-	bpf_program__set_autoload(s->progs.bw_insert, streams && btf_ok && !io_start);
-	bpf_program__set_autoload(s->progs.bw_insert_raw, streams && !btf_ok);
-	bpf_program__set_autoload(s->progs.bw_io_start_raw, false);
+}
+
+/* Map bytes for a host of ncpus watching slots devices (the model in print_memory). */
+static __u64 map_bytes(__u64 ncpus, __u64 slots, __u64 rq_entries)
+{
+	return (1 << BW_QMAP_BITS) * sizeof(struct bw_qmap) +
+	       slots * (sizeof(struct bw_dev_shared) + ncpus * sizeof(struct bw_dev_pcpu) +
+			2 * sizeof(__u32) + 64) +	/* dev2slot, with the hash's overhead */
+	       rq_entries * sizeof(struct bw_rq_state);
+}
+
+/*
+ * Slots for devices that appear after start: 16, or as many as fit in
+ * 2 MiB of per-CPU maps, since on a many-CPU host each slot costs more.
+ */
+static __u32 spare_slots(int ncpus)
+{
+	__u64 fit = (2ULL << 20) / ((__u64)ncpus * sizeof(struct bw_dev_pcpu));
+
+	return fit < 16 ? (fit ? fit : 1) : 16;
 }
 
 static int size_maps(struct bw_core *c, const struct bw_core_opts *o)
 {
 	struct core_bpf *s = c->skel;
-	__u32 tag_bits, hwq_bits;
 	int err;
 
-	size_tag_space(&tag_bits, &hwq_bits);
-	c->rq_bits = tag_bits + hwq_bits;
 	if (o->max_devices > 0)
 		c->max_slots = o->max_devices > o->nr_watch ? o->max_devices : o->nr_watch;
 	else if (o->nr_watch > 0)
 		c->max_slots = o->nr_watch;
 	else
-		c->max_slots = count_disks() + 16;
+		c->max_slots = count_disks() + spare_slots(c->ncpus);
 	if (c->max_slots > 1024)
 		c->max_slots = 1024;
-	s->rodata->tag_bits = tag_bits;
-	s->rodata->rq_bits = c->rq_bits;
+	c->rq_entries = size_rq_table(c);
+	s->rodata->rq_hash_bits = roundup_bits(c->rq_entries);
 	s->rodata->max_slots = c->max_slots;
-	s->rodata->max_qid = BW_MAX_QID;
 	s->rodata->filter_on = o->nr_watch > 0;
-	s->rodata->streams_on = o->streams;
-	err = bpf_map__set_max_entries(s->maps.qmap, BW_MAX_QID);
-	err = err ?: bpf_map__set_max_entries(s->maps.shared, c->max_slots);
+	s->rodata->have_fetch = c->have_fetch;
+	err = bpf_map__set_max_entries(s->maps.shared, c->max_slots);
 	err = err ?: bpf_map__set_max_entries(s->maps.pcpu, c->max_slots);
 	err = err ?: bpf_map__set_max_entries(s->maps.dev2slot, c->max_slots);
-	err = err ?: bpf_map__set_max_entries(s->maps.rqs, c->max_slots << c->rq_bits);
-	err = err ?: bpf_map__set_max_entries(s->maps.streams, o->streams ? 4096 : 1);
+	err = err ?: bpf_map__set_max_entries(s->maps.rqs, c->rq_entries);
 	return err;
 }
 
 /*
  * BPF atomic fetch-and-add (BPF_ATOMIC | BPF_FETCH), which the hot path
- * uses, came with 5.12 ("bpf: Add BPF_FETCH field / create atomic_fetch_add
- * instruction", Brendan Jackman's atomics series); older kernels refuse it with
- * "BPF_STX uses reserved fields".  Probed only after a failed load.
+ * uses where it can, came with 5.12 (commit 5ca419f2864a, "bpf: Add BPF_FETCH
+ * field / create atomic_fetch_add instruction", with cmpxchg in the same
+ * series); older kernels refuse it with "BPF_STX uses reserved fields", and
+ * get the hot path without it (bpf/core.bpf.c, have_fetch).
  */
 static bool have_atomic_fetch(void)
 {
@@ -229,14 +255,6 @@ static bool have_atomic_fetch(void)
 
 static void explain_load_error(int err)
 {
-	struct utsname u;
-
-	if (!have_atomic_fetch()) {
-		uname(&u);
-		bw_err("this kernel (%s) lacks BPF atomic fetch-and-add, which blkwise needs: "
-		       "Linux 5.12 or later", u.release);
-		return;
-	}
 	if (err == -EPERM || err == -EACCES)
 		bw_err("loading BPF programs: %s; needs root or CAP_BPF+CAP_PERFMON "
 		       "(and no lockdown forbidding BPF); rerun with --verbose for libbpf's log",
@@ -320,7 +338,8 @@ static int map_shared(struct bw_core *c)
 	c->sh = p;
 	c->healed = calloc(c->max_slots, sizeof(*c->healed));
 	c->last_word = calloc(c->max_slots, sizeof(*c->last_word));
-	return c->healed && c->last_word ? 0 : -ENOMEM;
+	c->hist = calloc(c->max_slots, sizeof(*c->hist));
+	return c->healed && c->last_word && c->hist ? 0 : -ENOMEM;
 }
 
 int bw_core_open(struct bw_core **out, const struct bw_core_opts *o)
@@ -366,7 +385,11 @@ int bw_core_open(struct bw_core **out, const struct bw_core_opts *o)
 		bw_err("opening the BPF object: %s", strerror(errno));
 		goto fail;
 	}
-	pick_programs(c, btf, o->streams);
+	pick_programs(c, btf);
+	/* Two copies of the kernel's BTF (ours, libbpf's) would double the start-up peak. */
+	btf__free(btf);
+	btf = NULL;
+	c->have_fetch = have_atomic_fetch();
 	err = size_maps(c, o);
 	if (err) {
 		bw_err("sizing BPF maps: %s", strerror(-err));
@@ -386,7 +409,6 @@ int bw_core_open(struct bw_core **out, const struct bw_core_opts *o)
 		bw_err("attaching to block tracepoints: %s; rerun with --verbose", strerror(-err));
 		goto fail;
 	}
-	btf__free(btf);
 	*out = c;
 	return 0;
 fail:
@@ -397,6 +419,8 @@ fail:
 
 void bw_core_close(struct bw_core *c)
 {
+	__u32 i;
+
 	if (!c)
 		return;
 	if (c->sh)
@@ -404,6 +428,9 @@ void bw_core_close(struct bw_core *c)
 	core_bpf__destroy(c->skel);
 	free(c->healed);
 	free(c->last_word);
+	for (i = 0; c->hist && i < c->max_slots; i++)
+		free(c->hist[i]);
+	free(c->hist);
 	free(c->pcpu_buf);
 	free(c);
 }
@@ -427,15 +454,63 @@ static struct bw_snap_dev *snap_dev(struct bw_snap *s, __u32 dev, int cap)
 	return &s->devs[s->nr++];
 }
 
-static void add_pcpu(struct bw_core *c, struct bw_snap_dev *d, __u64 closed_epoch)
-{
-	int cpu, op;
+/* The 64-bit words at the head of struct bw_op_pcpu, laid out as bw_op_stats's. */
+#define OP_WORDS (offsetof(struct bw_op_pcpu, hist_d2c) / sizeof(__u64))
+_Static_assert(offsetof(struct bw_op_pcpu, hist_d2c) == offsetof(struct bw_op_stats, hist_d2c),
+	       "bw_op_pcpu and bw_op_stats share their 64-bit head");
 
+/*
+ * n 32-bit buckets at b in each CPU's value: their sum modulo 2^32 moved
+ * by less than 2^32 since the last read, so it extends ext, which is then
+ * added to out.
+ */
+static void extend_hist(struct bw_core *c, size_t off, int n, __u64 *ext, __u64 *out)
+{
+	int cpu, i;
+
+	for (i = 0; i < n; i++) {
+		__u32 m = 0;
+
+		for (cpu = 0; cpu < c->ncpus; cpu++)
+			m += ((const __u32 *)((const char *)&c->pcpu_buf[cpu] + off))[i];
+		ext[i] = bw_extend32(ext[i], m);
+		out[i] += ext[i];
+	}
+}
+
+/* One slot's per-CPU values, read into c->pcpu_buf, added to d. */
+static int add_pcpu(struct bw_core *c, __u32 slot, struct bw_snap_dev *d, __u64 closed_epoch)
+{
+	struct bw_op_stats *ext = c->hist[slot];
+	size_t base;
+	int cpu, op;
+	size_t w;
+
+	if (!ext) {
+		ext = c->hist[slot] = calloc(BW_NR_OPS, sizeof(*ext));
+		if (!ext)
+			return -ENOMEM;
+	}
+	for (op = 0; op < BW_NR_OPS; op++) {
+		struct bw_op_stats *o = &d->op[op];
+
+		for (cpu = 0; cpu < c->ncpus; cpu++) {
+			const __u64 *src = (const __u64 *)&c->pcpu_buf[cpu].op[op];
+
+			for (w = 0; w < OP_WORDS; w++)
+				((__u64 *)o)[w] += src[w];
+		}
+		base = offsetof(struct bw_dev_pcpu, op) + op * sizeof(struct bw_op_pcpu);
+		extend_hist(c, base + offsetof(struct bw_op_pcpu, hist_d2c), BW_LAT_BUCKETS,
+			    ext[op].hist_d2c, o->hist_d2c);
+		extend_hist(c, base + offsetof(struct bw_op_pcpu, hist_q2d), BW_LAT_BUCKETS,
+			    ext[op].hist_q2d, o->hist_q2d);
+		extend_hist(c, base + offsetof(struct bw_op_pcpu, hist_seg), BW_SEG_BUCKETS,
+			    ext[op].hist_seg, o->hist_seg);
+	}
 	for (cpu = 0; cpu < c->ncpus; cpu++) {
 		const struct bw_dev_pcpu *p = &c->pcpu_buf[cpu];
 
-		for (op = 0; op < BW_NR_OPS; op++)
-			bw_op_stats_add(&d->op[op], &p->op[op]);
 		d->busy_ns += p->busy_ns;
 		d->unmatched += p->unmatched;
 		d->untracked += p->untracked;
@@ -443,6 +518,7 @@ static void add_pcpu(struct bw_core *c, struct bw_snap_dev *d, __u64 closed_epoc
 		if (p->max_epoch == closed_epoch && p->max_depth > d->max_depth)
 			d->max_depth = p->max_depth;
 	}
+	return 0;
 }
 
 /* Requests the kernel has in flight on a device, from sysfs; -1 if unknown. */
@@ -462,18 +538,16 @@ static long long kernel_inflight(__u32 dev)
 	return ok ? (long long)(r + w) : -1;
 }
 
-/* Forget the issue times left in a slot's part of the per-request table. */
+/* Forget the issue times a slot's device left in the per-request table. */
 static void clear_rq_states(struct bw_core *c, __u32 slot)
 {
 	int fd = bpf_map__fd(c->skel->maps.rqs);
 	struct bw_rq_state st, zero = {};
-	__u32 i, base = slot << c->rq_bits;
+	__u32 i;
 
-	for (i = 0; i < (1u << c->rq_bits); i++) {
-		__u32 key = base + i;
-
-		if (!bpf_map_lookup_elem(fd, &key, &st) && st.d_ts)
-			bpf_map_update_elem(fd, &key, &zero, BPF_ANY);
+	for (i = 0; i < c->rq_entries; i++) {
+		if (!bpf_map_lookup_elem(fd, &i, &st) && st.rq && st.slot == slot)
+			bpf_map_update_elem(fd, &i, &zero, BPF_ANY);
 	}
 }
 
@@ -539,7 +613,8 @@ int bw_core_snapshot(struct bw_core *c, struct bw_snap *s)
 		d = snap_dev(s, (__u32)sh.dev, cap);
 		if (!d)
 			continue;
-		add_pcpu(c, d, closed);
+		if (add_pcpu(c, slot, d, closed))
+			return -ENOMEM;
 		d->lost += c->healed[slot];
 		if (sh.word & BW_INFLIGHT_MASK) {
 			d->inflight += sh.word & BW_INFLIGHT_MASK;
@@ -565,7 +640,7 @@ void bw_core_forget_dev(struct bw_core *c, __u32 dev)
 	struct bw_dev_shared sh;
 	__u32 qid;
 
-	for (qid = 0; qid < BW_MAX_QID; qid++) {
+	for (qid = 0; qid < bpf_map__max_entries(c->skel->maps.qmap); qid++) {
 		if (bpf_map_lookup_elem(qfd, &qid, &e) || e.slot == BW_SLOT_NONE || e.q <= 1)
 			continue;
 		if (bpf_map_lookup_elem(sfd, &e.slot, &sh) || sh.dev != dev)
@@ -575,28 +650,34 @@ void bw_core_forget_dev(struct bw_core *c, __u32 dev)
 	}
 }
 
-/*
- * Up to max streams, each with its open busy period closed at now_ns, so
- * two reads subtract cleanly.
- */
+/* Streams live in their own object (bpf/streams.bpf.c). */
 int bw_core_streams(struct bw_core *c, struct bw_stream_snap *out, int max, __u64 now_ns)
 {
-	int fd = bpf_map__fd(c->skel->maps.streams);
-	struct bw_stream_key key, next;
-	void *prev = NULL;
-	int n = 0;
+	(void)c;
+	(void)out;
+	(void)max;
+	(void)now_ns;
+	return -EOPNOTSUPP;
+}
 
-	while (n < max && !bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &out[n].s))
-			continue;	/* evicted meanwhile */
-		if ((out[n].s.word & BW_INFLIGHT_MASK) && now_ns > out[n].s.busy_start)
-			out[n].s.busy_ns += now_ns - out[n].s.busy_start;
-		out[n].key = key;
-		n++;
-	}
-	return n;
+/*
+ * What the same sizing gives a host of 16 NVMe drives with 64 hw queues of
+ * 1023 tags each and 64 CPUs, watching those drives and watching all.
+ */
+static void print_model(FILE *f)
+{
+	const __u64 drives = 16, cpus = 64, live = 64 * 1023;
+	__u64 per = live < BW_LIVE_CAP ? live : BW_LIVE_CAP;
+	__u64 rq = 1ULL << roundup_bits(2 * drives * per);
+
+	if (rq > BW_RQ_TABLE_MAX)
+		rq = BW_RQ_TABLE_MAX;
+	fprintf(f, "blkwise: model host (16 drives x 64 queues x 1023 tags, 64 CPUs): "
+		"maps %.1f MiB with -d for each drive, %.1f MiB watching all "
+		"(%llu request entries)\n",
+		map_bytes(cpus, drives, rq) / 1048576.0,
+		map_bytes(cpus, drives + spare_slots(cpus), rq) / 1048576.0,
+		(unsigned long long)rq);
 }
 
 void bw_core_print_memory(const struct bw_core *c, FILE *f)
@@ -616,12 +697,14 @@ void bw_core_print_memory(const struct bw_core *c, FILE *f)
 			bpf_map__name(m), (unsigned long long)n, (unsigned long long)vsz,
 			bytes / 1024.0);
 	}
-	fprintf(f, "blkwise: maps total %.1f MiB (%u device slots, %u request slots each, "
-		"%d CPUs); attach %s\n", total / 1048576.0, c->max_slots, 1u << c->rq_bits,
-		c->ncpus, c->raw_tp ? "raw_tp" : "tp_btf");
-	fprintf(f, "blkwise: slot races %llu, queue-id overflow %llu, slot overflow %llu\n",
+	fprintf(f, "blkwise: maps total %.1f MiB (%u device slots, %u request entries for all, "
+		"%d CPUs); attach %s%s\n", total / 1048576.0, c->max_slots, c->rq_entries,
+		c->ncpus, c->raw_tp ? "raw_tp" : "tp_btf",
+		c->have_fetch ? "" : ", no atomic fetch (busy and solo time not measured)");
+	print_model(f);
+	fprintf(f, "blkwise: slot races %llu, queue map evictions %llu, slot overflow %llu\n",
 		(unsigned long long)c->skel->bss->claim_races,
-		(unsigned long long)c->skel->bss->qid_overflow,
+		(unsigned long long)c->skel->bss->qmap_evictions,
 		(unsigned long long)c->skel->bss->slot_overflow);
 }
 

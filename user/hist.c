@@ -57,3 +57,8 @@ double bw_hist_percentile(const __u64 *hist, unsigned int nbuckets, double p)
 	bw_bucket_bounds(nbuckets - 1, &lo, &hi);
 	return hi;
 }
+
+__u64 bw_extend32(__u64 prev, __u32 sum)
+{
+	return prev + (__u32)(sum - (__u32)prev);
+}

@@ -167,7 +167,7 @@ static void hist_seg(struct bw_prom *p, const char *dev, const char *op,
 		snprintf(le, sizeof(le), "%u", bw_expo_seg_bounds[i]);
 		le_labels(l, sizeof(l), dev, op, le);
 		bw_prom_u64(p, "blkwise_segments_per_request_bucket", l,
-			    bw_hist_below(o->hist_seg, BW_CNT_BUCKETS, bw_expo_seg_bounds[i] + 1));
+			    bw_hist_below(o->hist_seg, BW_SEG_BUCKETS, bw_expo_seg_bounds[i] + 1));
 	}
 	le_labels(l, sizeof(l), dev, op, "+Inf");
 	bw_prom_u64(p, "blkwise_segments_per_request_bucket", l, o->ios);

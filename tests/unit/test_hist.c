@@ -14,7 +14,7 @@ static void test_bucket_edges(void)
 	CHECK(bw_bucket(31, BW_LAT_BUCKETS) == 23, "31 ends the first octave");
 	CHECK(bw_bucket(32, BW_LAT_BUCKETS) == 24, "32 starts the next");
 	CHECK(bw_bucket(~0ULL, BW_LAT_BUCKETS) == BW_LAT_BUCKETS - 1, "overflow clamps");
-	CHECK(bw_bucket(1ULL << 40, BW_CNT_BUCKETS) == BW_CNT_BUCKETS - 1, "counts clamp");
+	CHECK(bw_bucket(1ULL << 40, BW_SEG_BUCKETS) == BW_SEG_BUCKETS - 1, "counts clamp");
 	/* 16 s in 1024 ns units must not land in the overflow bucket. */
 	CHECK(bw_bucket(16000000000ULL >> BW_LAT_SHIFT, BW_LAT_BUCKETS) < BW_LAT_BUCKETS - 1,
 	      "16 s is in range");
@@ -98,11 +98,27 @@ static void test_percentile_known(void)
 	CHECK_NEAR(bw_hist_percentile(hist, BW_LAT_BUCKETS, 1.0), 1000, 0.07, "max");
 }
 
+/* Per-CPU buckets are 32-bit; their sum, extended, must survive a wrap. */
+static void test_extend32(void)
+{
+	__u64 v = 0;
+
+	v = bw_extend32(v, 5);
+	CHECK(v == 5, "first read");
+	v = bw_extend32(0xfffffff0ULL, 0x10);
+	CHECK(v == 0x100000010ULL, "across a wrap");
+	v = bw_extend32(0x3fffffffeULL, 0xfffffffe);
+	CHECK(v == 0x3fffffffeULL, "no change");
+	v = bw_extend32(0x2fffffff0ULL, 0x20);
+	CHECK(v == 0x300000020ULL, "high word carried");
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
 		UNIT(test_bucket_edges), UNIT(test_ilog2), UNIT(test_bounds_contain_values),
 		UNIT(test_percentile_accuracy), UNIT(test_percentile_known),
+		UNIT(test_extend32),
 	};
 
 	return unit_run("hist", tests, sizeof(tests) / sizeof(tests[0]));

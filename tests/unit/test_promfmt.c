@@ -28,7 +28,7 @@ static void test_bounds(void)
 	for (i = 0; i < BW_EXPO_SEG_BOUNDS; i++) {
 		unsigned int b = bw_expo_seg_bounds[i] + 1;
 
-		bw_bucket_bounds(bw_bucket(b, BW_CNT_BUCKETS), &lo, &hi);
+		bw_bucket_bounds(bw_bucket(b, BW_SEG_BUCKETS), &lo, &hi);
 		CHECK(lo == b, "segments <= %u is exact", b - 1);
 	}
 }
@@ -169,7 +169,7 @@ static void test_render(void)
 	cum.op[BW_OP_READ].ios = 1287408;
 	cum.op[BW_OP_READ].bytes = 337487527936ULL;
 	cum.op[BW_OP_READ].hist_d2c[20] = 1287408;
-	cum.op[BW_OP_READ].hist_seg[bw_bucket(64, BW_CNT_BUCKETS)] = 1287408;
+	cum.op[BW_OP_READ].hist_seg[bw_bucket(64, BW_SEG_BUCKETS)] = 1287408;
 	cum.op[BW_OP_READ].segments = 1287408ULL * 64;
 	t = render(false, &d, 1);
 	o = render(true, &d, 1);
