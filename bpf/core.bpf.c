@@ -57,6 +57,7 @@ const volatile bool filter_on = false;
 const volatile bool have_fetch = true;		/* 5.12+: fetch-and-add, cmpxchg */
 const volatile __u32 rq_hash_bits = 12;		/* per-request table: 1 << bits */
 const volatile __u32 max_slots = 16;
+const volatile __u32 skip = 0;			/* BW_SKIP_*: the bench's profile only */
 
 /* Written by user space. */
 __u64 epoch;
@@ -158,6 +159,8 @@ static __always_inline __u32 hash_ptr(__u64 p, __u32 bits)
  * register reuse: re-check it behind a barrier the compiler cannot see past. */
 static __always_inline void hist_inc(__u32 *hist, __u64 u, __u32 nbuckets)
 {
+	if (skip & BW_SKIP_HIST)
+		return;
 	__u32 idx = bw_bucket(u, nbuckets);
 
 	barrier_var(idx);
@@ -332,6 +335,19 @@ static __always_inline bool dev_of(struct request *rq, const struct rq_view *v, 
 	return *sh && *pc;
 }
 
+/* The in-flight word's atomic add, returning the old value. */
+static __always_inline __u64 word_add(struct bw_dev_shared *sh, __u64 inc)
+{
+	__u64 old;
+
+	if (skip & BW_SKIP_ATOMIC) {
+		old = sh->word;
+		sh->word = old + inc;
+		return old;
+	}
+	return __sync_fetch_and_add(&sh->word, inc);
+}
+
 static __always_inline void max_depth(struct bw_dev_pcpu *pc, __u64 depth)
 {
 	if (pc->max_epoch != epoch) {
@@ -353,12 +369,14 @@ static __always_inline void on_issue(struct request *rq, const struct rq_view *v
 
 	if (!dev_of(rq, v, &slot, &sh, &pc))
 		return;
+	if (skip & BW_SKIP_BODY)
+		return;
 	st = rq_claim(v->rqk, &lost);
 	if (!st) {
 		pc->untracked++;
 		return;
 	}
-	now = bpf_ktime_get_ns();
+	now = (skip & BW_SKIP_CLOCK_D) ? v->start_ns + 1 : bpf_ktime_get_ns();
 	st->d_ts = now;
 	st->slot = slot;
 	/* Its previous C never reached us: this issue takes its place in the count. */
@@ -370,7 +388,7 @@ static __always_inline void on_issue(struct request *rq, const struct rq_view *v
 		__sync_fetch_and_add(&sh->word, inc);
 		return;
 	}
-	old = __sync_fetch_and_add(&sh->word, inc);
+	old = word_add(sh, inc);
 	n = old & BW_INFLIGHT_MASK;
 	if (n == 0) {
 		sh->busy_start = now;
@@ -394,7 +412,7 @@ static __always_inline __u64 leave_flight(struct bw_dev_shared *sh, struct bw_de
 		return BW_INFLIGHT_MASK;
 	}
 	bs = sh->busy_start;
-	old = __sync_fetch_and_add(&sh->word, -1ULL);
+	old = word_add(sh, -1ULL);
 	if ((old & BW_INFLIGHT_MASK) == 0) {
 		/* User space healed the count meanwhile: undo. */
 		__sync_fetch_and_add(&sh->word, 1);
@@ -416,6 +434,8 @@ static __always_inline void on_complete(struct request *rq, const struct rq_view
 	__u32 slot, op, cls;
 
 	if (!dev_of(rq, v, &slot, &sh, &pc))
+		return;
+	if (skip & BW_SKIP_BODY)
 		return;
 	op = op_of(v->flags);
 	if (op >= BW_NR_OPS)

@@ -31,6 +31,15 @@ enum bw_op {
 #define BW_INFLIGHT_MASK ((1ULL << BW_INFLIGHT_BITS) - 1)
 #define BW_D_INC ((1ULL << BW_INFLIGHT_BITS) | 1ULL)
 
+/*
+ * Parts of the hot path the bench leaves out to price them (rodata `skip`,
+ * tools/bench.sh BENCH_PROFILE=1); figures measured so are wrong by design.
+ */
+#define BW_SKIP_CLOCK_D (1u << 0)	/* D's time is rq->start_time_ns, no clock read */
+#define BW_SKIP_ATOMIC (1u << 1)	/* the in-flight word updated without atomics */
+#define BW_SKIP_HIST (1u << 2)		/* no histograms */
+#define BW_SKIP_BODY (1u << 3)		/* return once the device is found */
+
 #define BW_SLOT_NONE 0xffffffffu	/* queue seen, device not watched */
 #define BW_QMAP_BITS 10		/* queue map: 1024 entries, two-way */
 

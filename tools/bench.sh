@@ -20,6 +20,9 @@
 #   BENCH_SCALE_ROUNDS=2  rounds of the scaling runs (0 skips them)
 #   BENCH_MEM_SECS=4      seconds blkwise watches 8 devices before measuring
 #   BENCH_CONFIGS="floor blkwise"  run only these main configurations
+#   BENCH_PROFILE=1       also run blkwise with parts of its hot path left out
+#                         (prof_*: BLKWISE_BENCH_SKIP, bpf/core.h BW_SKIP_*), and
+#                         report what each part costs: blkwise minus the variant
 #                         (none is always added: it is the IOPS reference)
 #   BENCH_CPU=0           CPU the (single) fio job is pinned to
 #   BENCH_IMG_MB=256      size of the loop device image
@@ -47,6 +50,10 @@ blkwise         | $BLKWISE stat --no-state -d $DEV -i 1
 blkwise_streams | $BLKWISE stat --no-state --streams -d $DEV -i 1
 biolatency      | biolatency -d $DEV 600
 bpftrace        | bpftrace -e "$BT_PROG"
+prof_body       | env BLKWISE_BENCH_SKIP=8 $BLKWISE stat --no-state -d $DEV -i 1
+prof_clock_d    | env BLKWISE_BENCH_SKIP=1 $BLKWISE stat --no-state -d $DEV -i 1
+prof_atomic     | env BLKWISE_BENCH_SKIP=2 $BLKWISE stat --no-state -d $DEV -i 1
+prof_hist       | env BLKWISE_BENCH_SKIP=4 $BLKWISE stat --no-state -d $DEV -i 1
 '
 # Scaling: blkwise next to the floor (and none, for IOPS) in other shapes.
 SCALE_CONFIGS="none floor blkwise"
@@ -541,7 +548,9 @@ if [ -n "${BENCH_CONFIGS:-}" ]; then
 		[ "$c" = none ] || MAIN="$MAIN $c"
 	done
 else
-	MAIN=$ALL
+	MAIN=$(printf '%s\n' $ALL | grep -v '^prof_' | tr '\n' ' ')
+	[ "${BENCH_PROFILE:-0}" = 1 ] && MAIN="$MAIN $(printf '%s\n' $ALL | grep '^prof_' | tr '\n' ' ')"
+	MAIN=${MAIN% }
 fi
 words() { echo $#; }
 # shellcheck disable=SC2086 # word counts
@@ -679,6 +688,13 @@ SUMMARY=$(jq -s --argjson mem "$MEM_JSON" --argjson order "$ORDER" \
 		{what: "blkwise / biolatency", ratio: ratio(get("main"; "qd32"; "blkwise"); get("main"; "qd32"; "biolatency")), max: $tp},
 		{what: "blkwise / bpftrace", ratio: ratio(get("main"; "qd32"; "blkwise"); get("main"; "qd32"; "bpftrace")), max: null}
 	 ] | map(. + {pass: (if .ratio == null or .max == null then null else .ratio <= .max end)}),
+	 profile: ([["prof_body", "everything after finding the device"],
+		    ["prof_clock_d", "the clock read at issue"],
+		    ["prof_atomic", "atomics on the in-flight word"],
+		    ["prof_hist", "histograms"]][] as [$c, $what]
+		  | get("main"; "qd32"; $c) as $v | select($v != null and $v.status == "ok")
+		  | {config: $c, part: $what,
+		     ns_per_io: (get("main"; "qd32"; "blkwise").ns_per_io.median - $v.ns_per_io.median)}),
 	 memory: $mem,
 	 runs: $runs}' "$RESULTS") || die "summarising the results failed" "the raw runs are in $RESULTS"
 printf '%s\n' "$SUMMARY" >"$JSON_OUT"
@@ -712,6 +728,11 @@ JQ_FMT='
 		 | .progs[] | select(.ev_per_io.median >= 0.01)
 		 | ["\($c)/\(.name)", (.ns_per_event.median | r0), (.ev_per_io.median | r2),
 		    (.ns_per_io.median | r0)]);
+	def profile_lines:
+		if (.profile | length) > 0 then
+		  "profile (blkwise minus the variant without the part, ns/IO; noise as above):",
+		  (.profile[] | "  \(.part): \(.ns_per_io | r0)")
+		else empty end;
 	def target_lines:
 		.targets[] | "\(.what): " + (if .ratio == null then "n/a (not measured)" else "\(.ratio | r2)x"
 		+ (if .max then " (target <= \(.max)x): " + verdict else "" end) end);
@@ -739,6 +760,7 @@ tsv_table() { column -t -s "$(printf '\t')"; }
 	echo
 	printf '%s\n' "$SUMMARY" | jq -r "$JQ_FMT"' target_lines'
 	printf '%s\n' "$SUMMARY" | jq -r "$JQ_FMT"' noise_lines'
+	printf '%s\n' "$SUMMARY" | jq -r "$JQ_FMT"' profile_lines'
 	echo
 	echo "scaling: ns/IO (IOPS vs none), medians; qd32x2 = 2 jobs pinned to CPUs 0 and 1"
 	printf '%s\n' "$SUMMARY" | jq -r "$JQ_FMT"' scale_rows | @tsv' | tsv_table
@@ -750,6 +772,6 @@ printf '%s\n' "$SUMMARY" | jq -r "$JQ_FMT"'
 	def md: "| " + (map(tostring) | join(" | ")) + " |";
 	def mdtable(rows): [rows] | (.[0] | md), (.[0] | map("---") | md), (.[1:][] | md);
 	title, "", mdtable(main_rows), "", mdtable(prog_rows), "",
-	(target_lines | "- " + .), (noise_lines | "- " + .), "", "Scaling, ns/IO (IOPS vs none):", "", mdtable(scale_rows), "",
+	(target_lines | "- " + .), (noise_lines | "- " + .), (profile_lines | "- " + .), "", "Scaling, ns/IO (IOPS vs none):", "", mdtable(scale_rows), "",
 	(mem_line | "- " + .)' >"$OUTDIR/bench.md"
 log "wrote $JSON_OUT and $OUTDIR/bench.md in $(( SECONDS / 60 )) min $(( SECONDS % 60 )) s"

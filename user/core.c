@@ -180,6 +180,18 @@ static void pick_programs(struct bw_core *c, const struct btf *btf)
 	s->rodata->rq_arg_second = tp_nargs(btf, "block_rq_issue") == 2;
 }
 
+/* BLKWISE_BENCH_SKIP=N (BW_SKIP_* bits): the bench prices parts of the hot path. */
+static __u32 bench_skip(void)
+{
+	const char *e = getenv("BLKWISE_BENCH_SKIP");
+	__u32 v = e ? (__u32)strtoul(e, NULL, 0) : 0;
+
+	if (v)
+		bw_warn("BLKWISE_BENCH_SKIP=%#x: parts of the hot path are left out, "
+			"figures are wrong by design (for tools/bench.sh only)", v);
+	return v;
+}
+
 /* Map bytes for a host of ncpus watching slots devices (the model in print_memory). */
 static __u64 map_bytes(__u64 ncpus, __u64 slots, __u64 rq_entries)
 {
@@ -218,6 +230,7 @@ static int size_maps(struct bw_core *c, const struct bw_core_opts *o)
 	s->rodata->max_slots = c->max_slots;
 	s->rodata->filter_on = o->nr_watch > 0;
 	s->rodata->have_fetch = c->have_fetch;
+	s->rodata->skip = bench_skip();
 	err = bpf_map__set_max_entries(s->maps.shared, c->max_slots);
 	err = err ?: bpf_map__set_max_entries(s->maps.pcpu, c->max_slots);
 	err = err ?: bpf_map__set_max_entries(s->maps.dev2slot, c->max_slots);
