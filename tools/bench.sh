@@ -57,12 +57,19 @@ prof_hist       | env BLKWISE_BENCH_SKIP=4 $BLKWISE stat --no-state -d $DEV -i 1
 '
 # Scaling: blkwise next to the floor (and none, for IOPS) in other shapes.
 SCALE_CONFIGS="none floor blkwise"
-# name | iodepth | jobs (2 jobs are pinned to different CPUs)
+# name | iodepth | jobs (2 jobs are pinned to different CPUs) | where
+# completions run: any (the kernel's choice), same (the submitting CPU:
+# rq_affinity=2) or other (loop's workers, hence completions, kept off the
+# submitting CPU through the unbound workqueue cpumask, rq_affinity=0)
 SCALE_SHAPES='
-qd1     | 1   | 1
-qd128   | 128 | 1
-qd32x2  | 32  | 2
+qd1      | 1   | 1 | any
+qd128    | 128 | 1 | any
+qd32x2   | 32  | 2 | any
+qd32same | 32  | 1 | same
+qd32other| 32  | 1 | other
 '
+WQ_MASK=/sys/devices/virtual/workqueue/cpumask
+WQ_MASK_OLD=""
 # Memory: blkwise watching 8 devices ($DEVS = -d loopA -d loopB ...).
 # shellcheck disable=SC2016
 MEM_CMD='$BLKWISE stat --no-state $DEVS -i 1'
@@ -155,6 +162,8 @@ cleanup() {
 		fi
 	fi
 	[ -n "$TRACEFS_MOUNTED" ] && umount "$TRACEFS_MOUNTED" 2>/dev/null
+	[ -n "$WQ_MASK_OLD" ] && { echo "$WQ_MASK_OLD" >"$WQ_MASK" ||
+		log "warning: could not restore $WQ_MASK to $WQ_MASK_OLD"; }
 	[ "$rc" -ne 0 ] && log "failed (exit $rc); everything set up was removed"
 	exit "$rc"
 }
@@ -571,18 +580,42 @@ for r in $(seq "$ROUNDS"); do
 done
 
 # ---- scaling --------------------------------------------------------------------
+# Where the main device's completions run, for one shape; "any" restores.
+place_completions() {	# $1 = any | same | other
+	local aff=1 mask=""
+	case $1 in
+	same) aff=2 ;;
+	other)
+		aff=0
+		mask=$(printf '%x' $(( ((1 << $(nproc)) - 1) & ~(1 << FIO_CPU) )))
+		[ "$mask" != 0 ] || { log "warning: 1 CPU: no other CPU for completions"; mask=""; }
+		;;
+	esac
+	echo "$aff" >"/sys/block/$DEV/queue/rq_affinity" ||
+		die "cannot set /sys/block/$DEV/queue/rq_affinity" "run as root"
+	if [ -n "$mask" ]; then
+		[ -n "$WQ_MASK_OLD" ] || WQ_MASK_OLD=$(cat "$WQ_MASK")
+		echo "$mask" >"$WQ_MASK" || die "cannot set $WQ_MASK" "run as root"
+	elif [ -n "$WQ_MASK_OLD" ]; then
+		echo "$WQ_MASK_OLD" >"$WQ_MASK" && WQ_MASK_OLD=""
+	fi
+}
+
 if [ "$SCALE_ROUNDS" -gt 0 ]; then
 	[ "$(nproc)" -ge 2 ] || log "warning: 1 CPU: the 2-job shape shares it"
 	for r in $(seq "$SCALE_ROUNDS"); do
-		while IFS='|' read -r shape depth jobs; do
+		while IFS='|' read -r shape depth jobs comp; do
 			shape=${shape//[[:space:]]/}
 			depth=${depth//[[:space:]]/}
 			jobs=${jobs//[[:space:]]/}
+			comp=${comp//[[:space:]]/}
 			[ -n "$shape" ] || continue
-			log "scaling $shape round $r/$SCALE_ROUNDS"
+			log "scaling $shape round $r/$SCALE_ROUNDS (completions: $comp)"
+			place_completions "$comp"
 			for c in $SCALE_CONFIGS; do
 				measure scale "$shape" "$r" "$c" "$depth" "$jobs"
 			done
+			place_completions any
 		done <<EOF
 $SCALE_SHAPES
 EOF
@@ -674,10 +707,13 @@ SUMMARY=$(jq -s --argjson mem "$MEM_JSON" --argjson order "$ORDER" \
 	 rounds: $rounds, scale_rounds: $srounds,
 	 main: ($agg | map(select(.section == "main"))),
 	 scaling: ($scale | map(.shape) | unique
-		| sort_by(if . == "qd1" then 0 elif . == "qd32" then 1 elif . == "qd128" then 2 else 3 end)
+		| sort_by(if . == "qd1" then 0 elif . == "qd32" then 1 elif . == "qd128" then 2
+			  elif . == "qd32x2" then 3 else 4 end)
 		| map(. as $sh | ($scale | map(select(.shape == $sh))) as $s
 		  | {shape: $sh,
 		     iodepth: (if $sh == "qd1" then 1 elif $sh == "qd128" then 128 else 32 end),
+		     completions: (if $sh == "qd32same" then "submitting CPU"
+				   elif $sh == "qd32other" then "another CPU" else "any" end),
 		     jobs: (if $sh == "qd32x2" then 2 else 1 end),
 		     configs: $s,
 		     blkwise_over_floor: ratio($s | map(select(.config == "blkwise"))[0];
@@ -762,7 +798,7 @@ tsv_table() { column -t -s "$(printf '\t')"; }
 	printf '%s\n' "$SUMMARY" | jq -r "$JQ_FMT"' noise_lines'
 	printf '%s\n' "$SUMMARY" | jq -r "$JQ_FMT"' profile_lines'
 	echo
-	echo "scaling: ns/IO (IOPS vs none), medians; qd32x2 = 2 jobs pinned to CPUs 0 and 1"
+	echo "scaling: ns/IO (IOPS vs none), medians; qd32x2 = 2 jobs pinned to CPUs 0 and 1; qd32same and qd32other: completions on the submitting CPU, on another"
 	printf '%s\n' "$SUMMARY" | jq -r "$JQ_FMT"' scale_rows | @tsv' | tsv_table
 	echo
 	printf '%s\n' "$SUMMARY" | jq -r "$JQ_FMT"' mem_line'
