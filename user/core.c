@@ -17,6 +17,7 @@
 #include <bpf/btf.h>
 #include "loader.h"
 #include "core.skel.h"
+#include "streams.h"
 
 #define BW_MAX_QID 4096
 
@@ -34,6 +35,8 @@ struct bw_core {
 	size_t sh_len;
 	__u64 *healed;			/* per slot: lost completions healed here */
 	__u64 *last_word;		/* per slot: the word at the previous snapshot */
+	struct bw_bio *bio;		/* bio-based devices (user/bio.c), or NULL */
+	struct bw_streams *streams;	/* with --streams (user/streams.c), or NULL */
 };
 
 static bool libbpf_verbose;
@@ -190,13 +193,13 @@ static int size_maps(struct bw_core *c, const struct bw_core_opts *o)
 	s->rodata->max_slots = c->max_slots;
 	s->rodata->max_qid = BW_MAX_QID;
 	s->rodata->filter_on = o->nr_watch > 0;
-	s->rodata->streams_on = o->streams;
+	s->rodata->streams_on = false;
 	err = bpf_map__set_max_entries(s->maps.qmap, BW_MAX_QID);
 	err = err ?: bpf_map__set_max_entries(s->maps.shared, c->max_slots);
 	err = err ?: bpf_map__set_max_entries(s->maps.pcpu, c->max_slots);
 	err = err ?: bpf_map__set_max_entries(s->maps.dev2slot, c->max_slots);
 	err = err ?: bpf_map__set_max_entries(s->maps.rqs, c->max_slots << c->rq_bits);
-	err = err ?: bpf_map__set_max_entries(s->maps.streams, o->streams ? 4096 : 1);
+	err = err ?: bpf_map__set_max_entries(s->maps.streams, 1);
 	return err;
 }
 
@@ -247,7 +250,7 @@ static void explain_load_error(int err)
 }
 
 /* Every whole disk in /sys/block, as dev_t; returns how many. */
-static int list_disks(__u32 *out, int max)
+int bw_list_disks(__u32 *out, int max)
 {
 	struct dirent *de;
 	unsigned int major, minor;
@@ -273,6 +276,23 @@ static int list_disks(__u32 *out, int max)
 	return n;
 }
 
+/* Slot i to devs[i] in a dev2slot hash and a bw_dev_shared array. */
+int bw_fill_dev_slots(int dev2slot_fd, int shared_fd, const __u32 *devs, int n)
+{
+	__u32 slot;
+
+	for (slot = 0; slot < (__u32)n; slot++) {
+		struct bw_dev_shared sh = { .dev = devs[slot] };
+
+		if (bpf_map_update_elem(dev2slot_fd, &devs[slot], &slot, BPF_ANY) ||
+		    bpf_map_update_elem(shared_fd, &slot, &sh, BPF_ANY)) {
+			bw_err("filling the device slot maps: %s", strerror(errno));
+			return -errno;
+		}
+	}
+	return 0;
+}
+
 /*
  * Give every device we know of its slot before attaching, so the BPF side
  * only ever looks slots up; devices appearing later get theirs in BPF.
@@ -281,28 +301,21 @@ static int fill_slots(struct bw_core *c)
 {
 	int dfd = bpf_map__fd(c->skel->maps.dev2slot);
 	int sfd = bpf_map__fd(c->skel->maps.shared);
-	__u32 devs[BW_MAX_WATCH], slot;
-	int n;
+	__u32 devs[BW_MAX_WATCH];
+	int n, err;
 
 	if (c->nr_watch) {
 		n = c->nr_watch;
 		memcpy(devs, c->watch, n * sizeof(devs[0]));
 	} else {
-		n = list_disks(devs, BW_MAX_WATCH);
+		n = bw_list_disks(devs, BW_MAX_WATCH);
 	}
 	if ((__u32)n > c->max_slots)
 		n = c->max_slots;
-	for (slot = 0; slot < (__u32)n; slot++) {
-		struct bw_dev_shared sh = { .dev = devs[slot] };
-
-		if (bpf_map_update_elem(dfd, &devs[slot], &slot, BPF_ANY) ||
-		    bpf_map_update_elem(sfd, &slot, &sh, BPF_ANY)) {
-			bw_err("filling the device slot maps: %s", strerror(errno));
-			return -errno;
-		}
-	}
-	c->skel->bss->next_slot = n;
-	return 0;
+	err = bw_fill_dev_slots(dfd, sfd, devs, n);
+	if (!err)
+		c->skel->bss->next_slot = n;
+	return err;
 }
 
 static int map_shared(struct bw_core *c)
@@ -321,6 +334,24 @@ static int map_shared(struct bw_core *c)
 	c->healed = calloc(c->max_slots, sizeof(*c->healed));
 	c->last_word = calloc(c->max_slots, sizeof(*c->last_word));
 	return c->healed && c->last_word ? 0 : -ENOMEM;
+}
+
+/* The objects of other concerns, with the core's attach type and argument layout. */
+static int open_others(struct bw_core *c, const struct bw_core_opts *o, const struct btf *btf)
+{
+	struct bw_load_env env = {
+		.raw_tp = c->raw_tp,
+		.rq_arg_second = c->skel->rodata->rq_arg_second,
+		.bio_arg_second = tp_nargs(btf, "block_bio_queue") == 2,
+		.has_io_start = tp_nargs(btf, "block_io_start") > 0,
+		.ncpus = c->ncpus,
+	};
+	int err;
+
+	err = bw_bio_open(&c->bio, o, &env);
+	if (err || !o->streams)
+		return err;
+	return bw_streams_open(&c->streams, o, &env);
 }
 
 int bw_core_open(struct bw_core **out, const struct bw_core_opts *o)
@@ -366,7 +397,8 @@ int bw_core_open(struct bw_core **out, const struct bw_core_opts *o)
 		bw_err("opening the BPF object: %s", strerror(errno));
 		goto fail;
 	}
-	pick_programs(c, btf, o->streams);
+	/* Streams live in bpf/streams.bpf.c now: the core's stay off. */
+	pick_programs(c, btf, false);
 	err = size_maps(c, o);
 	if (err) {
 		bw_err("sizing BPF maps: %s", strerror(-err));
@@ -386,6 +418,9 @@ int bw_core_open(struct bw_core **out, const struct bw_core_opts *o)
 		bw_err("attaching to block tracepoints: %s; rerun with --verbose", strerror(-err));
 		goto fail;
 	}
+	err = open_others(c, o, btf);
+	if (err)
+		goto fail;
 	btf__free(btf);
 	*out = c;
 	return 0;
@@ -401,6 +436,8 @@ void bw_core_close(struct bw_core *c)
 		return;
 	if (c->sh)
 		munmap(c->sh, c->sh_len);
+	bw_streams_close(c->streams);
+	bw_bio_close(c->bio);
 	core_bpf__destroy(c->skel);
 	free(c->healed);
 	free(c->last_word);
@@ -413,7 +450,7 @@ const char *bw_core_attach_mode(const struct bw_core *c)
 	return c->raw_tp ? "raw_tp" : "tp_btf";
 }
 
-static struct bw_snap_dev *snap_dev(struct bw_snap *s, __u32 dev, int cap)
+struct bw_snap_dev *bw_snap_dev_get(struct bw_snap *s, __u32 dev, int cap)
 {
 	int i;
 
@@ -427,12 +464,13 @@ static struct bw_snap_dev *snap_dev(struct bw_snap *s, __u32 dev, int cap)
 	return &s->devs[s->nr++];
 }
 
-static void add_pcpu(struct bw_core *c, struct bw_snap_dev *d, __u64 closed_epoch)
+void bw_snap_add_pcpu(struct bw_snap_dev *d, const struct bw_dev_pcpu *pcpu, int ncpus,
+		      __u64 closed_epoch)
 {
 	int cpu, op;
 
-	for (cpu = 0; cpu < c->ncpus; cpu++) {
-		const struct bw_dev_pcpu *p = &c->pcpu_buf[cpu];
+	for (cpu = 0; cpu < ncpus; cpu++) {
+		const struct bw_dev_pcpu *p = &pcpu[cpu];
 
 		for (op = 0; op < BW_NR_OPS; op++)
 			bw_op_stats_add(&d->op[op], &p->op[op]);
@@ -506,9 +544,9 @@ static void heal_slot(struct bw_core *c, __u32 slot)
 int bw_core_snapshot(struct bw_core *c, struct bw_snap *s)
 {
 	int pcpu_fd = bpf_map__fd(c->skel->maps.pcpu);
-	int cap = c->max_slots + c->nr_watch;
+	int cap = c->max_slots + c->nr_watch + bw_bio_slots(c->bio);
 	__u32 slot, nslots;
-	__u64 closed;
+	__u64 closed, bio_closed = 0;
 	int i;
 
 	s->devs = calloc(cap, sizeof(*s->devs));
@@ -516,10 +554,14 @@ int bw_core_snapshot(struct bw_core *c, struct bw_snap *s)
 		return -ENOMEM;
 	s->nr = 0;
 	for (i = 0; i < c->nr_watch; i++)
-		snap_dev(s, c->watch[i], cap);
+		bw_snap_dev_get(s, c->watch[i], cap);
 	/* Close the max-depth epoch first, so what we read is final for it. */
 	closed = c->skel->bss->epoch;
 	__atomic_store_n(&c->skel->bss->epoch, closed + 1, __ATOMIC_SEQ_CST);
+	if (c->bio)
+		bio_closed = bw_bio_epoch(c->bio);
+	if (c->streams)
+		bw_streams_epoch(c->streams);
 	nslots = c->skel->bss->next_slot;
 	if (nslots > c->max_slots)
 		nslots = c->max_slots;
@@ -536,10 +578,10 @@ int bw_core_snapshot(struct bw_core *c, struct bw_snap *s)
 		}
 		if (!sh.dev)	/* claimed but not yet published */
 			continue;
-		d = snap_dev(s, (__u32)sh.dev, cap);
+		d = bw_snap_dev_get(s, (__u32)sh.dev, cap);
 		if (!d)
 			continue;
-		add_pcpu(c, d, closed);
+		bw_snap_add_pcpu(d, c->pcpu_buf, c->ncpus, closed);
 		d->lost += c->healed[slot];
 		if (sh.word & BW_INFLIGHT_MASK) {
 			d->inflight += sh.word & BW_INFLIGHT_MASK;
@@ -547,7 +589,7 @@ int bw_core_snapshot(struct bw_core *c, struct bw_snap *s)
 				d->busy_ns += s->ts_ns - sh.busy_start;
 		}
 	}
-	return 0;
+	return c->bio ? bw_bio_snapshot(c->bio, s, cap, bio_closed) : 0;
 }
 
 void bw_snap_free(struct bw_snap *s)
@@ -581,30 +623,28 @@ void bw_core_forget_dev(struct bw_core *c, __u32 dev)
  */
 int bw_core_streams(struct bw_core *c, struct bw_stream_snap *out, int max, __u64 now_ns)
 {
-	int fd = bpf_map__fd(c->skel->maps.streams);
-	struct bw_stream_key key, next;
-	void *prev = NULL;
+	return c->streams ? bw_streams_read(c->streams, out, max, now_ns) : 0;
+}
+
+/* The loaded objects: the core first. */
+static int objects(const struct bw_core *c, struct bpf_object **objs)
+{
 	int n = 0;
 
-	while (n < max && !bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &out[n].s))
-			continue;	/* evicted meanwhile */
-		if ((out[n].s.word & BW_INFLIGHT_MASK) && now_ns > out[n].s.busy_start)
-			out[n].s.busy_ns += now_ns - out[n].s.busy_start;
-		out[n].key = key;
-		n++;
-	}
+	objs[n++] = c->skel->obj;
+	if (c->bio)
+		objs[n++] = bw_bio_obj(c->bio);
+	if (c->streams)
+		objs[n++] = bw_streams_obj(c->streams);
 	return n;
 }
 
-void bw_core_print_memory(const struct bw_core *c, FILE *f)
+static __u64 print_maps(const struct bw_core *c, struct bpf_object *obj, FILE *f)
 {
 	struct bpf_map *m;
 	__u64 total = 0;
 
-	bpf_object__for_each_map(m, c->skel->obj) {
+	bpf_object__for_each_map(m, obj) {
 		__u64 vsz = bpf_map__value_size(m), n = bpf_map__max_entries(m);
 		__u64 bytes;
 
@@ -616,6 +656,17 @@ void bw_core_print_memory(const struct bw_core *c, FILE *f)
 			bpf_map__name(m), (unsigned long long)n, (unsigned long long)vsz,
 			bytes / 1024.0);
 	}
+	return total;
+}
+
+void bw_core_print_memory(const struct bw_core *c, FILE *f)
+{
+	struct bpf_object *objs[3];
+	__u64 total = 0;
+	int i, n = objects(c, objs);
+
+	for (i = 0; i < n; i++)
+		total += print_maps(c, objs[i], f);
 	fprintf(f, "blkwise: maps total %.1f MiB (%u device slots, %u request slots each, "
 		"%d CPUs); attach %s\n", total / 1048576.0, c->max_slots, 1u << c->rq_bits,
 		c->ncpus, c->raw_tp ? "raw_tp" : "tp_btf");
@@ -623,14 +674,17 @@ void bw_core_print_memory(const struct bw_core *c, FILE *f)
 		(unsigned long long)c->skel->bss->claim_races,
 		(unsigned long long)c->skel->bss->qid_overflow,
 		(unsigned long long)c->skel->bss->slot_overflow);
+	if (c->bio)
+		bw_bio_print(c->bio, f);
+	if (c->streams)
+		bw_streams_print(c->streams, f);
 }
 
-int bw_core_prog_stats(const struct bw_core *c, struct bw_prog_stat *out, int max)
+static int prog_stats_of(struct bpf_object *obj, struct bw_prog_stat *out, int max, int n)
 {
 	struct bpf_program *prog;
-	int n = 0;
 
-	bpf_object__for_each_program(prog, c->skel->obj) {
+	bpf_object__for_each_program(prog, obj) {
 		struct bpf_prog_info info = {};
 		__u32 len = sizeof(info);
 		int fd = bpf_program__fd(prog);
@@ -644,5 +698,15 @@ int bw_core_prog_stats(const struct bw_core *c, struct bw_prog_stat *out, int ma
 		out[n].run_cnt = info.run_cnt;
 		n++;
 	}
+	return n;
+}
+
+int bw_core_prog_stats(const struct bw_core *c, struct bw_prog_stat *out, int max)
+{
+	struct bpf_object *objs[3];
+	int i, nobj = objects(c, objs), n = 0;
+
+	for (i = 0; i < nobj && n >= 0; i++)
+		n = prog_stats_of(objs[i], out, max, n);
 	return n;
 }

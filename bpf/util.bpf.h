@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Small helpers every blkwise BPF object uses: histogram increments, the
+ * op of a request or bio, and the size class of solo service time.
+ * (bpf/core.bpf.c has its own copies until it moves to this header.)
+ */
+#ifndef BLKWISE_UTIL_BPF_H
+#define BLKWISE_UTIL_BPF_H
+
+#include "core.h"
+
+/* The verifier cannot follow bw_bucket's bound through the compiler's
+ * register reuse: re-check it behind a barrier the compiler cannot see past. */
+static __always_inline void bw_hist_inc(__u64 *hist, __u64 u, __u32 nbuckets)
+{
+	__u32 idx = bw_bucket(u, nbuckets);
+
+	barrier_var(idx);
+	if (idx < nbuckets)
+		hist[idx]++;
+}
+
+/* enum bw_op of cmd_flags / bi_opf. */
+static __always_inline __u32 bw_op_of(__u32 opf)
+{
+	switch (opf & 0xff) {	/* REQ_OP_MASK */
+	case 0:
+		return BW_OP_READ;
+	case 1:
+		return BW_OP_WRITE;
+	case 2:
+		return BW_OP_FLUSH;
+	case 3:
+		return BW_OP_DISCARD;
+	default:
+		return BW_OP_OTHER;
+	}
+}
+
+/* Class c holds I/Os of <= 4 KiB << c (bpf/core.h). */
+static __always_inline __u32 bw_size_class(__u32 bytes)
+{
+	__u32 c;
+
+	if (bytes <= 4096)
+		return 0;
+	c = bw_ilog2((bytes - 1) >> 12) + 1;
+	return c < BW_SIZE_CLASSES ? c : BW_SIZE_CLASSES - 1;
+}
+
+#endif /* BLKWISE_UTIL_BPF_H */
