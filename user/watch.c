@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The shared watch loop: see watch.h. */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -322,6 +323,8 @@ int bw_watch_sample(struct bw_watch *w)
 		s->iv.slaves = s->iv.gone ? NULL : s->info.slaves;
 		s->iv.holders = s->iv.gone ? NULL : s->info.holders;
 		s->iv.bio_based = s->info.bio_based;
+		if (s->iv.bio_based)	/* bios have no physical segments counted */
+			s->iv.seg_per_rq = NAN;
 		s->inflight = d->inflight;
 		bw_class_update(&s->cls, s->iv.p_eff, w->secs);
 	}
