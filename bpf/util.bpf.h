@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Small helpers every blkwise BPF object uses: histogram increments, the
+ * op of a request or bio, and the size class of solo service time.
+ */
+#ifndef BLKWISE_UTIL_BPF_H
+#define BLKWISE_UTIL_BPF_H
+
+#include "core.h"
+
+/*
+ * One more in bucket u of a histogram of nbuckets (32- or 64-bit).  The
+ * verifier cannot follow bw_bucket's bound through the compiler's register
+ * reuse: re-check it behind a barrier the compiler cannot see past.
+ */
+#define bw_hist_inc(hist, u, nbuckets)						\
+	do {									\
+		__u32 __idx = bw_bucket((u), (nbuckets));			\
+										\
+		barrier_var(__idx);						\
+		if (__idx < (nbuckets))						\
+			(hist)[__idx]++;					\
+	} while (0)
+
+/* enum bw_op of cmd_flags / bi_opf. */
+static __always_inline __u32 bw_op_of(__u32 opf)
+{
+	switch (opf & 0xff) {	/* REQ_OP_MASK */
+	case 0:
+		return BW_OP_READ;
+	case 1:
+		return BW_OP_WRITE;
+	case 2:
+		return BW_OP_FLUSH;
+	case 3:
+		return BW_OP_DISCARD;
+	default:
+		return BW_OP_OTHER;
+	}
+}
+
+/* Class c holds I/Os of <= 4 KiB << c (bpf/core.h). */
+static __always_inline __u32 bw_size_class(__u32 bytes)
+{
+	__u32 c;
+
+	if (bytes <= 4096)
+		return 0;
+	c = bw_ilog2((bytes - 1) >> 12) + 1;
+	return c < BW_SIZE_CLASSES ? c : BW_SIZE_CLASSES - 1;
+}
+
+#endif /* BLKWISE_UTIL_BPF_H */
