@@ -46,7 +46,9 @@ struct bw_trec {
 	__u16 hwq;
 	__u16 cpu;
 	__u8 type;		/* enum bw_ev_type */
-	__u8 pad[3];
+	__u8 xflags;		/* BW_X_* */
+	__u8 pad[2];
 };
+#define BW_X_PARTIAL 1u		/* C: fewer bytes than the request has left: it stays in flight */
 
 #endif /* BLKWISE_RECORD_H */

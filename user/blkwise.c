@@ -14,6 +14,7 @@ static const struct subcmd subcmds[] = {
 	{ "stat", cmd_stat, "live per-device view: rates, service and queue time, depth, P_eff" },
 	{ "tune", cmd_tune, "live-tune BFQ idling per device from its measured parallelism" },
 	{ "export", cmd_export, "Prometheus exporter of the same figures (and --tune)" },
+	{ "record", cmd_record, "every request event of the devices into a trace file" },
 };
 
 static void usage(FILE *f)
