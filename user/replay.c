@@ -912,7 +912,9 @@ static void totals(struct bw_replay *rp)
 
 int bw_replay_run(struct bw_replay *rp)
 {
-	int rc;
+	struct bw_rp_dev *saved;
+	__u64 events, last, t0;
+	int rc, i;
 
 	rp->full = true;
 	rc = pass(rp);
@@ -925,15 +927,29 @@ int bw_replay_run(struct bw_replay *rp)
 		return 0;
 	if (plan_targets(rp))
 		return -1;
+	/* Refining passes only pair requests again: keep pass 1's counters. */
+	saved = malloc(rp->ndevs * sizeof(*saved) + 1);
+	if (!saved)
+		return -1;
+	memcpy(saved, rp->devs, rp->ndevs * sizeof(*saved));
+	events = rp->events;
+	last = rp->last_ts;
+	t0 = rp->t0;
 	rp->full = false;
 	while (rp->ntargets) {
 		rc = pass(rp);
-		if (rc < 0)
-			return -1;
-		if (!narrow_targets(rp))
+		if (rc < 0 || !narrow_targets(rp))
 			break;
 	}
-	return 0;
+	for (i = 0; i < rp->ndevs; i++) {
+		memcpy(saved[i].lat, rp->devs[i].lat, sizeof(saved[i].lat));
+		rp->devs[i] = saved[i];
+	}
+	rp->events = events;
+	rp->last_ts = last;
+	rp->t0 = t0;
+	free(saved);
+	return rc < 0 ? -1 : 0;
 }
 
 int bw_replay_new(struct bw_replay **out, const struct bw_replay_opts *o,
