@@ -308,4 +308,48 @@ test_mixed_ops_and_csv() {
 		"$("$BW_BIN" analyze "$trace" --format csv | grep -c "^$dev,\(read\|write\),")"
 }
 
+# btt_row FILE ROW: "MIN AVG MAX N" of btt's All Devices row (seconds).
+btt_row() { awk -v r="$2" '$1 == r { print $2, $3, $4, $5; exit }' "$1"; }
+
+# Real blktrace captures (tests/data/blktrace, from the VM tier): D2C and Q2C
+# equal btt's to the nanosecond where every request is one bio; with merges,
+# the request and merge counts equal btt's #D and #Q - #D.
+test_blktrace_vs_btt() {
+	local dir=$BW_ROOT/tests/data/blktrace n an row l f a b want
+	bw_require_data() { [ -f "$dir/seqread.blktrace.0" ] || { bw_skip "no blktrace captures"; return 1; }; }
+	command -v jq >/dev/null || { bw_skip "jq not installed"; return 0; }
+	bw_require_data || return 0
+	for n in seqread randread-qd8; do
+		an=$BW_TMP/$n.json
+		"$BW_BIN" analyze "$dir/$n" --json >"$an" 2>"$an.err"
+		assertEquals "$n: analyze exit ($(cat "$an.err"))" 0 $?
+		for l in D2C Q2C; do
+			row=$(btt_row "$dir/$n.btt.txt" $l)
+			f=$(echo "$l" | tr A-Z a-z)
+			a=$(jq -r ".devices[0].latency.read.$f | \"\\(.min_ms) \\(.mean_ms) \\(.max_ms) \\(.n)\"" "$an")
+			want=$(echo "$row" | awk '{ printf "%.6f %.6f %.6f %d", $1 * 1000, $2 * 1000, $3 * 1000, $4 }')
+			b=$(echo "$a" | awk '{ printf "%.6f %.6f %.6f %d", $1, $2, $3, $4 }')
+			echo "  $n $l: btt $want, blkwise $b (ms: min mean max n)"
+			assertEquals "$n $l min/mean/max/n = btt's" "$want" "$b"
+		done
+		assertEquals "$n: requests = fio's" "$(jq '.jobs[0].read.total_ios' "$dir/$n.fio.json")" \
+			"$(jq '.devices[0].requests' "$an")"
+	done
+	an=$BW_TMP/mixed.json
+	"$BW_BIN" analyze "$dir/mixed-merge" --json >"$an"
+	row=$(awk '/Merge Information/ { m = 1 } m && $1 == "(" { print $5, $6; exit }' \
+		"$dir/mixed-merge.btt.txt")
+	echo "  mixed-merge: btt #Q #D $row; blkwise requests $(jq '.devices[0].requests' "$an")," \
+		"merges $(jq '.devices[0].total[0].merges' "$an")"
+	assertEquals "mixed-merge: requests = btt's #D" "${row#* }" "$(jq '.devices[0].requests' "$an")"
+	assertEquals "mixed-merge: merges = #Q - #D" "$((${row% *} - ${row#* }))" \
+		"$(jq '.devices[0].total[0].merges' "$an")"
+	assertEquals "mixed-merge: D2C max = btt's" \
+		"$(btt_row "$dir/mixed-merge.btt.txt" D2C | awk '{ printf "%.6f", $3 * 1000 }')" \
+		"$(jq -r '[.devices[0].latency[].d2c.max_ms] | max' "$an" | awk '{ printf "%.6f", $1 }')"
+	# A capture named by one of its files reads the same.
+	assertEquals "named by its file" "$(jq -c .devices "$BW_TMP/seqread.json")" \
+		"$("$BW_BIN" analyze "$dir/seqread.blktrace.1" --json | jq -c .devices)"
+}
+
 . shunit2

@@ -28,15 +28,15 @@ const double bw_pctls[BW_NR_PCTL] = { 0.5, 0.9, 0.99, 0.999, 1.0 };
 
 /* A request in flight (or queued): the per-request state BPF keeps by tag. */
 struct rp_rq {
-	__u64 a, b;		/* key: (rq, 0) or (sector, dev | 1 << 32); (0, 0) empty */
+	__u64 a, b;		/* key: (rq, 0) or (sector, by_sector()); (0, 0) empty */
 	__u64 q_ts;		/* stream Q time */
-	__u64 d_ts;		/* 0: not issued */
+	__u64 d_ts;		/* when issued, if issued */
 	__u64 last_ts;
 	__u32 tgid;
 	__u32 depth;
 	__u16 dev;		/* index into rp->devs */
 	__u8 stream;		/* a stream holds it */
-	__u8 pad;
+	__u8 issued;		/* D seen and not yet C or requeue */
 };
 
 struct rp_comm {
@@ -513,10 +513,19 @@ static __u64 rel(const struct bw_replay *rp, __u64 ts)
 	return ts > rp->t0 ? ts - rp->t0 : 0;
 }
 
-/* The request an event is about: by address, else by (device, sector). */
+/*
+ * The second half of a by-sector key: the device and the op, so a read and
+ * a write in flight at one sector stay apart (seen in a real blktrace).
+ */
+static __u64 by_sector(const struct bw_trec *ev)
+{
+	return (__u64)ev->dev | 1ULL << 32 | (__u64)bw_op_of(ev->flags) << 33;
+}
+
+/* The request an event is about: by address, else by (device, sector, op). */
 static struct rp_rq *req_of(struct bw_replay *rp, const struct bw_trec *ev, __u16 di, bool make)
 {
-	__u64 sb = (__u64)ev->dev | 1ULL << 32;
+	__u64 sb = by_sector(ev);
 	struct rp_rq *e, *bio;
 
 	if (!ev->rq) {
@@ -554,12 +563,13 @@ static void issue(struct bw_replay *rp, struct bw_rp_dev *d, struct rp_rq *e,
 		  const struct bw_trec *ev)
 {
 	__u64 n, now = ev->ts, dist, end = ev->sector + (ev->bytes >> 9);
-	bool lost = e->d_ts != 0;
+	bool lost = e->issued;
 
 	/* Issued again while in flight: its completion never reached us. */
 	if (lost)
 		d->cur.lost++;
 	e->d_ts = now;
+	e->issued = 1;
 	n = d->inflight;
 	d->issues++;
 	if (!lost)
@@ -612,13 +622,13 @@ static void complete(struct bw_replay *rp, struct bw_rp_dev *d, struct rp_rq *e,
 	}
 	if (e && e->stream)
 		stream_done(rp, d, e, now, ev->bytes, true);
-	d_ts = e ? e->d_ts : 0;
-	if (!d_ts) {
+	if (!e || !e->issued) {
 		d->cur.unmatched++;
 		if (e)
 			rq_del(rp, e);
 		return;
 	}
+	d_ts = e->d_ts;
 	opener = d->opener_key == (e->a ^ e->b) && d->issues == d->opener_seq;
 	old = leave_flight(d, now);
 	d2c = now > d_ts ? now - d_ts : 0;
@@ -671,7 +681,7 @@ static void complete(struct bw_replay *rp, struct bw_rp_dev *d, struct rp_rq *e,
 static void merged(struct bw_replay *rp, struct bw_rp_dev *d, const struct bw_trec *ev)
 {
 	struct rp_rq *e, *front;
-	__u64 sb = (__u64)ev->dev | 1ULL << 32;
+	__u64 sb = by_sector(ev);
 
 	d->cur.op[bw_op_of(ev->flags)].merges++;
 	if (ev->type == BW_EV_RQ_MERGE) {
@@ -686,7 +696,7 @@ static void merged(struct bw_replay *rp, struct bw_rp_dev *d, const struct bw_tr
 		return;
 	/* A bio queued by sector (blktrace) that joined a request is not one itself. */
 	e = rq_find(rp, ev->sector, sb);
-	if (e && !e->d_ts) {
+	if (e && !e->issued) {
 		if (e->stream)
 			stream_done(rp, d, e, ev->ts, 0, false);
 		rq_del(rp, e);
@@ -694,7 +704,7 @@ static void merged(struct bw_replay *rp, struct bw_rp_dev *d, const struct bw_tr
 	/* In front: the request now starts at the bio's sector. */
 	if (ev->type == BW_EV_FRONTMERGE) {
 		front = rq_find(rp, ev->sector + (ev->bytes >> 9), sb);
-		if (front && !front->d_ts) {
+		if (front && !front->issued) {
 			struct rp_rq keep = *front;
 
 			rq_del(rp, front);
@@ -710,11 +720,11 @@ static void merged(struct bw_replay *rp, struct bw_rp_dev *d, const struct bw_tr
 static void requeue(struct bw_rp_dev *d, struct rp_rq *e, const struct bw_trec *ev)
 {
 	d->cur.op[bw_op_of(ev->flags)].requeues++;
-	if (!e || !e->d_ts) {
+	if (!e || !e->issued) {
 		d->cur.unmatched++;
 		return;
 	}
-	e->d_ts = 0;
+	e->issued = 0;
 	leave_flight(d, ev->ts);
 }
 
@@ -725,13 +735,13 @@ static void queued(struct bw_replay *rp, struct bw_rp_dev *d, const struct bw_tr
 	if (ev->rq)
 		e = rq_find(rp, ev->rq, 0);
 	else
-		e = rq_find(rp, ev->sector, (__u64)ev->dev | 1ULL << 32);
+		e = rq_find(rp, ev->sector, by_sector(ev));
 	/* In flight under the same sector, or blktrace's G and I after its Q. */
-	if (e && (e->d_ts || (ev->type != BW_EV_QUEUE && e->q_ts)))
+	if (e && (e->issued || (ev->type != BW_EV_QUEUE && e->q_ts)))
 		return;
 	e = req_of(rp, ev, (__u16)(d - rp->devs), true);
 	/* Adopted from the bio's getrq: queued already. */
-	if (!e || e->d_ts || (e->q_ts && ev->type != BW_EV_QUEUE))
+	if (!e || e->issued || (e->q_ts && ev->type != BW_EV_QUEUE))
 		return;
 	if (rp->full)
 		stream_queue(rp, d, e, ev);
