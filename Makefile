@@ -74,6 +74,11 @@ $(OUT)/unit/%: tests/unit/%.c $(PURE_OBJS) | $(OUT)/unit
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $< $(PURE_OBJS) -lm -o $@
 
+# A synthetic trace generator, for analyze's speed (tools/bench.sh).
+$(OUT)/synthtrace: tools/synthtrace.c $(PURE_OBJS) | $(OUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(PURE_OBJS) -lm -o $@
+
 unit: $(UNIT_BINS)
 	$(Q)for t in $(UNIT_BINS); do $$t || exit 1; done
 

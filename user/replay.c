@@ -20,7 +20,7 @@ const double bw_pctls[BW_NR_PCTL] = { 0.5, 0.9, 0.99, 0.999, 1.0 };
 #define XH_SUB (1u << XH_SUB_BITS)
 #define XH_BUCKETS (XH_SUB + (64 - XH_SUB_BITS) * XH_SUB)
 #define REFINE 4096u
-#define RQ_MIN_CAP (1u << 14)
+#define RQ_MIN_CAP (1u << 10)	/* grows with what is in flight; small stays cached */
 #define RQ_MAX_CAP (1u << 22)
 #define STALE_NS (60ULL * 1000000000ULL)
 #define SLOTS_STREAM (2 * BW_RP_MAX_STREAMS)
@@ -68,6 +68,7 @@ struct bw_replay {
 	__u64 t0, from_ns, to_ns, next_tick, tick_ns, last_ts;
 	__u64 events, abandoned, stream_overflow;
 	bool started, full;
+	bool by_sector;		/* some request was keyed by sector (bio Q, blktrace) */
 	int passes;
 	struct rp_target *targets;
 	int ntargets;
@@ -94,11 +95,16 @@ static void hist_inc(__u64 *h, __u64 u, unsigned int n)
 	h[bw_bucket(u, n)]++;
 }
 
+/* splitmix64's finalizer: request addresses share their low bits. */
 static __u64 mix(__u64 a, __u64 b)
 {
-	__u64 h = (a ^ (b * 0x9e3779b97f4a7c15ULL)) * 0xff51afd7ed558ccdULL;
+	__u64 x = a ^ (b * 0x9e3779b97f4a7c15ULL);
 
-	return h ^ (h >> 29);
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
 }
 
 /* Requests: open addressing, linear probing, backward-shift delete. */
@@ -243,9 +249,10 @@ static struct rp_comm *comm_slot(const struct bw_replay *rp, __u32 pid)
 
 const char *bw_replay_comm(const struct bw_replay *rp, __u32 pid)
 {
+	static const char unknown[BW_COMM_LEN] = "?";
 	const struct rp_comm *c = comm_slot(rp, pid);
 
-	return c->pid == pid && c->comm[0] ? c->comm : "?";
+	return c->pid == pid && c->comm[0] ? c->comm : unknown;
 }
 
 static struct bw_rp_stream *stream_get(struct bw_replay *rp, __u32 dev, __u32 tgid, bool make)
@@ -482,26 +489,29 @@ static bool narrow_targets(struct bw_replay *rp)
 	return open;
 }
 
+static __u64 req_lat(const struct bw_rp_req *r)
+{
+	return r->c_ts - (r->q_ts ? r->q_ts : r->d_ts);
+}
+
+/* Would r be among the slowest kept? */
+static bool slow_enough(const struct bw_rp_dev *d, const struct bw_rp_req *r)
+{
+	return d->nslow < BW_OUTLIERS || req_lat(r) > req_lat(&d->slow[BW_OUTLIERS - 1]);
+}
+
 /* Outliers: the slowest, kept sorted, slowest first. */
 static void keep_outlier(struct bw_rp_dev *d, const struct bw_rp_req *r)
 {
-	__u64 lat = r->c_ts - (r->q_ts ? r->q_ts : r->d_ts);
+	__u64 lat = req_lat(r);
 	int i;
 
-	if (d->nslow == BW_OUTLIERS) {
-		const struct bw_rp_req *last = &d->slow[BW_OUTLIERS - 1];
-
-		if (lat <= last->c_ts - (last->q_ts ? last->q_ts : last->d_ts))
-			return;
+	if (!slow_enough(d, r))
+		return;
+	if (d->nslow == BW_OUTLIERS)
 		d->nslow--;
-	}
-	for (i = d->nslow; i > 0; i--) {
-		const struct bw_rp_req *p = &d->slow[i - 1];
-
-		if (p->c_ts - (p->q_ts ? p->q_ts : p->d_ts) >= lat)
-			break;
-		d->slow[i] = *p;
-	}
+	for (i = d->nslow; i > 0 && req_lat(&d->slow[i - 1]) < lat; i--)
+		d->slow[i] = d->slow[i - 1];
 	d->slow[i] = *r;
 	d->nslow++;
 }
@@ -530,14 +540,16 @@ static struct rp_rq *req_of(struct bw_replay *rp, const struct bw_trec *ev, __u1
 
 	if (!ev->rq) {
 		e = rq_find(rp, ev->sector, sb);
-		if (!e && make)
+		if (!e && make) {
 			e = rq_put(rp, ev->sector, sb);
+			rp->by_sector = true;
+		}
 	} else {
 		e = rq_find(rp, ev->rq, 0);
 		if (e || !make)
 			goto out;
 		/* A request first seen by address may have been queued as a bio (getrq). */
-		bio = rq_find(rp, ev->sector, sb);
+		bio = rp->by_sector ? rq_find(rp, ev->sector, sb) : NULL;
 		e = rq_put(rp, ev->rq, 0);
 		if (e && bio && (bio = rq_find(rp, ev->sector, sb))) {
 			struct rp_rq keep = *bio;
@@ -648,11 +660,13 @@ static void complete(struct bw_replay *rp, struct bw_rp_dev *d, struct rp_rq *e,
 			.c_ts = rel(rp, now), .cpu_c = ev->cpu,
 		};
 
-		snprintf(r.comm, sizeof(r.comm), "%s", e->stream || e->tgid ?
-			 bw_replay_comm(rp, e->tgid) : "?");
-		keep_outlier(d, &r);
-		if (rp->o.on_req)
-			rp->o.on_req(rp->o.ctx, &r);
+		/* The name only for the few that are kept or handed on. */
+		if (rp->o.on_req || slow_enough(d, &r)) {
+			memcpy(r.comm, bw_replay_comm(rp, e->tgid), BW_COMM_LEN);
+			keep_outlier(d, &r);
+			if (rp->o.on_req)
+				rp->o.on_req(rp->o.ctx, &r);
+		}
 		os->ios++;
 		os->bytes += ev->bytes;
 		if (ev->error)
