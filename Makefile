@@ -40,7 +40,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all clean deps run test unit bench fixture vmlinux FORCE
+.PHONY: all clean deps run test unit bench fixture vmlinux fuzz FORCE
 
 all: blkwise
 
@@ -78,6 +78,17 @@ $(OUT)/unit/%: tests/unit/%.c $(PURE_OBJS) | $(OUT)/unit
 $(OUT)/synthtrace: tools/synthtrace.c $(PURE_OBJS) | $(OUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $< $(PURE_OBJS) -lm -o $@
+
+# libFuzzer harnesses of the trace readers (clang's fuzzer runtime: libclang-rt-14-dev).
+FUZZ_LIB := user/trace.c user/blktrace.c user/replay.c user/metrics.c user/classify.c user/hist.c
+FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	-std=gnu11 -D_GNU_SOURCE -Ibpf -Iuser -I$(OUT)
+$(OUT)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB) $(wildcard user/*.h) | $(OUT)
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(OUT)/fuzz
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_LIB) -lm -o $@
+
+fuzz: $(OUT)/fuzz/fuzz_trace $(OUT)/fuzz/fuzz_blktrace
 
 unit: $(UNIT_BINS)
 	$(Q)for t in $(UNIT_BINS); do $$t || exit 1; done

@@ -380,6 +380,7 @@ static void json_summary(struct an_out *o, const struct bw_replay *rp,
 		bw_json_u64(j, NULL, src->lost[i]);
 	bw_json_close(j, ']');
 	bw_json_u64(j, "requests_abandoned", bw_replay_abandoned(rp));
+	bw_json_u64(j, "idle_intervals_skipped", bw_replay_skipped(rp));
 	n = bw_replay_devs(rp, &d);
 	bw_json_arr(j, "devices");
 	for (i = 0; i < n; i++) {

@@ -25,6 +25,7 @@ const double bw_pctls[BW_NR_PCTL] = { 0.5, 0.9, 0.99, 0.999, 1.0 };
 #define STALE_NS (60ULL * 1000000000ULL)
 #define SLOTS_STREAM (2 * BW_RP_MAX_STREAMS)
 #define SLOTS_COMM 16384
+#define MAX_IDLE_TICKS 100
 
 /* A request in flight (or queued): the per-request state BPF keeps by tag. */
 struct rp_rq {
@@ -57,7 +58,7 @@ struct bw_replay {
 	struct bw_replay_opts o;
 	const struct bw_tsource *src;
 	struct bw_rp_dev *devs;
-	int ndevs;
+	int ndevs, devs_cap;
 	int last_dev;
 	struct rp_rq *rq;
 	__u32 rq_cap, rq_n;
@@ -66,13 +67,14 @@ struct bw_replay {
 	__u32 *stream_slot;	/* index + 1 */
 	struct rp_comm *comms;
 	__u64 t0, from_ns, to_ns, next_tick, tick_ns, last_ts;
-	__u64 events, abandoned, stream_overflow;
+	__u64 events, abandoned, stream_overflow, skipped_ticks;
 	bool started, full;
 	bool by_sector;		/* some request was keyed by sector (bio Q, blktrace) */
 	int passes;
 	struct rp_target *targets;
 	int ntargets;
 	struct bw_stream_interval **tick_streams;
+	struct bw_snap_dev scratch;
 };
 
 static __u32 ilog2_64(__u64 v)
@@ -224,6 +226,13 @@ static struct bw_rp_dev *dev_of(struct bw_replay *rp, __u32 dev)
 	}
 	if (rp->ndevs >= BW_TRACE_MAX_DEVS)
 		return NULL;
+	if (rp->ndevs == rp->devs_cap) {	/* nobody holds a device across events */
+		d = realloc(rp->devs, 2 * rp->devs_cap * sizeof(*d));
+		if (!d)
+			return NULL;
+		rp->devs = d;
+		rp->devs_cap *= 2;
+	}
 	d = &rp->devs[rp->ndevs];
 	memset(d, 0, sizeof(*d));
 	d->dev = dev;
@@ -297,7 +306,7 @@ static void stream_done(struct bw_replay *rp, struct bw_rp_dev *d, struct rp_rq 
 	if (completed) {
 		s->ios++;
 		s->bytes += bytes;
-		s->area_ns += now - e->q_ts;
+		s->area_ns += now > e->q_ts ? now - e->q_ts : 0;
 	}
 	if ((s->word & BW_INFLIGHT_MASK) == 0)
 		return;
@@ -518,6 +527,11 @@ static void keep_outlier(struct bw_rp_dev *d, const struct bw_rp_req *r)
 
 /* Events */
 
+static __u64 sat_add(__u64 a, __u64 b)
+{
+	return a > ~0ULL - b ? ~0ULL : a + b;
+}
+
 static __u64 rel(const struct bw_replay *rp, __u64 ts)
 {
 	return ts > rp->t0 ? ts - rp->t0 : 0;
@@ -650,7 +664,7 @@ static void complete(struct bw_replay *rp, struct bw_rp_dev *d, struct rp_rq *e,
 	x_add(rp, &d->lat[op][BW_LAT_D2C], d2c);
 	if (q0 && q0 <= d_ts) {
 		x_add(rp, &d->lat[op][BW_LAT_Q2D], d_ts - q0);
-		x_add(rp, &d->lat[op][BW_LAT_Q2C], now - q0);
+		x_add(rp, &d->lat[op][BW_LAT_Q2C], now > q0 ? now - q0 : 0);
 	}
 	if (rp->full) {
 		struct bw_rp_req r = {
@@ -679,7 +693,7 @@ static void complete(struct bw_replay *rp, struct bw_rp_dev *d, struct rp_rq *e,
 		if (q0 && q0 <= d_ts) {
 			os->q_ios++;
 			os->q2d_ns += d_ts - q0;
-			os->q2c_ns += now - q0;
+			os->q2c_ns += now > q0 ? now - q0 : 0;
 			hist_inc(os->hist_q2d, (d_ts - q0) >> BW_LAT_SHIFT, BW_LAT_BUCKETS);
 		}
 		cls = size_class(ev->bytes);
@@ -796,22 +810,34 @@ static void tick(struct bw_replay *rp, __u64 end)
 
 	for (i = 0; i < rp->ndevs; i++) {
 		struct bw_rp_dev *d = &rp->devs[i];
-		struct bw_snap_dev now = d->cur;
+		struct bw_rp_tick tk = { .d = d, .t = t, .iv = &d->idle_iv, .cls = &d->cls };
+		struct bw_snap_dev *now = &rp->scratch;
 		struct bw_interval iv;
-		struct bw_rp_tick tk = { .d = d, .t = t, .iv = &iv, .cls = &d->cls };
 
+		/* Idle since an idle interval: the same figures, without the copies. */
+		if (d->idle_ok && d->events == d->tick_events && !d->inflight) {
+			d->idle_iv.secs = secs;
+			if (rp->o.on_tick)
+				rp->o.on_tick(rp->o.ctx, &tk);
+			continue;
+		}
+		tk.iv = &iv;
 		tk.nstreams = tick_streams(rp, d, end, secs);
 		tk.streams = (const struct bw_stream_interval *const *)rp->tick_streams;
+		*now = d->cur;
 		if (d->inflight && end > d->busy_start)
-			now.busy_ns += end - d->busy_start;
-		now.max_depth = d->max_depth;
-		now.inflight = d->inflight;
+			now->busy_ns += end - d->busy_start;
+		now->max_depth = d->max_depth;
+		now->inflight = d->inflight;
 		tk.inflight = d->inflight;
-		bw_interval_compute(&d->prev, &now, secs, &bw_peff_default, NULL, 0, &iv);
+		bw_interval_compute(&d->prev, now, secs, &bw_peff_default, NULL, 0, &iv);
 		bw_class_update(&d->cls, iv.p_eff, secs);
 		if (rp->o.on_tick)
 			rp->o.on_tick(rp->o.ctx, &tk);
-		d->prev = now;
+		d->idle_ok = d->events == d->tick_events && !d->inflight;
+		d->idle_iv = iv;
+		d->tick_events = d->events;
+		d->prev = *now;
 		d->max_depth = 0;	/* a new epoch: set by its first D */
 	}
 }
@@ -825,7 +851,7 @@ static void event(struct bw_replay *rp, const struct bw_trec *ev)
 		rp->started = true;
 		if (!rp->t0 || rp->t0 > ev->ts)
 			rp->t0 = ev->ts;
-		rp->next_tick = rp->t0 + rp->from_ns + rp->tick_ns;
+		rp->next_tick = sat_add(sat_add(rp->t0, rp->from_ns), rp->tick_ns);
 	}
 	if (ev->type == BW_EV_COMM) {
 		struct rp_comm *c = comm_slot(rp, ev->pid);
@@ -839,7 +865,22 @@ static void event(struct bw_replay *rp, const struct bw_trec *ev)
 		return;
 	while (rp->full && ev->ts >= rp->next_tick) {
 		tick(rp, rp->next_tick);
+		if (rp->next_tick > ~0ULL - rp->tick_ns) {	/* the end of time: no more */
+			rp->next_tick = ~0ULL;
+			break;
+		}
 		rp->next_tick += rp->tick_ns;
+		/*
+		 * A gap of more than MAX_IDLE_TICKS intervals (a long pause, or a
+		 * damaged timestamp): its idle intervals are not emitted one by one.
+		 */
+		if (ev->ts >= rp->next_tick &&
+		    (ev->ts - rp->next_tick) / rp->tick_ns >= MAX_IDLE_TICKS) {
+			__u64 skip = (ev->ts - rp->next_tick) / rp->tick_ns;
+
+			rp->skipped_ticks += skip;
+			rp->next_tick += skip * rp->tick_ns;
+		}
 	}
 	d = dev_of(rp, ev->dev);
 	if (!d)
@@ -993,7 +1034,8 @@ int bw_replay_new(struct bw_replay **out, const struct bw_replay_opts *o,
 	rp->to_ns = o->to > 0 ? (__u64)(o->to * 1e9) : 0;
 	rp->rq_cap = RQ_MIN_CAP;
 	rp->rq = calloc(rp->rq_cap, sizeof(*rp->rq));
-	rp->devs = calloc(BW_TRACE_MAX_DEVS, sizeof(*rp->devs));
+	rp->devs_cap = 2;
+	rp->devs = calloc(rp->devs_cap, sizeof(*rp->devs));
 	rp->streams = calloc(BW_RP_MAX_STREAMS, sizeof(*rp->streams));
 	rp->stream_slot = calloc(SLOTS_STREAM, sizeof(*rp->stream_slot));
 	rp->comms = calloc(SLOTS_COMM, sizeof(*rp->comms));
@@ -1056,6 +1098,11 @@ __u64 bw_replay_events(const struct bw_replay *rp)
 int bw_replay_passes(const struct bw_replay *rp)
 {
 	return rp->passes;
+}
+
+__u64 bw_replay_skipped(const struct bw_replay *rp)
+{
+	return rp->skipped_ticks;
 }
 
 __u64 bw_replay_abandoned(const struct bw_replay *rp)

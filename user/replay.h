@@ -79,6 +79,9 @@ struct bw_rp_dev {
 	__u64 max_depth_all;
 	__u64 first_ts, last_ts;
 	bool seen;
+	__u64 tick_events;		/* events at the last interval's end */
+	bool idle_ok;			/* idle_iv holds an idle interval's figures */
+	struct bw_interval idle_iv;
 };
 
 /* One device over one interval, as stat would have reported it. */
@@ -120,6 +123,8 @@ __u64 bw_replay_events(const struct bw_replay *rp);
 int bw_replay_passes(const struct bw_replay *rp);
 /* Requests the table could not follow (never completed, evicted). */
 __u64 bw_replay_abandoned(const struct bw_replay *rp);
+/* Idle intervals of long gaps (over 100 intervals) not emitted one by one. */
+__u64 bw_replay_skipped(const struct bw_replay *rp);
 /* Seconds from the trace's start of an absolute timestamp. */
 double bw_replay_rel(const struct bw_replay *rp, __u64 ts);
 

@@ -191,6 +191,14 @@ static int read_events(struct bw_treader *r, const struct bw_tblock *h, __u64 st
 	if (body % sizeof(struct bw_trec))
 		return fail(r, start, "corrupt event block (length %u is not whole records)",
 			    h->len);
+	if (body > r->buf_cap) {	/* as large as the largest block yet */
+		void *p = realloc(r->buf, body);
+
+		if (!p)
+			return fail(r, start, "out of memory for a block of %u bytes", body);
+		r->buf = p;
+		r->buf_cap = body;
+	}
 	got = rd(r, r->buf, body) / sizeof(struct bw_trec);
 	for (i = 0; i < got; i++) {
 		const struct bw_trec *e = &r->buf[i];
@@ -326,8 +334,7 @@ int bw_tr_open(struct bw_treader *r, FILE *f, const char *name)
 			    in->ndevs, h.len);
 	r->devs = calloc(in->ndevs + 1, sizeof(*r->devs));
 	r->lost = calloc(in->ncpus, sizeof(*r->lost));
-	r->buf = malloc(BW_TRACE_MAX_BLOCK);
-	if (!r->devs || !r->lost || !r->buf)
+	if (!r->devs || !r->lost)
 		return fail(r, hstart, "out of memory");
 	if (rd(r, r->devs, devlen) < devlen)
 		return fail(r, r->off, "truncated inside the device table");

@@ -139,6 +139,7 @@ struct bw_treader {
 	struct bw_tinfo info;
 	struct bw_tdev *devs;
 	struct bw_trec *buf;
+	__u32 buf_cap;
 	size_t n, i;
 	__u64 *lost;
 	bool ended, truncated, done;
