@@ -352,4 +352,62 @@ test_blktrace_vs_btt() {
 		"$("$BW_BIN" analyze "$dir/seqread.blktrace.1" --json | jq -c .devices)"
 }
 
+# --html renders in a real browser with its charts drawn; --perfetto is
+# trace-event JSON with one complete event per request and a depth counter.
+test_html_and_perfetto() {
+	local cap=$BW_ROOT/tests/data/blktrace/mixed-merge html=$BW_TMP/r.html perf=$BW_TMP/p.json
+	local dom=$BW_TMP/dom.html n svgs rects paths
+	command -v jq >/dev/null || { bw_skip "jq not installed"; return 0; }
+	command -v chromium >/dev/null || { bw_skip "chromium not installed (tools/deps.sh)"; return 0; }
+	[ -f "$cap.blktrace.0" ] || { bw_skip "no blktrace captures"; return 0; }
+	"$BW_BIN" analyze "$cap" -i 0.01 --json --html "$html" --perfetto "$perf" >"$BW_TMP/an.json"
+	assertEquals "analyze --html --perfetto exit" 0 $?
+	n=$(jq '.devices[0].requests' "$BW_TMP/an.json")
+	assertFalse "self-contained: no external reference" "grep -qiE '(src|href)=\"?(https?:|//)' $html"
+	timeout 120 chromium --headless --no-sandbox --disable-gpu --dump-dom "file://$html" \
+		>"$dom" 2>/dev/null
+	assertEquals "chromium rendered it" 0 $?
+	svgs=$(grep -o '<svg' "$dom" | wc -l)
+	rects=$(sed -n '/class="chart heatmap"/,/<\/svg>/p' "$dom" | grep -o '<rect' | wc -l)
+	paths=$(grep -o '<path[^>]* d="M[0-9.]* [0-9.]* L' "$dom" | wc -l)
+	echo "  html: $(stat -c %s "$html") bytes; in the DOM: $svgs charts, $rects heatmap cells," \
+		"$paths drawn lines"
+	assertEquals "five charts for the device" 5 "$svgs"
+	assertTrue "the heatmap has cells ($rects)" "[ $rects -ge 10 ]"
+	assertTrue "depth and IOPS lines are drawn ($paths)" "[ $paths -ge 2 ]"
+	assertTrue "P_eff says why it is missing" "grep -q 'undetermined throughout' $dom"
+	assertTrue "the stream's row" "grep -q '276 fio' $dom"
+	timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
+		--window-size=1000,1100 --screenshot="$BW_TMP/shot.png" "file://$html" >/dev/null 2>&1
+	assertTrue "a screenshot" "[ \$(stat -c %s $BW_TMP/shot.png) -gt 10000 ]"
+	assertEquals "perfetto: valid JSON, one X event per request" "$n" \
+		"$(jq '[.traceEvents[] | select(.ph == "X")] | length' "$perf")"
+	assertTrue "perfetto: a depth counter track" \
+		"[ \$(jq '[.traceEvents[] | select(.ph == \"C\" and .name == \"depth\")] | length' $perf) -ge 10 ]"
+	assertEquals "perfetto: the device's track is named" "8:0 (requests)" \
+		"$(jq -r '[.traceEvents[] | select(.ph == "M" and .pid == 8388608)][0].args.name' "$perf")"
+}
+
+# --what-if-tune replays tune's policy over a recording of a 4-way emulated
+# disk (solo first, then deep): the policy, seeing P_eff ~ 4, turns idling off.
+test_what_if_tune() {
+	local dev trace out
+	bw_require fio jq fusermount3 || return 0
+	bw_fakedisk dev service_us=1000,parallel=4 || { fail "fakedisk"; return; }
+	trace=$BW_TMP/wi.bwt
+	rec_start "$trace" -d "$dev" || { fail "record start"; return; }
+	bw_fio "$BW_TMP/fio.json" --name=solo --filename=/dev/"$dev" --direct=1 --rw=randread \
+		--bs=4k --iodepth=1 --ioengine=psync --time_based --runtime=2 \
+		--name=deep --stonewall --filename=/dev/"$dev" --direct=1 --rw=randread \
+		--bs=4k --iodepth=8 --ioengine=io_uring --time_based --runtime=8
+	rec_stop INT
+	out=$("$BW_BIN" analyze "$trace" --what-if-tune)
+	assertEquals "analyze --what-if-tune exit" 0 $?
+	echo "$out" | sed -n '/^What if/,/^Latency/p' | head -8
+	assertTrue "a what-if section" "echo \"\$out\" | grep -q '^What if blkwise tune had run'"
+	assertTrue "idling turned off, with its time and evidence" \
+		"echo \"\$out\" | grep -A1 't=.*slice_idle_us [0-9]* -> 0' | grep -q 'evidence:.*P_eff [3-4]\.'"
+	assertTrue "the class it saw was deep" "echo \"\$out\" | grep -q 'evidence:.*class deep'"
+}
+
 . shunit2

@@ -33,6 +33,8 @@ struct hdev {
 	int ncols;
 	double merge;		/* intervals folded into one column */
 	int folded;
+	__u32 pending[HEAT_ROWS];	/* the open interval's completions */
+	const char *why;	/* the last reason P_eff was undetermined */
 };
 
 struct hstream {
@@ -41,6 +43,7 @@ struct hstream {
 	double first, last;
 	__u64 ios;
 	__u32 *per_col;		/* completions per column of its device */
+	__u32 pending;		/* in the open interval */
 };
 
 struct wdev {
@@ -90,17 +93,19 @@ static struct hdev *hdev_of(struct bw_report *r, __u32 dev, const char *name, bo
 {
 	int i;
 
-	for (i = 0; i < r->ndevs; i++)
-		if (r->devs[i].dev == dev)
-			return &r->devs[i];
+	for (i = 0; i < r->ndevs; i++) {
+		if (r->devs[i].dev != dev)
+			continue;
+		if (name)
+			snprintf(r->devs[i].name, sizeof(r->devs[0].name), "%s", name);
+		return &r->devs[i];
+	}
 	if (!make || r->ndevs >= HTML_DEVS)
 		return NULL;
 	memset(&r->devs[r->ndevs], 0, sizeof(r->devs[0]));
 	r->devs[r->ndevs].dev = dev;
-	snprintf(r->devs[r->ndevs].name, sizeof(r->devs[0].name), "%s", name);
+	snprintf(r->devs[r->ndevs].name, sizeof(r->devs[0].name), "%s", name ? name : "?");
 	r->devs[r->ndevs].merge = 1;
-	if (r->perf)
-		perf_dev_meta(r, dev, name);
 	return &r->devs[r->ndevs++];
 }
 
@@ -180,7 +185,7 @@ static void html_tick(struct bw_report *r, const struct bw_rp_tick *t)
 	struct hdev *h = hdev_of(r, t->d->dev, t->d->name, true);
 	struct col *c;
 	double ios = 0;
-	int op;
+	int op, k;
 
 	if (!h)
 		return;
@@ -215,24 +220,33 @@ static void html_tick(struct bw_report *r, const struct bw_rp_tick *t)
 		c->depth = t->iv->depth_busy;
 	if (!isnan(t->iv->p_eff))
 		c->p_eff = t->iv->p_eff;
+	else if (t->iv->p_eff_why && bw_interval_active(t->iv))
+		h->why = t->iv->p_eff_why;
 	c->cls = t->cls->cls;
+	/* What completed in the interval just closed goes into its column. */
+	for (k = 0; k < HEAT_ROWS; k++) {
+		c->heat[k] += h->pending[k];
+		h->pending[k] = 0;
+	}
+	for (k = 0; k < r->nstreams; k++) {
+		struct hstream *st = &r->streams[k];
+
+		if (st->dev == h->dev && st->per_col) {
+			st->per_col[c - h->cols] += st->pending;
+			st->pending = 0;
+		}
+	}
 }
 
 static void html_req(struct bw_report *r, const struct bw_rp_req *q)
 {
-	struct hdev *h = hdev_of(r, q->dev, "?", false);
+	struct hdev *h = hdev_of(r, q->dev, NULL, true);
 	struct hstream *s = NULL;
-	int i, col;
+	int i;
 
-	/* A request completes in the interval after the last closed one. */
-	if (!h || !h->cols)
+	if (!h)
 		return;
-	col = h->folded || h->ncols == 0 ? h->ncols - 1 : h->ncols;
-	if (col < 0)
-		col = 0;
-	if (col >= MAX_COLS)
-		col = MAX_COLS - 1;
-	h->cols[col].heat[heat_row(q->c_ts - (q->q_ts ? q->q_ts : q->d_ts))]++;
+	h->pending[heat_row(q->c_ts - (q->q_ts ? q->q_ts : q->d_ts))]++;
 	for (i = 0; i < r->nstreams; i++)
 		if (r->streams[i].dev == q->dev && r->streams[i].pid == q->pid)
 			s = &r->streams[i];
@@ -245,11 +259,11 @@ static void html_req(struct bw_report *r, const struct bw_rp_req *q)
 		s->first = q->c_ts / 1e9;
 		snprintf(s->comm, sizeof(s->comm), "%s", q->comm);
 	}
-	if (!s || !s->per_col)
+	if (!s)
 		return;
 	s->ios++;
 	s->last = q->c_ts / 1e9;
-	s->per_col[col]++;
+	s->pending++;
 }
 
 static void esc(FILE *f, const char *s)
@@ -276,10 +290,10 @@ static double col_x(const struct hdev *h, int i)
 }
 
 static void svg_line(FILE *f, const struct hdev *h, double (*get)(const struct col *), double max,
-		     int height, const char *color, const char *title)
+		     int height, const char *color, const char *title, const char *note)
 {
 	double cw = (double)(W - PADL - 10) / (h->ncols ? h->ncols : 1);
-	bool pen = false;
+	bool pen = false, drawn = false;
 	int i;
 
 	fprintf(f, "<svg class=\"chart\" width=\"%d\" height=\"%d\"><title>", W, height + 30);
@@ -299,9 +313,19 @@ static void svg_line(FILE *f, const struct hdev *h, double (*get)(const struct c
 		}
 		fprintf(f, "%c%.1f %.1f ", pen ? 'L' : 'M', col_x(h, i) + cw / 2,
 			height + 20 - (max > 0 ? v / max : 0) * height);
-		pen = true;
+		pen = drawn = true;
 	}
-	fprintf(f, "\"/></svg>\n");
+	pen = drawn;
+	fprintf(f, "\"/>");
+	if (h->ncols)
+		fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"9\">%.2f s</text><text x=\"%d\" "
+			"y=\"%d\" font-size=\"9\" text-anchor=\"end\">%.2f s</text>", PADL,
+			height + 30, h->cols[0].t, W - 10, height + 30,
+			h->cols[h->ncols - 1].t + h->cols[h->ncols - 1].secs);
+	if (!pen && note)
+		fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"12\" fill=\"#a00\">"
+			"undetermined throughout: %s</text>", PADL + 10, height / 2 + 20, note);
+	fprintf(f, "</svg>\n");
 }
 
 static double get_depth(const struct col *c)
@@ -342,12 +366,22 @@ static void svg_heatmap(FILE *f, const struct hdev *h)
 				max = h->cols[i].heat[k];
 	fprintf(f, "<svg class=\"chart heatmap\" width=\"%d\" height=\"%d\"><title>Q2C latency "
 		"heatmap</title><text x=\"4\" y=\"14\" font-size=\"12\">Q2C latency over time "
-		"(rows: 1 us .. 2^%d us, log2; darker: more requests, max %u per cell)</text>",
-		W, (int)(HEAT_ROWS * rh + 30), HEAT_ROWS - 1, max);
-	for (k = 0; k < HEAT_ROWS; k += 5)
-		fprintf(f, "<text x=\"2\" y=\"%.1f\" font-size=\"9\">%s</text>",
-			20 + (HEAT_ROWS - k) * rh, k == 0 ? "<1us" : k < 11 ? "us" : k < 21 ? "ms" :
-			"s");
+		"(rows: powers of two; darker: more requests, max %u per cell)</text>",
+		W, (int)(HEAT_ROWS * rh + 30), max);
+	for (k = 0; k < HEAT_ROWS; k += 4) {
+		double us = k ? ldexp(1.0, k - 1) : 0;
+
+		fprintf(f, "<text x=\"2\" y=\"%.1f\" font-size=\"9\">", 20 + (HEAT_ROWS - k) * rh);
+		if (!k)
+			fprintf(f, "&lt;1 us");
+		else if (us < 1000)
+			fprintf(f, "%.0f us", us);
+		else if (us < 1e6)
+			fprintf(f, "%.3g ms", us / 1e3);
+		else
+			fprintf(f, "%.3g s", us / 1e6);
+		fprintf(f, "</text>");
+	}
 	for (i = 0; i < h->ncols; i++)
 		for (k = 0; k < HEAT_ROWS; k++) {
 			double v = h->cols[i].heat[k];
@@ -425,10 +459,11 @@ static void html_write(struct bw_report *r, const struct bw_replay *rp)
 			h->ncols ? h->cols[0].secs : 0.0);
 		svg_heatmap(f, h);
 		svg_line(f, h, get_depth, col_max(h, get_depth), 100, "#c33",
-			 "Mean depth while busy");
+			 "Mean depth while busy", "no I/O");
 		svg_line(f, h, get_peff, fmax(col_max(h, get_peff), 2.5), 100, "#393",
-			 "Effective parallelism P_eff");
-		svg_line(f, h, get_iops, col_max(h, get_iops), 100, "#36c", "IOPS");
+			 "Effective parallelism P_eff (deep >= 2.0, shallow <= 1.4)",
+			 h->why ? h->why : "no I/O");
+		svg_line(f, h, get_iops, col_max(h, get_iops), 100, "#36c", "IOPS", "no I/O");
 		svg_streams(f, r, h);
 	}
 	fprintf(f, "</body></html>\n");
@@ -499,9 +534,10 @@ void bw_whatif_tick(struct bw_report *r, const struct bw_rp_tick *t)
 void bw_whatif_print(struct bw_report *r, FILE *f)
 {
 	fflush(r->logf);
-	fprintf(f, "\nWhat if blkwise tune had run (policy %s, window %.2f s; the trace's "
-		"requests were not affected by these settings)\n", r->cfg.policy == BW_POLICY_LATENCY ?
-		"latency" : "throughput", r->cfg.window_s);
+	fprintf(f, "\nWhat if blkwise tune had run (policy %s, window %.2f s, from the recorded "
+		"slice_idle_us, or BFQ's default 8000 where the device was not on BFQ; a replay "
+		"cannot show what the settings would have changed)\n",
+		r->cfg.policy == BW_POLICY_LATENCY ? "latency" : "throughput", r->cfg.window_s);
 	if (!r->decisions)
 		fprintf(f, "  no decision\n");
 	else
@@ -565,8 +601,10 @@ void bw_report_tick(struct bw_report *r, const struct bw_rp_tick *t)
 
 void bw_report_req(struct bw_report *r, const struct bw_rp_req *q)
 {
-	if (r->perf)
+	if (r->perf) {
+		hdev_of(r, q->dev, NULL, true);
 		perf_req(r, q);
+	}
 	if (r->html)
 		html_req(r, q);
 }
@@ -586,6 +624,9 @@ int bw_report_close(struct bw_report *r, const struct bw_replay *rp)
 	if (!r)
 		return 0;
 	if (r->perf) {
+		/* Track names last: a device's name is known once its first interval closed. */
+		for (i = 0; i < r->ndevs; i++)
+			perf_dev_meta(r, r->devs[i].dev, r->devs[i].name);
 		fprintf(r->perf, "\n]}\n");
 		err |= finish(r->perf, r->perf_path);
 	}
