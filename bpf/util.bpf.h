@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Small helpers every blkwise BPF object uses: histogram increments, the
- * op of a request or bio, and the size class of solo service time.
+ * Small helpers every blkwise BPF object uses: histogram increments and
+ * the size class of solo service time.
  */
 #ifndef BLKWISE_UTIL_BPF_H
 #define BLKWISE_UTIL_BPF_H
@@ -21,23 +21,6 @@
 		if (__idx < (nbuckets))						\
 			(hist)[__idx]++;					\
 	} while (0)
-
-/* enum bw_op of cmd_flags / bi_opf. */
-static __always_inline __u32 bw_op_of(__u32 opf)
-{
-	switch (opf & 0xff) {	/* REQ_OP_MASK */
-	case 0:
-		return BW_OP_READ;
-	case 1:
-		return BW_OP_WRITE;
-	case 2:
-		return BW_OP_FLUSH;
-	case 3:
-		return BW_OP_DISCARD;
-	default:
-		return BW_OP_OTHER;
-	}
-}
 
 /* Class c holds I/Os of <= 4 KiB << c (bpf/core.h). */
 static __always_inline __u32 bw_size_class(__u32 bytes)

@@ -200,6 +200,7 @@ const char *bw_id_note(enum bw_id_kind k);
 bool bw_dev_present(const struct bw_devinfo *di);
 int bw_parse_interval(const char *s, double *secs);
 int bw_parse_count(const char *s, long *count);
+int bw_parse_size(const char *s, __u64 *bytes);
 
 /* classify.c (pure): deep / shallow / unknown, with hysteresis */
 enum bw_class_id { BW_CLASS_UNKNOWN, BW_CLASS_SHALLOW, BW_CLASS_DEEP };
@@ -306,5 +307,7 @@ int bw_sysfs_writable(const char *disk, const char *attr);
 int cmd_stat(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_record(int argc, char **argv);
+int cmd_analyze(int argc, char **argv);
 
 #endif /* BLKWISE_H */

@@ -396,6 +396,39 @@ static int open_others(struct bw_core *c, const struct bw_core_opts *o,
 	return bw_streams_open(&c->streams, o, env);
 }
 
+/* The libbpf setup every loader shares (user/recload.c too). */
+void bw_libbpf_setup(bool verbose)
+{
+	libbpf_verbose = verbose;
+	libbpf_set_print(libbpf_print);
+}
+
+int bw_kernel_btf(const char *path, struct btf **out)
+{
+	struct btf *btf = path ? btf__parse(path, NULL) : btf__load_vmlinux_btf();
+	int err = libbpf_get_error(btf);
+
+	*out = NULL;
+	if (err) {
+		bw_err("no kernel BTF (%s): %s; blkwise needs a kernel built with "
+		       "CONFIG_DEBUG_INFO_BTF=y, or --btf FILE", path ?: "/sys/kernel/btf/vmlinux",
+		       strerror(-err));
+		return err;
+	}
+	*out = btf;
+	return 0;
+}
+
+int bw_tp_nargs(const struct btf *btf, const char *tp)
+{
+	return tp_nargs(btf, tp);
+}
+
+void bw_explain_load_error(int err)
+{
+	explain_load_error(err);
+}
+
 int bw_core_open(struct bw_core **out, const struct bw_core_opts *o)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = o->btf_path);
@@ -404,8 +437,7 @@ int bw_core_open(struct bw_core **out, const struct bw_core_opts *o)
 	struct bw_core *c;
 	int err;
 
-	libbpf_verbose = o->verbose;
-	libbpf_set_print(libbpf_print);
+	bw_libbpf_setup(o->verbose);
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
@@ -425,15 +457,9 @@ int bw_core_open(struct bw_core **out, const struct bw_core_opts *o)
 		err = -ENOMEM;
 		goto fail;
 	}
-	btf = o->btf_path ? btf__parse(o->btf_path, NULL) : btf__load_vmlinux_btf();
-	err = libbpf_get_error(btf);
-	if (err) {
-		btf = NULL;
-		bw_err("no kernel BTF (%s): %s; blkwise needs a kernel built with "
-		       "CONFIG_DEBUG_INFO_BTF=y, or --btf FILE", o->btf_path ?: "/sys/kernel/btf/vmlinux",
-		       strerror(-err));
+	err = bw_kernel_btf(o->btf_path, &btf);
+	if (err)
 		goto fail;
-	}
 	c->skel = core_bpf__open_opts(&oo);
 	if (!c->skel) {
 		err = -errno;

@@ -85,4 +85,28 @@ void bw_snap_add_pcpu(struct bw_snap_dev *d, const struct bw_dev_pcpu *pcpu, int
 int bw_list_disks(__u32 *out, int max);
 int bw_fill_dev_slots(int dev2slot_fd, int shared_fd, const __u32 *devs, int n);
 
+/* Shared by the loaders of the other BPF objects (user/recload.c). */
+struct btf;
+void bw_libbpf_setup(bool verbose);
+/* The kernel's BTF (or path's); 0, or -errno after saying what is missing. */
+int bw_kernel_btf(const char *path, struct btf **out);
+/* Arguments of a tracepoint from its btf_trace_* typedef; -1 when absent. */
+int bw_tp_nargs(const struct btf *btf, const char *tp);
+void bw_explain_load_error(int err);
+
+/* recload.c: the loader of bpf/record.bpf.c (btf_path, force_raw_tp, watch of opts). */
+struct bw_rec;
+struct bw_trec;
+typedef int (*bw_rec_cb)(void *ctx, const struct bw_trec *ev);
+int bw_rec_open(struct bw_rec **out, const struct bw_core_opts *opts, __u32 ring_bytes,
+		bw_rec_cb cb, void *ctx);
+/* Events handed to cb, or -errno; waits up to timeout_ms for the first. */
+int bw_rec_poll(struct bw_rec *r, int timeout_ms);
+/* Ring-buffer drops so far per CPU (bw_rec_ncpus of them); 0 or -errno. */
+int bw_rec_drops(struct bw_rec *r, __u64 *per_cpu);
+int bw_rec_ncpus(const struct bw_rec *r);
+const char *bw_rec_attach_mode(const struct bw_rec *r);
+bool bw_rec_io_start(const struct bw_rec *r);
+void bw_rec_close(struct bw_rec *r);
+
 #endif /* BLKWISE_LOADER_H */
