@@ -25,7 +25,8 @@ BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUT)/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
 # Pure logic: no BPF, no syscalls beyond stdio; unit-tested without root.
 PURE_SRCS := user/hist.c user/metrics.c user/classify.c user/json.c user/devname.c user/render.c \
-	user/s1store.c user/policy.c user/tunefile.c user/promfmt.c
+	user/s1store.c user/policy.c user/tunefile.c user/promfmt.c user/trace.c user/replay.c \
+	user/blktrace.c
 USER_SRCS := $(wildcard user/*.c)
 USER_OBJS := $(patsubst user/%.c,$(OUT)/%.o,$(USER_SRCS))
 PURE_OBJS := $(patsubst user/%.c,$(OUT)/%.o,$(PURE_SRCS))
@@ -42,7 +43,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all clean deps run test unit bench fixture vmlinux FORCE
+.PHONY: all clean deps run test unit bench fixture vmlinux fuzz FORCE
 
 all: blkwise
 
@@ -75,6 +76,22 @@ blkwise: $(USER_OBJS)
 $(OUT)/unit/%: tests/unit/%.c $(PURE_OBJS) | $(OUT)/unit
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $< $(PURE_OBJS) -lm -o $@
+
+# A synthetic trace generator, for analyze's speed (tools/bench.sh).
+$(OUT)/synthtrace: tools/synthtrace.c $(PURE_OBJS) | $(OUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(PURE_OBJS) -lm -o $@
+
+# libFuzzer harnesses of the trace readers (clang's fuzzer runtime: libclang-rt-14-dev).
+FUZZ_LIB := user/trace.c user/blktrace.c user/replay.c user/metrics.c user/classify.c user/hist.c
+FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	-std=gnu11 -D_GNU_SOURCE -Ibpf -Iuser -I$(OUT)
+$(OUT)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB) $(wildcard user/*.h) | $(OUT)
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(OUT)/fuzz
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_LIB) -lm -o $@
+
+fuzz: $(OUT)/fuzz/fuzz_trace $(OUT)/fuzz/fuzz_blktrace
 
 unit: $(UNIT_BINS)
 	$(Q)for t in $(UNIT_BINS); do $$t || exit 1; done

@@ -48,6 +48,8 @@
 #include <bpf/bpf_core_read.h>
 #include "compat.bpf.h"
 #include "core.h"
+#include "util.bpf.h"
+#include "flight.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -155,43 +157,10 @@ static __always_inline __u32 hash_ptr(__u64 p, __u32 bits)
 	return (__u32)((p * 0x9E3779B97F4A7C15ULL) >> (64 - bits));
 }
 
-/* The verifier cannot follow bw_bucket's bound through the compiler's
- * register reuse: re-check it behind a barrier the compiler cannot see past. */
 static __always_inline void hist_inc(__u32 *hist, __u64 u, __u32 nbuckets)
 {
-	if (skip & BW_SKIP_HIST)
-		return;
-	__u32 idx = bw_bucket(u, nbuckets);
-
-	barrier_var(idx);
-	if (idx < nbuckets)
-		hist[idx]++;
-}
-
-static __always_inline __u32 op_of(__u32 cmd_flags)
-{
-	switch (cmd_flags & 0xff) {	/* REQ_OP_MASK */
-	case 0:
-		return BW_OP_READ;
-	case 1:
-		return BW_OP_WRITE;
-	case 2:
-		return BW_OP_FLUSH;
-	case 3:
-		return BW_OP_DISCARD;
-	default:
-		return BW_OP_OTHER;
-	}
-}
-
-static __always_inline __u32 size_class(__u32 bytes)
-{
-	__u32 c;
-
-	if (bytes <= 4096)
-		return 0;
-	c = bw_ilog2((bytes - 1) >> 12) + 1;
-	return c < BW_SIZE_CLASSES ? c : BW_SIZE_CLASSES - 1;
+	if (!(skip & BW_SKIP_HIST))
+		bw_hist_inc(hist, u, nbuckets);
 }
 
 /*
@@ -335,35 +304,12 @@ static __always_inline bool dev_of(struct request *rq, const struct rq_view *v, 
 	return *sh && *pc;
 }
 
-/* The in-flight word's atomic add, returning the old value. */
-static __always_inline __u64 word_add(struct bw_dev_shared *sh, __u64 inc)
-{
-	__u64 old;
-
-	if (skip & BW_SKIP_ATOMIC) {
-		old = sh->word;
-		sh->word = old + inc;
-		return old;
-	}
-	return __sync_fetch_and_add(&sh->word, inc);
-}
-
-static __always_inline void max_depth(struct bw_dev_pcpu *pc, __u64 depth)
-{
-	if (pc->max_epoch != epoch) {
-		pc->max_epoch = epoch;
-		pc->max_depth = depth;
-	} else if (depth > pc->max_depth) {
-		pc->max_depth = depth;
-	}
-}
-
 static __always_inline void on_issue(struct request *rq, const struct rq_view *v, __u64 *ctx)
 {
 	struct bw_rq_state *st;
 	struct bw_dev_shared *sh;
 	struct bw_dev_pcpu *pc;
-	__u64 now, old, n, inc = BW_D_INC;
+	__u64 now, inc = BW_D_INC;
 	__u32 slot;
 	bool lost;
 
@@ -384,44 +330,7 @@ static __always_inline void on_issue(struct request *rq, const struct rq_view *v
 		pc->lost++;
 		inc = BW_D_INC - 1;
 	}
-	if (!have_fetch) {
-		__sync_fetch_and_add(&sh->word, inc);
-		return;
-	}
-	old = word_add(sh, inc);
-	n = old & BW_INFLIGHT_MASK;
-	if (n == 0) {
-		sh->busy_start = now;
-		sh->opener_rq = v->rqk;
-		sh->opener_seq = (old >> BW_INFLIGHT_BITS) + 1;
-	}
-	max_depth(pc, n + 1);
-}
-
-/*
- * Ends an in-flight period (C or requeue); returns the word before the
- * decrement, or one with every count bit set when it is not known.
- */
-static __always_inline __u64 leave_flight(struct bw_dev_shared *sh, struct bw_dev_pcpu *pc,
-					  __u64 now)
-{
-	__u64 bs, old;
-
-	if (!have_fetch) {
-		__sync_fetch_and_add(&sh->word, -1ULL);
-		return BW_INFLIGHT_MASK;
-	}
-	bs = sh->busy_start;
-	old = word_add(sh, -1ULL);
-	if ((old & BW_INFLIGHT_MASK) == 0) {
-		/* User space healed the count meanwhile: undo. */
-		__sync_fetch_and_add(&sh->word, 1);
-		pc->unmatched++;
-		return old | BW_INFLIGHT_MASK;
-	}
-	if ((old & BW_INFLIGHT_MASK) == 1 && now > bs)
-		pc->busy_ns += now - bs;
-	return old;
+	bw_flight_enter(sh, pc, now, v->rqk, epoch, inc, have_fetch, skip & BW_SKIP_ATOMIC);
 }
 
 static __always_inline void on_complete(struct request *rq, const struct rq_view *v, int error,
@@ -430,14 +339,15 @@ static __always_inline void on_complete(struct request *rq, const struct rq_view
 	struct bw_dev_shared *sh;
 	struct bw_dev_pcpu *pc;
 	struct bw_op_pcpu *os;
-	__u64 now, old, d2c, d_ts, q0, opener_rq, opener_seq;
+	__u64 now, d2c, d_ts, q0;
 	__u32 slot, op, cls;
+	bool solo;
 
 	if (!dev_of(rq, v, &slot, &sh, &pc))
 		return;
 	if (skip & BW_SKIP_BODY)
 		return;
-	op = op_of(v->flags);
+	op = bw_op_of(v->flags);
 	if (op >= BW_NR_OPS)
 		return;
 	os = &pc->op[op];
@@ -452,10 +362,7 @@ static __always_inline void on_complete(struct request *rq, const struct rq_view
 		return;
 	}
 	now = bpf_ktime_get_ns();
-	/* Stable while our request is in flight: read before we leave. */
-	opener_rq = sh->opener_rq;
-	opener_seq = sh->opener_seq;
-	old = leave_flight(sh, pc, now);
+	solo = bw_flight_leave(sh, pc, now, v->rqk, have_fetch, skip & BW_SKIP_ATOMIC);
 	d2c = now > d_ts ? now - d_ts : 0;
 
 	os->ios++;
@@ -473,11 +380,10 @@ static __always_inline void on_complete(struct request *rq, const struct rq_view
 		os->q2c_ns += now - q0;
 		hist_inc(os->hist_q2d, (d_ts - q0) >> BW_LAT_SHIFT, BW_LAT_BUCKETS);
 	}
-	cls = size_class(nr_bytes);
+	cls = bw_size_class(nr_bytes);
 	os->class_ios[cls]++;
 	/* Solo: it opened the busy period, nothing was issued since, it closes it. */
-	if ((old & BW_INFLIGHT_MASK) == 1 && opener_rq == v->rqk &&
-	    (old >> BW_INFLIGHT_BITS) == opener_seq) {
+	if (solo) {
 		os->solo_ios[cls]++;
 		os->solo_ns[cls] += d2c;
 	}
@@ -491,20 +397,20 @@ static __always_inline void on_requeue(struct request *rq, const struct rq_view 
 
 	if (!dev_of(rq, v, &slot, &sh, &pc))
 		return;
-	op = op_of(v->flags);
+	op = bw_op_of(v->flags);
 	if (op < BW_NR_OPS)
 		pc->op[op].requeues++;
 	if (!rq_take(v->rqk)) {
 		pc->unmatched++;
 		return;
 	}
-	leave_flight(sh, pc, bpf_ktime_get_ns());
+	bw_flight_leave(sh, pc, bpf_ktime_get_ns(), v->rqk, have_fetch, skip & BW_SKIP_ATOMIC);
 }
 
 static __always_inline void count_merge(__u32 slot, __u32 cmd_flags)
 {
 	struct bw_dev_pcpu *pc;
-	__u32 op = op_of(cmd_flags);
+	__u32 op = bw_op_of(cmd_flags);
 
 	pc = bpf_map_lookup_elem(&pcpu, &slot);
 	if (pc && op < BW_NR_OPS)

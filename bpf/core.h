@@ -20,6 +20,23 @@ enum bw_op {
 	BW_NR_OPS,
 };
 
+/* The op of a request's cmd_flags (REQ_OP_MASK: the low 8 bits), for BPF and user space. */
+static inline __attribute__((always_inline)) __u32 bw_op_of(__u32 cmd_flags)
+{
+	switch (cmd_flags & 0xff) {
+	case 0:
+		return BW_OP_READ;
+	case 1:
+		return BW_OP_WRITE;
+	case 2:
+		return BW_OP_FLUSH;
+	case 3:
+		return BW_OP_DISCARD;
+	default:
+		return BW_OP_OTHER;
+	}
+}
+
 /*
  * Solo service time is kept per size class: a 4 KiB read and a 1 MiB read
  * are not the same job.  Class c holds requests of <= 4 KiB << c.

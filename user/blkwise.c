@@ -14,6 +14,8 @@ static const struct subcmd subcmds[] = {
 	{ "stat", cmd_stat, "live per-device view: rates, service and queue time, depth, P_eff" },
 	{ "tune", cmd_tune, "live-tune BFQ idling per device from its measured parallelism" },
 	{ "export", cmd_export, "Prometheus exporter of the same figures (and --tune)" },
+	{ "record", cmd_record, "every request event of the devices into a trace file" },
+	{ "analyze", cmd_analyze, "a trace file (or blktrace capture) offline: latencies, streams" },
 };
 
 static void usage(FILE *f)

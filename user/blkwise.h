@@ -64,6 +64,9 @@ struct bw_interval {
 	char name[BW_NAME_LEN];
 	const char *identity;	/* stable identity (set by the caller), or NULL */
 	const char *identity_note;	/* why it may not be stable, or NULL */
+	const char *slaves;	/* space-separated names (set by the caller), or NULL */
+	const char *holders;
+	bool bio_based;		/* measured from bio queue to completion */
 	double secs;
 	__u64 ios[BW_NR_OPS];
 	__u64 bytes[BW_NR_OPS];
@@ -128,8 +131,11 @@ void bw_op_stats_sub(struct bw_op_stats *dst, const struct bw_op_stats *a,
 /* One stream (device, process) over one interval. */
 struct bw_stream_interval {
 	__u32 dev;
-	__u32 tgid;
-	char comm[16];
+	__u32 tgid;		/* by process */
+	char comm[16];		/* by process: its name at its first Q */
+	bool by_cgroup;
+	__u64 cgroup_id;	/* by cgroup: the v2 id */
+	const char *cgroup;	/* by cgroup: its path, or NULL once gone */
 	double ios_per_s;
 	double depth;		/* mean requests outstanding (Q..C) while it has any */
 	__u64 depth_max;
@@ -150,7 +156,7 @@ void bw_render_header(FILE *f);
 void bw_render_row(FILE *f, const struct bw_interval *iv, const struct bw_class *cls);
 void bw_render_json_dev(struct bw_json *j, const struct bw_interval *iv,
 			const struct bw_class *cls, __u64 inflight);
-void bw_render_stream_header(FILE *f);
+void bw_render_stream_header(FILE *f, bool by_cgroup);
 void bw_render_stream_row(FILE *f, const char *dev, const struct bw_stream_interval *s);
 void bw_render_json_stream(struct bw_json *j, const char *dev, const struct bw_stream_interval *s);
 
@@ -166,6 +172,7 @@ void bw_bucket_bounds(unsigned int idx, double *lo, double *hi);
 #define BW_MAJOR(d) ((unsigned int)((d) >> 20))
 #define BW_MINOR(d) ((unsigned int)((d) & 0xfffff))
 #define BW_ID_LEN 256
+#define BW_REL_LEN 256
 
 enum bw_id_kind { BW_ID_DEVT, BW_ID_WWID, BW_ID_SERIAL, BW_ID_BACKING };
 
@@ -182,6 +189,9 @@ struct bw_devinfo {
 	char model[64];
 	enum bw_id_kind id_kind;
 	char id[BW_ID_LEN];
+	bool bio_based;		/* no request queue of its own (no mq/ in sysfs) */
+	char slaves[BW_REL_LEN];	/* the disk's slaves/ (what it is stacked on), space-separated */
+	char holders[BW_REL_LEN];	/* its holders/ (what is stacked on it) */
 };
 int bw_parse_uevent(FILE *f, struct bw_devinfo *di);
 enum bw_id_kind bw_pick_identity(const char *wwid, const char *serial, const char *backing,
@@ -190,6 +200,7 @@ const char *bw_id_note(enum bw_id_kind k);
 bool bw_dev_present(const struct bw_devinfo *di);
 int bw_parse_interval(const char *s, double *secs);
 int bw_parse_count(const char *s, long *count);
+int bw_parse_size(const char *s, __u64 *bytes);
 
 /* classify.c (pure): deep / shallow / unknown, with hysteresis */
 enum bw_class_id { BW_CLASS_UNKNOWN, BW_CLASS_SHALLOW, BW_CLASS_DEEP };
@@ -287,6 +298,7 @@ int bw_sleep_ns(__u64 ns);
 
 /* devinfo.c: sysfs */
 int bw_dev_probe(__u32 dev, struct bw_devinfo *di);
+bool bw_dev_is_bio_based(__u32 dev);
 int bw_dev_lookup(const char *arg, __u32 *dev);
 int bw_sysfs_get(const char *disk, const char *attr, char *buf, size_t len);
 int bw_sysfs_set(const char *disk, const char *attr, const char *val);
@@ -295,5 +307,7 @@ int bw_sysfs_writable(const char *disk, const char *attr);
 int cmd_stat(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_record(int argc, char **argv);
+int cmd_analyze(int argc, char **argv);
 
 #endif /* BLKWISE_H */

@@ -17,6 +17,7 @@
 #include <bpf/btf.h>
 #include "loader.h"
 #include "core.skel.h"
+#include "streams.h"
 
 /* Requests one device may have live at once, as the table is sized (README). */
 #define BW_LIVE_CAP 4096
@@ -38,6 +39,8 @@ struct bw_core {
 	__u64 *healed;			/* per slot: lost completions healed here */
 	__u64 *last_word;		/* per slot: the word at the previous snapshot */
 	struct bw_op_stats **hist;	/* per slot: histograms extended to 64 bits */
+	struct bw_bio *bio;		/* bio-based devices (user/bio.c), or NULL */
+	struct bw_streams *streams;	/* with --streams (user/streams.c), or NULL */
 };
 
 static bool libbpf_verbose;
@@ -278,7 +281,7 @@ static void explain_load_error(int err)
 }
 
 /* Every whole disk in /sys/block, as dev_t; returns how many. */
-static int list_disks(__u32 *out, int max)
+int bw_list_disks(__u32 *out, int max)
 {
 	struct dirent *de;
 	unsigned int major, minor;
@@ -304,6 +307,23 @@ static int list_disks(__u32 *out, int max)
 	return n;
 }
 
+/* Slot i to devs[i] in a dev2slot hash and a bw_dev_shared array. */
+int bw_fill_dev_slots(int dev2slot_fd, int shared_fd, const __u32 *devs, int n)
+{
+	__u32 slot;
+
+	for (slot = 0; slot < (__u32)n; slot++) {
+		struct bw_dev_shared sh = { .dev = devs[slot] };
+
+		if (bpf_map_update_elem(dev2slot_fd, &devs[slot], &slot, BPF_ANY) ||
+		    bpf_map_update_elem(shared_fd, &slot, &sh, BPF_ANY)) {
+			bw_err("filling the device slot maps: %s", strerror(errno));
+			return -errno;
+		}
+	}
+	return 0;
+}
+
 /*
  * Give every device we know of its slot before attaching, so the BPF side
  * only ever looks slots up; devices appearing later get theirs in BPF.
@@ -312,28 +332,21 @@ static int fill_slots(struct bw_core *c)
 {
 	int dfd = bpf_map__fd(c->skel->maps.dev2slot);
 	int sfd = bpf_map__fd(c->skel->maps.shared);
-	__u32 devs[BW_MAX_WATCH], slot;
-	int n;
+	__u32 devs[BW_MAX_WATCH];
+	int n, err;
 
 	if (c->nr_watch) {
 		n = c->nr_watch;
 		memcpy(devs, c->watch, n * sizeof(devs[0]));
 	} else {
-		n = list_disks(devs, BW_MAX_WATCH);
+		n = bw_list_disks(devs, BW_MAX_WATCH);
 	}
 	if ((__u32)n > c->max_slots)
 		n = c->max_slots;
-	for (slot = 0; slot < (__u32)n; slot++) {
-		struct bw_dev_shared sh = { .dev = devs[slot] };
-
-		if (bpf_map_update_elem(dfd, &devs[slot], &slot, BPF_ANY) ||
-		    bpf_map_update_elem(sfd, &slot, &sh, BPF_ANY)) {
-			bw_err("filling the device slot maps: %s", strerror(errno));
-			return -errno;
-		}
-	}
-	c->skel->bss->next_slot = n;
-	return 0;
+	err = bw_fill_dev_slots(dfd, sfd, devs, n);
+	if (!err)
+		c->skel->bss->next_slot = n;
+	return err;
 }
 
 static int map_shared(struct bw_core *c)
@@ -355,15 +368,76 @@ static int map_shared(struct bw_core *c)
 	return c->healed && c->last_word && c->hist ? 0 : -ENOMEM;
 }
 
+/* The objects of other concerns, with the core's attach type and argument layout. */
+/* What the other objects need to know of this kernel, read while the BTF is at hand. */
+static struct bw_load_env load_env(const struct bw_core *c, const struct btf *btf)
+{
+	struct bw_load_env env = {
+		.raw_tp = c->raw_tp,
+		.rq_arg_second = c->skel->rodata->rq_arg_second,
+		.bio_arg_second = tp_nargs(btf, "block_bio_queue") == 2,
+		.has_io_start = tp_nargs(btf, "block_io_start") > 0,
+		.have_fetch = c->have_fetch,
+		.ncpus = c->ncpus,
+	};
+
+	return env;
+}
+
+/* The objects of other concerns, with the core's attach type and argument layout. */
+static int open_others(struct bw_core *c, const struct bw_core_opts *o,
+		       const struct bw_load_env *env)
+{
+	int err;
+
+	err = bw_bio_open(&c->bio, o, env);
+	if (err || !o->streams)
+		return err;
+	return bw_streams_open(&c->streams, o, env);
+}
+
+/* The libbpf setup every loader shares (user/recload.c too). */
+void bw_libbpf_setup(bool verbose)
+{
+	libbpf_verbose = verbose;
+	libbpf_set_print(libbpf_print);
+}
+
+int bw_kernel_btf(const char *path, struct btf **out)
+{
+	struct btf *btf = path ? btf__parse(path, NULL) : btf__load_vmlinux_btf();
+	int err = libbpf_get_error(btf);
+
+	*out = NULL;
+	if (err) {
+		bw_err("no kernel BTF (%s): %s; blkwise needs a kernel built with "
+		       "CONFIG_DEBUG_INFO_BTF=y, or --btf FILE", path ?: "/sys/kernel/btf/vmlinux",
+		       strerror(-err));
+		return err;
+	}
+	*out = btf;
+	return 0;
+}
+
+int bw_tp_nargs(const struct btf *btf, const char *tp)
+{
+	return tp_nargs(btf, tp);
+}
+
+void bw_explain_load_error(int err)
+{
+	explain_load_error(err);
+}
+
 int bw_core_open(struct bw_core **out, const struct bw_core_opts *o)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = o->btf_path);
+	struct bw_load_env env;
 	struct btf *btf = NULL;
 	struct bw_core *c;
 	int err;
 
-	libbpf_verbose = o->verbose;
-	libbpf_set_print(libbpf_print);
+	bw_libbpf_setup(o->verbose);
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
@@ -383,15 +457,9 @@ int bw_core_open(struct bw_core **out, const struct bw_core_opts *o)
 		err = -ENOMEM;
 		goto fail;
 	}
-	btf = o->btf_path ? btf__parse(o->btf_path, NULL) : btf__load_vmlinux_btf();
-	err = libbpf_get_error(btf);
-	if (err) {
-		btf = NULL;
-		bw_err("no kernel BTF (%s): %s; blkwise needs a kernel built with "
-		       "CONFIG_DEBUG_INFO_BTF=y, or --btf FILE", o->btf_path ?: "/sys/kernel/btf/vmlinux",
-		       strerror(-err));
+	err = bw_kernel_btf(o->btf_path, &btf);
+	if (err)
 		goto fail;
-	}
 	c->skel = core_bpf__open_opts(&oo);
 	if (!c->skel) {
 		err = -errno;
@@ -399,10 +467,11 @@ int bw_core_open(struct bw_core **out, const struct bw_core_opts *o)
 		goto fail;
 	}
 	pick_programs(c, btf);
+	c->have_fetch = have_atomic_fetch();
+	env = load_env(c, btf);
 	/* Two copies of the kernel's BTF (ours, libbpf's) would double the start-up peak. */
 	btf__free(btf);
 	btf = NULL;
-	c->have_fetch = have_atomic_fetch();
 	err = size_maps(c, o);
 	if (err) {
 		bw_err("sizing BPF maps: %s", strerror(-err));
@@ -422,6 +491,9 @@ int bw_core_open(struct bw_core **out, const struct bw_core_opts *o)
 		bw_err("attaching to block tracepoints: %s; rerun with --verbose", strerror(-err));
 		goto fail;
 	}
+	err = open_others(c, o, &env);
+	if (err)
+		goto fail;
 	*out = c;
 	return 0;
 fail:
@@ -438,6 +510,8 @@ void bw_core_close(struct bw_core *c)
 		return;
 	if (c->sh)
 		munmap(c->sh, c->sh_len);
+	bw_streams_close(c->streams);
+	bw_bio_close(c->bio);
 	core_bpf__destroy(c->skel);
 	free(c->healed);
 	free(c->last_word);
@@ -453,7 +527,7 @@ const char *bw_core_attach_mode(const struct bw_core *c)
 	return c->raw_tp ? "raw_tp" : "tp_btf";
 }
 
-static struct bw_snap_dev *snap_dev(struct bw_snap *s, __u32 dev, int cap)
+struct bw_snap_dev *bw_snap_dev_get(struct bw_snap *s, __u32 dev, int cap)
 {
 	int i;
 
@@ -477,52 +551,51 @@ _Static_assert(offsetof(struct bw_op_pcpu, hist_d2c) == offsetof(struct bw_op_st
  * by less than 2^32 since the last read, so it extends ext, which is then
  * added to out.
  */
-static void extend_hist(struct bw_core *c, size_t off, int n, __u64 *ext, __u64 *out)
+static void extend_hist(const struct bw_dev_pcpu *pcpu, int ncpus, size_t off, int n,
+			__u64 *ext, __u64 *out)
 {
 	int cpu, i;
 
 	for (i = 0; i < n; i++) {
 		__u32 m = 0;
 
-		for (cpu = 0; cpu < c->ncpus; cpu++)
-			m += ((const __u32 *)((const char *)&c->pcpu_buf[cpu] + off))[i];
+		for (cpu = 0; cpu < ncpus; cpu++)
+			m += ((const __u32 *)((const char *)&pcpu[cpu] + off))[i];
 		ext[i] = bw_extend32(ext[i], m);
 		out[i] += ext[i];
 	}
 }
 
-/* One slot's per-CPU values, read into c->pcpu_buf, added to d. */
-static int add_pcpu(struct bw_core *c, __u32 slot, struct bw_snap_dev *d, __u64 closed_epoch)
+/*
+ * One slot's per-CPU values (pcpu, ncpus of them) added to d; ext, the
+ * slot's own BW_NR_OPS histograms extended to 64 bits, carries over from
+ * one read to the next.
+ */
+void bw_snap_add_pcpu(struct bw_snap_dev *d, const struct bw_dev_pcpu *pcpu, int ncpus,
+		      __u64 closed_epoch, struct bw_op_stats *ext)
 {
-	struct bw_op_stats *ext = c->hist[slot];
-	size_t base;
+	size_t base, w;
 	int cpu, op;
-	size_t w;
 
-	if (!ext) {
-		ext = c->hist[slot] = calloc(BW_NR_OPS, sizeof(*ext));
-		if (!ext)
-			return -ENOMEM;
-	}
 	for (op = 0; op < BW_NR_OPS; op++) {
 		struct bw_op_stats *o = &d->op[op];
 
-		for (cpu = 0; cpu < c->ncpus; cpu++) {
-			const __u64 *src = (const __u64 *)&c->pcpu_buf[cpu].op[op];
+		for (cpu = 0; cpu < ncpus; cpu++) {
+			const __u64 *src = (const __u64 *)&pcpu[cpu].op[op];
 
 			for (w = 0; w < OP_WORDS; w++)
 				((__u64 *)o)[w] += src[w];
 		}
 		base = offsetof(struct bw_dev_pcpu, op) + op * sizeof(struct bw_op_pcpu);
-		extend_hist(c, base + offsetof(struct bw_op_pcpu, hist_d2c), BW_LAT_BUCKETS,
-			    ext[op].hist_d2c, o->hist_d2c);
-		extend_hist(c, base + offsetof(struct bw_op_pcpu, hist_q2d), BW_LAT_BUCKETS,
-			    ext[op].hist_q2d, o->hist_q2d);
-		extend_hist(c, base + offsetof(struct bw_op_pcpu, hist_seg), BW_SEG_BUCKETS,
-			    ext[op].hist_seg, o->hist_seg);
+		extend_hist(pcpu, ncpus, base + offsetof(struct bw_op_pcpu, hist_d2c),
+			    BW_LAT_BUCKETS, ext[op].hist_d2c, o->hist_d2c);
+		extend_hist(pcpu, ncpus, base + offsetof(struct bw_op_pcpu, hist_q2d),
+			    BW_LAT_BUCKETS, ext[op].hist_q2d, o->hist_q2d);
+		extend_hist(pcpu, ncpus, base + offsetof(struct bw_op_pcpu, hist_seg),
+			    BW_SEG_BUCKETS, ext[op].hist_seg, o->hist_seg);
 	}
-	for (cpu = 0; cpu < c->ncpus; cpu++) {
-		const struct bw_dev_pcpu *p = &c->pcpu_buf[cpu];
+	for (cpu = 0; cpu < ncpus; cpu++) {
+		const struct bw_dev_pcpu *p = &pcpu[cpu];
 
 		d->busy_ns += p->busy_ns;
 		d->unmatched += p->unmatched;
@@ -531,7 +604,6 @@ static int add_pcpu(struct bw_core *c, __u32 slot, struct bw_snap_dev *d, __u64 
 		if (p->max_epoch == closed_epoch && p->max_depth > d->max_depth)
 			d->max_depth = p->max_depth;
 	}
-	return 0;
 }
 
 /* Requests the kernel has in flight on a device, from sysfs; -1 if unknown. */
@@ -593,9 +665,9 @@ static void heal_slot(struct bw_core *c, __u32 slot)
 int bw_core_snapshot(struct bw_core *c, struct bw_snap *s)
 {
 	int pcpu_fd = bpf_map__fd(c->skel->maps.pcpu);
-	int cap = c->max_slots + c->nr_watch;
+	int cap = c->max_slots + c->nr_watch + bw_bio_slots(c->bio);
 	__u32 slot, nslots;
-	__u64 closed;
+	__u64 closed, bio_closed = 0;
 	int i;
 
 	s->devs = calloc(cap, sizeof(*s->devs));
@@ -603,10 +675,14 @@ int bw_core_snapshot(struct bw_core *c, struct bw_snap *s)
 		return -ENOMEM;
 	s->nr = 0;
 	for (i = 0; i < c->nr_watch; i++)
-		snap_dev(s, c->watch[i], cap);
+		bw_snap_dev_get(s, c->watch[i], cap);
 	/* Close the max-depth epoch first, so what we read is final for it. */
 	closed = c->skel->bss->epoch;
 	__atomic_store_n(&c->skel->bss->epoch, closed + 1, __ATOMIC_SEQ_CST);
+	if (c->bio)
+		bio_closed = bw_bio_epoch(c->bio);
+	if (c->streams)
+		bw_streams_epoch(c->streams);
 	nslots = c->skel->bss->next_slot;
 	if (nslots > c->max_slots)
 		nslots = c->max_slots;
@@ -623,11 +699,14 @@ int bw_core_snapshot(struct bw_core *c, struct bw_snap *s)
 		}
 		if (!sh.dev)	/* claimed but not yet published */
 			continue;
-		d = snap_dev(s, (__u32)sh.dev, cap);
+		d = bw_snap_dev_get(s, (__u32)sh.dev, cap);
 		if (!d)
 			continue;
-		if (add_pcpu(c, slot, d, closed))
+		if (!c->hist[slot])
+			c->hist[slot] = calloc(BW_NR_OPS, sizeof(*c->hist[slot]));
+		if (!c->hist[slot])
 			return -ENOMEM;
+		bw_snap_add_pcpu(d, c->pcpu_buf, c->ncpus, closed, c->hist[slot]);
 		d->lost += c->healed[slot];
 		if (sh.word & BW_INFLIGHT_MASK) {
 			d->inflight += sh.word & BW_INFLIGHT_MASK;
@@ -635,7 +714,7 @@ int bw_core_snapshot(struct bw_core *c, struct bw_snap *s)
 				d->busy_ns += s->ts_ns - sh.busy_start;
 		}
 	}
-	return 0;
+	return c->bio ? bw_bio_snapshot(c->bio, s, cap, bio_closed) : 0;
 }
 
 void bw_snap_free(struct bw_snap *s)
@@ -666,11 +745,7 @@ void bw_core_forget_dev(struct bw_core *c, __u32 dev)
 /* Streams live in their own object (bpf/streams.bpf.c). */
 int bw_core_streams(struct bw_core *c, struct bw_stream_snap *out, int max, __u64 now_ns)
 {
-	(void)c;
-	(void)out;
-	(void)max;
-	(void)now_ns;
-	return -EOPNOTSUPP;
+	return c->streams ? bw_streams_read(c->streams, out, max, now_ns) : 0;
 }
 
 /*
@@ -693,12 +768,25 @@ static void print_model(FILE *f)
 		(unsigned long long)rq);
 }
 
-void bw_core_print_memory(const struct bw_core *c, FILE *f)
+/* The loaded objects: the core first. */
+static int objects(const struct bw_core *c, struct bpf_object **objs)
+{
+	int n = 0;
+
+	objs[n++] = c->skel->obj;
+	if (c->bio)
+		objs[n++] = bw_bio_obj(c->bio);
+	if (c->streams)
+		objs[n++] = bw_streams_obj(c->streams);
+	return n;
+}
+
+static __u64 print_maps(const struct bw_core *c, struct bpf_object *obj, FILE *f)
 {
 	struct bpf_map *m;
 	__u64 total = 0;
 
-	bpf_object__for_each_map(m, c->skel->obj) {
+	bpf_object__for_each_map(m, obj) {
 		__u64 vsz = bpf_map__value_size(m), n = bpf_map__max_entries(m);
 		__u64 bytes;
 
@@ -710,6 +798,17 @@ void bw_core_print_memory(const struct bw_core *c, FILE *f)
 			bpf_map__name(m), (unsigned long long)n, (unsigned long long)vsz,
 			bytes / 1024.0);
 	}
+	return total;
+}
+
+void bw_core_print_memory(const struct bw_core *c, FILE *f)
+{
+	struct bpf_object *objs[3];
+	__u64 total = 0;
+	int i, n = objects(c, objs);
+
+	for (i = 0; i < n; i++)
+		total += print_maps(c, objs[i], f);
 	fprintf(f, "blkwise: maps total %.1f MiB (%u device slots, %u request entries for all, "
 		"%d CPUs); attach %s%s\n", total / 1048576.0, c->max_slots, c->rq_entries,
 		c->ncpus, c->raw_tp ? "raw_tp" : "tp_btf",
@@ -719,14 +818,17 @@ void bw_core_print_memory(const struct bw_core *c, FILE *f)
 		(unsigned long long)c->skel->bss->claim_races,
 		(unsigned long long)c->skel->bss->qmap_evictions,
 		(unsigned long long)c->skel->bss->slot_overflow);
+	if (c->bio)
+		bw_bio_print(c->bio, f);
+	if (c->streams)
+		bw_streams_print(c->streams, f);
 }
 
-int bw_core_prog_stats(const struct bw_core *c, struct bw_prog_stat *out, int max)
+static int prog_stats_of(struct bpf_object *obj, struct bw_prog_stat *out, int max, int n)
 {
 	struct bpf_program *prog;
-	int n = 0;
 
-	bpf_object__for_each_program(prog, c->skel->obj) {
+	bpf_object__for_each_program(prog, obj) {
 		struct bpf_prog_info info = {};
 		__u32 len = sizeof(info);
 		int fd = bpf_program__fd(prog);
@@ -740,5 +842,15 @@ int bw_core_prog_stats(const struct bw_core *c, struct bw_prog_stat *out, int ma
 		out[n].run_cnt = info.run_cnt;
 		n++;
 	}
+	return n;
+}
+
+int bw_core_prog_stats(const struct bw_core *c, struct bw_prog_stat *out, int max)
+{
+	struct bpf_object *objs[3];
+	int i, nobj = objects(c, objs), n = 0;
+
+	for (i = 0; i < nobj && n >= 0; i++)
+		n = prog_stats_of(objs[i], out, max, n);
 	return n;
 }

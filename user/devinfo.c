@@ -6,6 +6,7 @@
  * The choices themselves (what is shown, which identity wins) are pure and
  * live in devname.c.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -76,6 +77,45 @@ static void read_identity(__u32 dev, struct bw_devinfo *di)
 				       di->id, sizeof(di->id));
 }
 
+/* The names in /sys/dev/block/M:m/REL (slaves/, holders/), space-separated. */
+static void read_names(__u32 dev, const char *rel, char *out, size_t len)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	size_t used = 0;
+	DIR *d;
+
+	out[0] = '\0';
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/%s", BW_MAJOR(dev), BW_MINOR(dev), rel);
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		int n;
+
+		if (de->d_name[0] == '.')
+			continue;
+		n = snprintf(out + used, len - used, "%s%s", used ? " " : "", de->d_name);
+		if (n < 0 || (size_t)n >= len - used) {
+			out[used] = '\0';
+			break;
+		}
+		used += n;
+	}
+	closedir(d);
+}
+
+/*
+ * Bio-based: a disk with a queue directory but no mq/ (zram, brd, dm, md);
+ * a partition is what its disk is.
+ */
+bool bw_dev_is_bio_based(__u32 dev)
+{
+	if (!access_dev(dev, "partition"))
+		return access_dev(dev, "../mq") && !access_dev(dev, "../queue");
+	return access_dev(dev, "mq") && !access_dev(dev, "queue");
+}
+
 int bw_dev_probe(__u32 dev, struct bw_devinfo *di)
 {
 	char buf[128];
@@ -104,6 +144,9 @@ int bw_dev_probe(__u32 dev, struct bw_devinfo *di)
 	if (!read_line(dev, "queue/rotational", buf, sizeof(buf)))
 		di->rotational = buf[0] == '1';
 	read_identity(dev, di);
+	di->bio_based = bw_dev_is_bio_based(di->disk);
+	read_names(di->disk, "slaves", di->slaves, sizeof(di->slaves));
+	read_names(di->disk, "holders", di->holders, sizeof(di->holders));
 	return 0;
 }
 

@@ -91,3 +91,27 @@ int bw_parse_count(const char *s, long *count)
 	*count = v;
 	return 0;
 }
+
+/* A size: bytes, or with K, M, G or T (powers of 1024); > 0. */
+int bw_parse_size(const char *s, __u64 *bytes)
+{
+	static const char units[] = "KMGT";
+	const char *u;
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || !(v > 0))
+		return -EINVAL;
+	if (*end) {
+		u = strchr(units, *end & ~0x20);
+		if (!u || (end[1] && strcmp(end + 1, "iB") && strcmp(end + 1, "B")))
+			return -EINVAL;
+		v *= (double)(1ULL << (10 * (u - units + 1)));
+	}
+	if (v >= 1.8e19)
+		return -EINVAL;
+	*bytes = (__u64)v;
+	return 0;
+}

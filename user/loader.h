@@ -4,11 +4,13 @@
 #define BLKWISE_LOADER_H
 
 #include "blkwise.h"
+#include "streams.h"
 
 struct bw_core_opts {
 	const char *btf_path;	/* kernel BTF elsewhere than /sys/kernel/btf/vmlinux */
 	bool force_raw_tp;	/* exercise the raw_tp fallback on a BTF kernel */
 	bool streams;
+	enum bw_stream_by streams_by;	/* with streams: process (default) or cgroup */
 	bool verbose;
 	int max_devices;	/* 0: sized from the devices present */
 	int nr_watch;		/* 0: every device */
@@ -16,7 +18,7 @@ struct bw_core_opts {
 };
 
 struct bw_stream_snap {
-	struct bw_stream_key key;
+	struct bw_skey key;
 	struct bw_stream s;
 };
 
@@ -42,5 +44,69 @@ struct bw_prog_stat {
 /* Up to max loaded programs; how many, or -errno. */
 int bw_core_prog_stats(const struct bw_core *c, struct bw_prog_stat *out, int max);
 void bw_core_print_memory(const struct bw_core *c, FILE *f);
+
+/*
+ * The other concerns' objects (user/bio.c, user/streams.c), opened by
+ * bw_core_open after the core with what it found out about the kernel.
+ */
+struct bw_load_env {
+	bool raw_tp;
+	bool rq_arg_second;	/* pre-5.11 request tracepoints: (q, rq) */
+	bool bio_arg_second;	/* pre-5.11 block_bio_queue(q, bio) */
+	bool has_io_start;	/* block_io_start (6.5+) */
+	bool have_fetch;	/* BPF atomic fetch-and-add, cmpxchg (5.12+) */
+	int ncpus;
+};
+struct bpf_object;
+struct bw_bio;
+struct bw_streams;
+
+/* *out stays NULL when there is no bio-based device to watch. */
+int bw_bio_open(struct bw_bio **out, const struct bw_core_opts *o, const struct bw_load_env *env);
+void bw_bio_close(struct bw_bio *b);
+struct bpf_object *bw_bio_obj(const struct bw_bio *b);
+__u32 bw_bio_slots(const struct bw_bio *b);
+__u64 bw_bio_epoch(struct bw_bio *b);
+int bw_bio_snapshot(struct bw_bio *b, struct bw_snap *s, int cap, __u64 closed_epoch);
+void bw_bio_print(const struct bw_bio *b, FILE *f);
+
+int bw_streams_open(struct bw_streams **out, const struct bw_core_opts *o,
+		    const struct bw_load_env *env);
+void bw_streams_close(struct bw_streams *st);
+struct bpf_object *bw_streams_obj(const struct bw_streams *st);
+void bw_streams_epoch(struct bw_streams *st);
+int bw_streams_read(struct bw_streams *st, struct bw_stream_snap *out, int max, __u64 now_ns);
+void bw_streams_print(const struct bw_streams *st, FILE *f);
+
+/* Shared by the loaders: a device's entry in a snapshot (added if new), per-CPU sums. */
+struct bw_snap_dev *bw_snap_dev_get(struct bw_snap *s, __u32 dev, int cap);
+void bw_snap_add_pcpu(struct bw_snap_dev *d, const struct bw_dev_pcpu *pcpu, int ncpus,
+		      __u64 closed_epoch, struct bw_op_stats *ext);
+int bw_list_disks(__u32 *out, int max);
+int bw_fill_dev_slots(int dev2slot_fd, int shared_fd, const __u32 *devs, int n);
+
+/* Shared by the loaders of the other BPF objects (user/recload.c). */
+struct btf;
+void bw_libbpf_setup(bool verbose);
+/* The kernel's BTF (or path's); 0, or -errno after saying what is missing. */
+int bw_kernel_btf(const char *path, struct btf **out);
+/* Arguments of a tracepoint from its btf_trace_* typedef; -1 when absent. */
+int bw_tp_nargs(const struct btf *btf, const char *tp);
+void bw_explain_load_error(int err);
+
+/* recload.c: the loader of bpf/record.bpf.c (btf_path, force_raw_tp, watch of opts). */
+struct bw_rec;
+struct bw_trec;
+typedef int (*bw_rec_cb)(void *ctx, const struct bw_trec *ev);
+int bw_rec_open(struct bw_rec **out, const struct bw_core_opts *opts, __u32 ring_bytes,
+		bw_rec_cb cb, void *ctx);
+/* Events handed to cb, or -errno; waits up to timeout_ms for the first. */
+int bw_rec_poll(struct bw_rec *r, int timeout_ms);
+/* Ring-buffer drops so far per CPU (bw_rec_ncpus of them); 0 or -errno. */
+int bw_rec_drops(struct bw_rec *r, __u64 *per_cpu);
+int bw_rec_ncpus(const struct bw_rec *r);
+const char *bw_rec_attach_mode(const struct bw_rec *r);
+bool bw_rec_io_start(const struct bw_rec *r);
+void bw_rec_close(struct bw_rec *r);
 
 #endif /* BLKWISE_LOADER_H */

@@ -401,3 +401,65 @@ bool bw_tune_start(const struct bw_tune_cfg *cfg, struct bw_tune_state *st, enum
 	st->changes++;
 	return true;
 }
+
+/* A stream that BFQ would idle for: sync, and mostly sequential. */
+static bool sync_seq(const struct bw_stream_interval *s)
+{
+	return s->sync_pct >= 90 && s->seq_pct >= 50;
+}
+
+/* The streams' part of an observation. */
+static void observe_streams(const struct bw_stream_interval *const *streams, int n,
+			    struct bw_tune_obs *o)
+{
+	double seq = 0, ios = 0;
+	int i;
+
+	o->think_p90_ms = NAN;
+	for (i = 0; i < n; i++) {
+		const struct bw_stream_interval *s = streams[i];
+
+		o->streams++;
+		if (!isnan(s->seq_pct)) {
+			seq += s->seq_pct * s->ios;
+			ios += s->ios;
+		}
+		if (!sync_seq(s))
+			continue;
+		o->sync_seq++;
+		if (!isnan(s->think_p90_ms) && !(s->think_p90_ms <= o->think_p90_ms))
+			o->think_p90_ms = s->think_p90_ms;
+	}
+	o->seq_pct = ios ? seq / ios : NAN;
+}
+
+/*
+ * One interval of a device (and its streams) as the policy sees it: the
+ * live tuner and analyze --what-if-tune observe through this one function.
+ */
+void bw_tune_observe(const struct bw_interval *iv, const struct bw_class *cls,
+		     const struct bw_stream_interval *const *streams, int nstreams, __u32 idle_us,
+		     struct bw_tune_obs *o)
+{
+	int op;
+
+	memset(o, 0, sizeof(*o));
+	o->secs = iv->secs;
+	for (op = 0; op < BW_NR_OPS; op++) {
+		o->ios += iv->ios[op];
+		o->bytes += iv->bytes[op];
+	}
+	o->busy_s = isnan(iv->busy_pct) ? 0 : iv->busy_pct / 100 * iv->secs;
+	o->p_eff = iv->p_eff;
+	o->p_eff_why = iv->p_eff_why;
+	o->solo_work_s = iv->solo_work_ns / 1e9;
+	o->solo_known = iv->solo_known;
+	o->depth = iv->depth_busy;
+	o->s1_ms = iv->solo_ms;
+	o->s1_source = iv->s1_source;
+	o->cls = cls->cls;
+	o->cls_stored = cls->stored;
+	o->kb_per_rq = iv->kb_per_rq;
+	o->idle_us = idle_us;
+	observe_streams(streams, nstreams, o);
+}

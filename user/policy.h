@@ -131,6 +131,11 @@ const char *bw_tune_action_name(enum bw_tune_action a);
 double bw_tune_win_mbps(const struct bw_tune_win *w);
 double bw_tune_win_peff(const struct bw_tune_win *w);
 double bw_tune_win_depth(const struct bw_tune_win *w);
+/* An interval of a device and its streams (those with I/O on it) as an observation. */
+#define BW_TUNE_MAX_STREAMS 4096
+void bw_tune_observe(const struct bw_interval *iv, const struct bw_class *cls,
+		     const struct bw_stream_interval *const *streams, int nstreams, __u32 idle_us,
+		     struct bw_tune_obs *o);
 /* The nonzero setting for streams whose p90 think time is think_ms. */
 __u32 bw_tune_idle_for(const struct bw_tune_cfg *cfg, double think_ms);
 

@@ -62,6 +62,20 @@ static void json_ops(struct bw_json *j, const struct bw_interval *iv)
 	bw_json_close(j, '}');
 }
 
+/* A space-separated list of names as a JSON array (empty when NULL). */
+static void json_names(struct bw_json *j, const char *key, const char *names)
+{
+	char name[BW_NAME_LEN];
+	int n;
+
+	bw_json_arr(j, key);
+	while (names && sscanf(names, " %31s%n", name, &n) == 1) {
+		bw_json_str(j, NULL, name);
+		names += n;
+	}
+	bw_json_close(j, ']');
+}
+
 void bw_render_json_dev(struct bw_json *j, const struct bw_interval *iv,
 			const struct bw_class *cls, __u64 inflight)
 {
@@ -71,6 +85,9 @@ void bw_render_json_dev(struct bw_json *j, const struct bw_interval *iv,
 	if (iv->identity_note)
 		bw_json_str(j, "identity_note", iv->identity_note);
 	bw_json_bool(j, "gone", iv->gone);
+	bw_json_bool(j, "bio_based", iv->bio_based);
+	json_names(j, "slaves", iv->slaves);
+	json_names(j, "holders", iv->holders);
 	bw_json_num(j, "reads_per_s", iv->r_per_s, 2);
 	bw_json_num(j, "writes_per_s", iv->w_per_s, 2);
 	bw_json_num(j, "discards_per_s", iv->d_per_s, 2);
@@ -122,16 +139,26 @@ void bw_render_json_dev(struct bw_json *j, const struct bw_interval *iv,
 	bw_json_close(j, '}');
 }
 
-void bw_render_stream_header(FILE *f)
+void bw_render_stream_header(FILE *f, bool by_cgroup)
 {
-	fprintf(f, "%-10s %8s %-16s %8s %6s %4s %8s %6s %9s %6s %-7s\n", "Device", "PID",
-		"COMM", "ios/s", "depth", "max", "think_ms", "seq%", "seek_KiB", "sync%",
-		"class");
+	if (by_cgroup)
+		fprintf(f, "%-10s %-25s", "Device", "CGROUP");
+	else
+		fprintf(f, "%-10s %8s %-16s", "Device", "PID", "COMM");
+	fprintf(f, " %8s %6s %4s %8s %6s %9s %6s %-7s\n", "ios/s", "depth", "max", "think_ms",
+		"seq%", "seek_KiB", "sync%", "class");
 }
 
 void bw_render_stream_row(FILE *f, const char *dev, const struct bw_stream_interval *s)
 {
-	fprintf(f, "%-10s %8u %-16s", dev, s->tgid, s->comm);
+	char gone[32];
+
+	if (s->by_cgroup) {
+		snprintf(gone, sizeof(gone), "(id %llu)", (unsigned long long)s->cgroup_id);
+		fprintf(f, "%-10s %-25s", dev, s->cgroup ? s->cgroup : gone);
+	} else {
+		fprintf(f, "%-10s %8u %-16s", dev, s->tgid, s->comm);
+	}
 	cell(f, 8, 1, s->ios_per_s);
 	cell(f, 6, 2, s->depth);
 	fprintf(f, " %4llu", (unsigned long long)s->depth_max);
@@ -146,8 +173,13 @@ void bw_render_json_stream(struct bw_json *j, const char *dev, const struct bw_s
 {
 	bw_json_obj(j, NULL);
 	bw_json_str(j, "device", dev);
-	bw_json_u64(j, "pid", s->tgid);
-	bw_json_str(j, "comm", s->comm);
+	if (s->by_cgroup) {
+		bw_json_u64(j, "cgroup_id", s->cgroup_id);
+		bw_json_str(j, "cgroup", s->cgroup);
+	} else {
+		bw_json_u64(j, "pid", s->tgid);
+		bw_json_str(j, "comm", s->comm);
+	}
 	bw_json_u64(j, "ios", s->ios);
 	bw_json_num(j, "ios_per_s", s->ios_per_s, 2);
 	bw_json_num(j, "depth_mean", s->depth, 3);

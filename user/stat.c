@@ -19,7 +19,8 @@ struct stat_args {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: blkwise stat [-d DEV]... [-i SECS] [-c COUNT] [-z] [--json] [--streams]\n"
+		"usage: blkwise stat [-d DEV]... [-i SECS] [-c COUNT] [-z] [--json]\n"
+		"                    [--streams[=process|cgroup]]\n"
 		"                    [--state-dir DIR | --no-state] [--verbose] [--btf FILE]\n"
 		"                    [--max-devices N]\n"
 		"  -d, --device DEV   watch DEV: a name (loop3), a block special file\n"
@@ -30,7 +31,8 @@ static void usage(FILE *f)
 		"  -c, --count N      stop after N reports\n"
 		"  -z                 leave out devices with no I/O in the interval\n"
 		"  -j, --json         one JSON object per interval (JSON Lines)\n"
-		"  -s, --streams      also per-process streams (costs a hash lookup per I/O)\n"
+		"  -s, --streams[=BY] also streams, per process (BY=process, the default) or\n"
+		"                     per cgroup v2 (BY=cgroup); costs a hash lookup per I/O\n"
 		"      --state-dir DIR  where learned solo service times are kept\n"
 		"                     (default " BW_STATE_DIR ")\n"
 		"      --no-state     neither read nor write learned solo service times\n"
@@ -49,7 +51,7 @@ static int parse_args(int argc, char **argv, struct stat_args *a)
 		{ "interval", required_argument, NULL, 'i' },
 		{ "count", required_argument, NULL, 'c' },
 		{ "json", no_argument, NULL, 'j' },
-		{ "streams", no_argument, NULL, 's' },
+		{ "streams", optional_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "max-devices", required_argument, NULL, OPT_MAX_DEV },
 		{}
@@ -88,6 +90,14 @@ static int parse_args(int argc, char **argv, struct stat_args *a)
 			break;
 		case 's':
 			a->w.core.streams = true;
+			if (!optarg || !strcmp(optarg, "process")) {
+				a->w.core.streams_by = BW_STREAMS_PROCESS;
+			} else if (!strcmp(optarg, "cgroup")) {
+				a->w.core.streams_by = BW_STREAMS_CGROUP;
+			} else {
+				bw_err("bad --streams '%s': give process or cgroup", optarg);
+				return -EINVAL;
+			}
 			break;
 		case OPT_MAX_DEV:
 			if (bw_parse_count(optarg, &n) || n > 1024) {
@@ -121,7 +131,8 @@ static void report_streams(struct bw_watch *w, struct bw_json *j)
 			continue;
 		}
 		if (!header) {
-			bw_render_stream_header(stdout);
+			bw_render_stream_header(stdout,
+						w->o->core.streams_by == BW_STREAMS_CGROUP);
 			header = true;
 		}
 		bw_render_stream_row(stdout, name, &s->s);

@@ -759,63 +759,16 @@ static const struct bw_watch_dev *watched(const struct bw_tuner *x, __u32 dev)
 	return NULL;
 }
 
-/* A stream that BFQ would idle for: sync, and mostly sequential. */
-static bool sync_seq(const struct bw_stream_interval *s)
-{
-	return s->sync_pct >= 90 && s->seq_pct >= 50;
-}
-
-/* The streams' part of an observation. */
-static void observe_streams(const struct bw_tuner *x, __u32 dev, struct bw_tune_obs *o)
-{
-	double seq = 0, ios = 0;
-	int i;
-
-	o->think_p90_ms = NAN;
-	for (i = 0; i < x->w->nstreams; i++) {
-		const struct bw_stream_interval *s = &x->w->streams[i].s;
-
-		if (s->dev != dev)
-			continue;
-		o->streams++;
-		if (!isnan(s->seq_pct)) {
-			seq += s->seq_pct * s->ios;
-			ios += s->ios;
-		}
-		if (!sync_seq(s))
-			continue;
-		o->sync_seq++;
-		if (!isnan(s->think_p90_ms) && !(s->think_p90_ms <= o->think_p90_ms))
-			o->think_p90_ms = s->think_p90_ms;
-	}
-	o->seq_pct = ios ? seq / ios : NAN;
-}
-
 static void observe(const struct bw_tuner *x, const struct bw_watch_dev *wd, __u32 idle_us,
 		    struct bw_tune_obs *o)
 {
-	const struct bw_interval *iv = &wd->iv;
-	int op;
+	const struct bw_stream_interval *s[BW_TUNE_MAX_STREAMS];
+	int i, n = 0;
 
-	memset(o, 0, sizeof(*o));
-	o->secs = iv->secs;
-	for (op = 0; op < BW_NR_OPS; op++) {
-		o->ios += iv->ios[op];
-		o->bytes += iv->bytes[op];
-	}
-	o->busy_s = isnan(iv->busy_pct) ? 0 : iv->busy_pct / 100 * iv->secs;
-	o->p_eff = iv->p_eff;
-	o->p_eff_why = iv->p_eff_why;
-	o->solo_work_s = iv->solo_work_ns / 1e9;
-	o->solo_known = iv->solo_known;
-	o->depth = iv->depth_busy;
-	o->s1_ms = iv->solo_ms;
-	o->s1_source = iv->s1_source;
-	o->cls = wd->cls.cls;
-	o->cls_stored = wd->cls.stored;
-	o->kb_per_rq = iv->kb_per_rq;
-	o->idle_us = idle_us;
-	observe_streams(x, wd->dev, o);
+	for (i = 0; i < x->w->nstreams && n < BW_TUNE_MAX_STREAMS; i++)
+		if (x->w->streams[i].s.dev == wd->dev)
+			s[n++] = &x->w->streams[i].s;
+	bw_tune_observe(&wd->iv, &wd->cls, s, n, idle_us, o);
 }
 
 static void stamp(char *buf, size_t len)

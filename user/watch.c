@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The shared watch loop: see watch.h. */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -252,12 +253,12 @@ const struct bw_snap_dev *bw_snap_find(const struct bw_snap *s, __u32 dev)
 }
 
 static const struct bw_stream *find_stream(const struct bw_stream_snap *v, int n,
-					   const struct bw_stream_key *k)
+					   const struct bw_skey *k)
 {
 	int i;
 
 	for (i = 0; i < n; i++)
-		if (v[i].key.dev == k->dev && v[i].key.tgid == k->tgid)
+		if (v[i].key.dev == k->dev && v[i].key.id == k->id && v[i].key.by == k->by)
 			return &v[i].s;
 	return NULL;
 }
@@ -280,7 +281,13 @@ static void sample_streams(struct bw_watch *w, __u64 now)
 		if (!o->s.ios)
 			continue;
 		o->s.dev = s->key.dev;
-		o->s.tgid = s->key.tgid;
+		if (s->key.by == BW_STREAMS_CGROUP) {
+			o->s.by_cgroup = true;
+			o->s.cgroup_id = s->key.id;
+			o->s.cgroup = bw_cgroup_path(&w->cgroups, s->key.id);
+		} else {
+			o->s.tgid = (__u32)s->key.id;
+		}
 		o->dev = NULL;
 		w->nstreams++;
 	}
@@ -313,6 +320,11 @@ int bw_watch_sample(struct bw_watch *w)
 		s->iv.gone = s->row == BW_ROW_GONE;
 		s->iv.identity = s->iv.gone ? NULL : s->info.id;
 		s->iv.identity_note = s->iv.gone ? NULL : bw_id_note(s->info.id_kind);
+		s->iv.slaves = s->iv.gone ? NULL : s->info.slaves;
+		s->iv.holders = s->iv.gone ? NULL : s->info.holders;
+		s->iv.bio_based = s->info.bio_based;
+		if (s->iv.bio_based)	/* bios have no physical segments counted */
+			s->iv.seg_per_rq = NAN;
 		s->inflight = d->inflight;
 		bw_class_update(&s->cls, s->iv.p_eff, w->secs);
 	}
@@ -407,5 +419,6 @@ void bw_watch_close(struct bw_watch *w)
 	free(w->sprev);
 	free(w->scur);
 	free(w->streams);
+	bw_cgroups_free(&w->cgroups);
 	memset(w, 0, sizeof(*w));
 }

@@ -41,6 +41,17 @@ struct bw_watch_stream {
 	struct bw_stream_interval s;
 };
 
+/* Cgroup v2 ids to paths (user/cgroup.c). */
+struct bw_cgroups {
+	struct { __u64 id; char *path; } *e;
+	int n, cap;
+	char mnt[512];
+	__s64 walked_at;
+};
+/* The path of a cgroup under the cgroup2 mount ("/" for the root), or NULL. */
+const char *bw_cgroup_path(struct bw_cgroups *c, __u64 id);
+void bw_cgroups_free(struct bw_cgroups *c);
+
 struct bw_watch {
 	struct bw_watch_opts *o;
 	struct bw_core *core;
@@ -51,6 +62,7 @@ struct bw_watch {
 	int nsprev;
 	struct bw_watch_stream *streams;	/* the last interval's, with I/O */
 	int nstreams;
+	struct bw_cgroups cgroups;
 	struct bw_s1_store store;
 	bool store_warned;
 	bool dirty;		/* the store has something new to write */

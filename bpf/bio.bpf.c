@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * blkwise bio: per-device figures of bio-based devices (zram, brd, dm, md,
+ * ...), which have no request queue of their own and so never fire the
+ * request tracepoints the core counts.
+ *
+ * Design.  An I/O of a bio-based device is a bio, from block_bio_queue
+ * (submit_bio_noacct, before the driver's ->submit_bio) to
+ * block_bio_complete (bio_endio).  The kernel traces the completion of
+ * exactly the bios it traced at queue: submit_bio_noacct sets
+ * BIO_TRACE_COMPLETION when it traces the queue, bio_endio traces and clears
+ * it, and bio_split copies it to the split (6.1 and 6.18 alike).  So:
+ *
+ * - Pairing is by the bio's address, in a hash: at queue the bio's device,
+ *   time, op and size go in; at complete they come out.  The device is the
+ *   one it was queued on, not bio->bi_bdev at completion: md remaps a bio to
+ *   a member (block_bio_remap, same bio, no second queue event), and its
+ *   completion then names the member.  A split's completion finds nothing
+ *   (it was never queued) and is ignored: its parent completes after it,
+ *   chained, and counts once, as the submitter sent it.
+ * - Only bio-based disks are kept: the queue program returns after three
+ *   loads when the bio's disk has a request queue (q->mq_ops set), so
+ *   request-based devices pay one program run per bio, no map access.  The
+ *   complete program returns at once while no tracked bio is in flight (a
+ *   counter), else it costs request-based devices a hash miss.  The loader
+ *   attaches this object only when a bio-based device is to be watched.
+ * - Figures land in the same per-device structs as the core's (bpf/core.h,
+ *   by field) with the same in-flight word (bpf/flight.bpf.h): service time
+ *   is queue to completion, which for a bio-based device is everything
+ *   below it (the driver, and for a stacked device its members); busy time,
+ *   depth, solo service and so P_eff follow from it as for a disk.  There is
+ *   no queue time: nothing queues above the driver.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "compat.bpf.h"
+#include "flight.bpf.h"
+#include "util.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Set by the loader before load. */
+const volatile bool bio_arg_second = false;	/* pre-5.11 block_bio_queue(q, bio) */
+const volatile bool filter_on = false;
+const volatile __u32 max_slots = 16;
+const volatile bool have_fetch = true;		/* 5.12+ (bpf/flight.bpf.h) */
+
+/* Written by user space. */
+__u64 epoch;
+
+__u32 next_slot;
+__u64 tracked;		/* bios in the hash: 0 lets complete return at once */
+__u64 slot_overflow;
+__u64 no_room;		/* hash full at queue */
+
+struct bw_bio_state {
+	__u64 ts;
+	__u32 slot;
+	__u32 op;
+	__u32 bytes;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, __u32);
+	__type(value, __u32);
+} dev2slot SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 16);
+	__type(key, __u32);
+	__type(value, struct bw_dev_shared);
+} shared SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 16);
+	__type(key, __u32);
+	__type(value, struct bw_dev_pcpu);
+} pcpu SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u64);
+	__type(value, struct bw_bio_state);
+} bios SEC(".maps");
+
+/* A bio-based disk seen for the first time while every device is watched. */
+static __noinline __u32 claim_slot(__u32 dev)
+{
+	struct bw_dev_shared *sh;
+	__u32 slot, *found;
+
+	if (filter_on)
+		return BW_SLOT_NONE;
+	slot = __sync_fetch_and_add(&next_slot, 1);
+	if (slot >= max_slots) {
+		__sync_fetch_and_add(&slot_overflow, 1);
+		return BW_SLOT_NONE;
+	}
+	if (bpf_map_update_elem(&dev2slot, &dev, &slot, BPF_NOEXIST)) {
+		found = bpf_map_lookup_elem(&dev2slot, &dev);
+		return found ? *found : BW_SLOT_NONE;
+	}
+	sh = bpf_map_lookup_elem(&shared, &slot);
+	if (sh)
+		sh->dev = dev;
+	return slot;
+}
+
+/* The slot of a bio's disk when it is bio-based and watched, else BW_SLOT_NONE. */
+static __always_inline __u32 bio_slot(struct gendisk *disk)
+{
+	__u32 dev, *found;
+
+	if (!disk || BPF_CORE_READ(disk, queue, mq_ops))
+		return BW_SLOT_NONE;
+	dev = bw_disk_dev(disk);
+	found = bpf_map_lookup_elem(&dev2slot, &dev);
+	return found ? *found : claim_slot(dev);
+}
+
+/* The I/O a bio's entry stood for leaves flight; returns whether it was solo. */
+static __always_inline bool leave(const struct bw_bio_state *st, __u64 bio, __u64 now,
+				  struct bw_dev_shared **shp, struct bw_dev_pcpu **pcp)
+{
+	__u32 slot = st->slot;
+
+	__sync_fetch_and_add(&tracked, -1ULL);
+	*shp = bpf_map_lookup_elem(&shared, &slot);
+	*pcp = bpf_map_lookup_elem(&pcpu, &slot);
+	if (!*shp || !*pcp)
+		return false;
+	return bw_flight_leave(*shp, *pcp, now, bio, have_fetch, false);
+}
+
+static __always_inline void on_bio_queue(struct bio *bio)
+{
+	struct bw_bio_state st = {}, *old;
+	struct bw_dev_shared *sh;
+	struct bw_dev_pcpu *pc;
+	__u64 key = (__u64)bio;
+
+	st.slot = bio_slot(bw_bio_disk(bio));
+	if (st.slot == BW_SLOT_NONE)
+		return;
+	st.ts = bpf_ktime_get_ns();
+	st.op = bw_op_of(BPF_CORE_READ(bio, bi_opf));
+	st.bytes = BPF_CORE_READ(bio, bi_iter.bi_size);
+	old = bpf_map_lookup_elem(&bios, &key);
+	if (old) {
+		/* The bio's previous life never reached complete for us. */
+		leave(old, key, st.ts, &sh, &pc);
+		if (pc)
+			pc->lost++;
+	}
+	if (bpf_map_update_elem(&bios, &key, &st, BPF_ANY)) {
+		__sync_fetch_and_add(&no_room, 1);
+		return;
+	}
+	__sync_fetch_and_add(&tracked, 1);
+	sh = bpf_map_lookup_elem(&shared, &st.slot);
+	pc = bpf_map_lookup_elem(&pcpu, &st.slot);
+	if (sh && pc)
+		bw_flight_enter(sh, pc, st.ts, key, epoch, BW_D_INC, have_fetch, false);
+}
+
+static __always_inline void on_bio_complete(struct bio *bio)
+{
+	struct bw_bio_state st, *p;
+	struct bw_dev_shared *sh;
+	struct bw_dev_pcpu *pc;
+	struct bw_op_pcpu *os;
+	__u64 key = (__u64)bio, now, svc;
+	__u32 cls;
+	bool solo;
+
+	if (!tracked)
+		return;
+	p = bpf_map_lookup_elem(&bios, &key);
+	if (!p)
+		return;
+	st = *p;
+	bpf_map_delete_elem(&bios, &key);
+	now = bpf_ktime_get_ns();
+	solo = leave(&st, key, now, &sh, &pc);
+	if (!pc || st.op >= BW_NR_OPS)
+		return;
+	os = &pc->op[st.op];
+	svc = now > st.ts ? now - st.ts : 0;
+	os->ios++;
+	os->bytes += st.bytes;
+	if (BPF_CORE_READ(bio, bi_status))
+		os->errors++;
+	os->d2c_ns += svc;
+	bw_hist_inc(os->hist_d2c, svc >> BW_LAT_SHIFT, BW_LAT_BUCKETS);
+	cls = bw_size_class(st.bytes);
+	os->class_ios[cls]++;
+	if (solo) {
+		os->solo_ios[cls]++;
+		os->solo_ns[cls] += svc;
+	}
+}
+
+SEC("tp_btf/block_bio_queue")
+int bwb_queue(__u64 *ctx)
+{
+	on_bio_queue((struct bio *)(bio_arg_second ? ctx[1] : ctx[0]));
+	return 0;
+}
+
+SEC("raw_tp/block_bio_queue")
+int bwb_queue_raw(__u64 *ctx)
+{
+	on_bio_queue((struct bio *)(bio_arg_second ? ctx[1] : ctx[0]));
+	return 0;
+}
+
+/* block_bio_complete(q, bio) on every kernel we load on. */
+SEC("tp_btf/block_bio_complete")
+int bwb_complete(__u64 *ctx)
+{
+	on_bio_complete((struct bio *)ctx[1]);
+	return 0;
+}
+
+SEC("raw_tp/block_bio_complete")
+int bwb_complete_raw(__u64 *ctx)
+{
+	on_bio_complete((struct bio *)ctx[1]);
+	return 0;
+}

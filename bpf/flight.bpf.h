@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A device's in-flight word, busy periods and solo detection, as DESIGN.md
+ * defines them (see the design comment of bpf/core.bpf.c): one atomic add
+ * per event on the word whose low bits count I/Os in flight and high bits
+ * count entries.  Shared by every object that keeps per-device figures in
+ * struct bw_dev_shared / bw_dev_pcpu; only their fields are used here.
+ *
+ * fetch is the object's have_fetch (5.12+): without atomic fetch-and-add
+ * the word is still counted, but no event learns what it was, so busy
+ * time, solo time and the maximum depth are not measured.  plain (the
+ * bench's profile only) updates the word without atomics.
+ */
+#ifndef BLKWISE_FLIGHT_BPF_H
+#define BLKWISE_FLIGHT_BPF_H
+
+#include "core.h"
+
+static __always_inline __u64 bw_word_add(struct bw_dev_shared *sh, __u64 inc, bool plain)
+{
+	__u64 old;
+
+	if (plain) {
+		old = sh->word;
+		sh->word = old + inc;
+		return old;
+	}
+	return __sync_fetch_and_add(&sh->word, inc);
+}
+
+/*
+ * An I/O enters flight at now; id names it for the solo test at its end.
+ * inc is BW_D_INC, or BW_D_INC - 1 when it takes the place of an I/O whose
+ * end was never seen.
+ */
+static __always_inline void bw_flight_enter(struct bw_dev_shared *sh, struct bw_dev_pcpu *pc,
+					    __u64 now, __u64 id, __u64 epoch, __u64 inc,
+					    bool fetch, bool plain)
+{
+	__u64 old, n;
+
+	if (!fetch) {
+		__sync_fetch_and_add(&sh->word, inc);
+		return;
+	}
+	old = bw_word_add(sh, inc, plain);
+	n = old & BW_INFLIGHT_MASK;
+	if (n == 0) {
+		sh->busy_start = now;
+		sh->opener_rq = id;
+		sh->opener_seq = (old >> BW_INFLIGHT_BITS) + 1;
+	}
+	if (pc->max_epoch != epoch) {
+		pc->max_epoch = epoch;
+		pc->max_depth = n + 1;
+	} else if (n + 1 > pc->max_depth) {
+		pc->max_depth = n + 1;
+	}
+}
+
+/*
+ * An I/O leaves flight at now: closes the busy period when it was the last.
+ * True when it was alone from entry to exit (it opened the period and
+ * nothing entered since); the opener is read before the decrement, while it
+ * cannot change.
+ */
+static __always_inline bool bw_flight_leave(struct bw_dev_shared *sh, struct bw_dev_pcpu *pc,
+					    __u64 now, __u64 id, bool fetch, bool plain)
+{
+	__u64 bs, opener, seq, old;
+
+	if (!fetch) {
+		__sync_fetch_and_add(&sh->word, -1ULL);
+		return false;
+	}
+	bs = sh->busy_start;
+	opener = sh->opener_rq;
+	seq = sh->opener_seq;
+	old = bw_word_add(sh, -1ULL, plain);
+	if ((old & BW_INFLIGHT_MASK) == 0) {
+		/* Its entry predates us, or user space healed the count: undo. */
+		__sync_fetch_and_add(&sh->word, 1);
+		pc->unmatched++;
+		return false;
+	}
+	if ((old & BW_INFLIGHT_MASK) != 1)
+		return false;
+	if (now > bs)
+		pc->busy_ns += now - bs;
+	return opener == id && (old >> BW_INFLIGHT_BITS) == seq;
+}
+
+#endif /* BLKWISE_FLIGHT_BPF_H */

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Small helpers every blkwise BPF object uses: histogram increments and
+ * the size class of solo service time.
+ */
+#ifndef BLKWISE_UTIL_BPF_H
+#define BLKWISE_UTIL_BPF_H
+
+#include "core.h"
+
+/*
+ * One more in bucket u of a histogram of nbuckets (32- or 64-bit).  The
+ * verifier cannot follow bw_bucket's bound through the compiler's register
+ * reuse: re-check it behind a barrier the compiler cannot see past.
+ */
+#define bw_hist_inc(hist, u, nbuckets)						\
+	do {									\
+		__u32 __idx = bw_bucket((u), (nbuckets));			\
+										\
+		barrier_var(__idx);						\
+		if (__idx < (nbuckets))						\
+			(hist)[__idx]++;					\
+	} while (0)
+
+/* Class c holds I/Os of <= 4 KiB << c (bpf/core.h). */
+static __always_inline __u32 bw_size_class(__u32 bytes)
+{
+	__u32 c;
+
+	if (bytes <= 4096)
+		return 0;
+	c = bw_ilog2((bytes - 1) >> 12) + 1;
+	return c < BW_SIZE_CLASSES ? c : BW_SIZE_CLASSES - 1;
+}
+
+#endif /* BLKWISE_UTIL_BPF_H */

@@ -1,0 +1,413 @@
+#!/usr/bin/env bash
+# blkwise record + analyze against independent oracles: fio's counts,
+# /proc/diskstats, blkwise stat on the same run, and a separate reader of
+# the trace format (tests/trace_oracle.py); interrupted recordings and every
+# kind of bad file.
+. "$(dirname "$0")/lib.sh"
+
+ORACLE=$BW_ROOT/tests/trace_oracle.py
+
+# rec_start FILE ARGS...: blkwise record in the background, attached when
+# this returns.  Sets BW_REC_PID.
+rec_start() {
+	local file=$1
+	shift
+	bw_bg_start "$file.log" "Ctrl-C to stop" "$BW_BIN" record -o "$file" "$@"
+	local rc=$?
+	BW_REC_PID=$BW_BG_PID
+	return $rc
+}
+
+rec_stop() {
+	kill -"${1:-INT}" "$BW_REC_PID" 2>/dev/null
+	wait "$BW_REC_PID"
+}
+
+# What analyze saw of a device: completions, and the ones it could not see
+# (issued again while in flight, or in flight at the end), as "seen missed".
+an_counts() {
+	jq -r --arg d "$2" '.devices[] | select(.device == $d)
+		| "\(.requests) \(.total[0].lost_completions_total + .total[0].inflight)"' "$1"
+}
+
+# The acceptance run: fio's request count = diskstats' = the trace's, and the
+# trace's percentiles agree with blkwise stat's over the same run.
+test_counts_and_percentiles_vs_stat() {
+	local dev trace out an s0 s1 fio_ios ds_ios seen missed op p key a b
+	bw_require fio jq python3 || return 0
+	bw_loop dev 64 disk --direct-io=on || { fail "loop device"; return; }
+	trace=$BW_TMP/run.bwt
+	out=$BW_TMP/stat.json
+	# One stat interval covering the whole run: the signal reports it.
+	bw_stat_start "$out" -d "$dev" -i 600 --no-state || { fail "stat start"; return; }
+	rec_start "$trace" -d "$dev" || { fail "record start"; return; }
+	s0=$(bw_diskstats "$dev")
+	bw_fio "$BW_TMP/fio.json" --name=c --filename=/dev/"$dev" --direct=1 --rw=randread \
+		--bs=4k --iodepth=4 --ioengine=io_uring --size=48M --io_size=24M
+	s1=$(bw_diskstats "$dev")
+	rec_stop INT
+	assertEquals "record exit status" 0 $?
+	bw_stat_stop INT
+	an=$BW_TMP/an.json
+	"$BW_BIN" analyze "$trace" --json >"$an" 2>"$an.err"
+	assertEquals "analyze exit status" 0 $?
+	assertFalse "no truncation warning: $(cat "$an.err")" "grep -q truncated $an.err"
+	fio_ios=$(jq ".jobs[0].read.total_ios" "$BW_TMP/fio.json")
+	ds_ios=$(bw_diskstat_delta "$s0" "$s1" 1)
+	read -r seen missed < <(an_counts "$an" "$dev")
+	echo "  fio $fio_ios, diskstats $ds_ios, trace $seen completions + $missed unseen;" \
+		"$(jq .dropped_events "$an") dropped"
+	assertTrue "fio did I/O" "[ $fio_ios -gt 1000 ]"
+	assertEquals "fio and diskstats agree" "$fio_ios" "$ds_ios"
+	assertEquals "no ring-buffer drops" 0 "$(jq .dropped_events "$an")"
+	bw_expect_count "trace vs fio" "$fio_ios" "$seen" "$missed"
+	bw_expect_count "trace vs diskstats" "$ds_ios" "$seen" "$missed"
+	# stat's figures over the same run, from its histograms (within a bucket: 6.25%).
+	for p in p50 p99; do
+		a=$(jq ".devices[0].latency.read.d2c.${p}_ms" "$an")
+		b=$(jq -s --arg d "$dev" "[.[].devices[] | select(.device == \$d and .ops.read.ios > 0)][0].svc_${p}_ms" "$out")
+		echo "  D2C $p: trace (exact) $a ms, stat $b ms"
+		assertTrue "D2C $p: trace $a within 7% of stat $b" "bw_within $a $b 7"
+	done
+	a=$(jq ".devices[0].latency.read.d2c.mean_ms" "$an")
+	b=$(jq -s --arg d "$dev" "[.[].devices[] | select(.device == \$d and .ops.read.ios > 0)][0].svc_mean_ms" "$out")
+	echo "  D2C mean: trace $a ms, stat $b ms"
+	assertTrue "D2C mean: trace $a within 5% of stat $b" "bw_within $a $b 5"
+	a=$(jq ".devices[0].latency.read.q2c.mean_ms" "$an")
+	b=$(jq -s --arg d "$dev" "[.[].devices[] | select(.device == \$d and .ops.read.ios > 0)][0].total_mean_ms" "$out")
+	assertTrue "Q2C mean: trace $a within 5% of stat $b" "bw_within $a $b 5"
+	# The same trace through an independent reader: exact means exactly.
+	python3 "$ORACLE" "$trace" >"$BW_TMP/oracle.json"
+	for key in d2c_p50_ms d2c_p90_ms d2c_p99_ms q2c_p50_ms q2c_p99_ms; do
+		a=$(jq ".devices[0].latency.read.${key%_p*}.${key#*_}" "$an")
+		b=$(jq ".read.$key" "$BW_TMP/oracle.json")
+		assertEquals "$key: analyze = the oracle reader" "$b" "$a"
+	done
+	assertEquals "requests: analyze = the oracle reader" "$(jq .read.n "$BW_TMP/oracle.json")" "$seen"
+}
+
+# The raw_tp programs record the same requests.
+test_raw_tp_counts() {
+	local dev trace fio_ios seen missed
+	bw_require fio jq || return 0
+	bw_loop dev 64 shm --direct-io=on || { fail "loop device"; return; }
+	trace=$BW_TMP/raw.bwt
+	rec_start "$trace" -d "$dev" --force-raw-tp || { fail "record start"; return; }
+	assertTrue "raw_tp chosen" "grep -q raw_tp $trace.log.err"
+	bw_fio "$BW_TMP/fio.json" --name=c --filename=/dev/"$dev" --direct=1 --rw=randwrite \
+		--bs=16k --iodepth=8 --ioengine=io_uring --size=48M --io_size=16M
+	rec_stop TERM
+	assertEquals "record exit status on SIGTERM" 0 $?
+	"$BW_BIN" analyze "$trace" --json >"$BW_TMP/an.json"
+	fio_ios=$(jq ".jobs[0].write.total_ios" "$BW_TMP/fio.json")
+	read -r seen missed < <(an_counts "$BW_TMP/an.json" "$dev")
+	bw_expect_count "raw_tp trace vs fio" "$fio_ios" "$seen" "$missed"
+	assertEquals "all writes" "$seen" "$(jq '.devices[0].latency.write.d2c.n' "$BW_TMP/an.json")"
+}
+
+# interrupted SIGNAL: record stopped by SIGNAL while fio runs.
+interrupted() {
+	local sig=$1 dev trace fio_pid rc n oracle_n
+	bw_require fio jq python3 || return 0
+	bw_loop dev 64 shm --direct-io=on || { fail "loop device"; return; }
+	trace=$BW_TMP/int.bwt
+	rec_start "$trace" -d "$dev" || { fail "record start"; return; }
+	bw_fio "$BW_TMP/fio.json" --name=c --filename=/dev/"$dev" --direct=1 --rw=randread \
+		--bs=4k --iodepth=4 --ioengine=io_uring --time_based --runtime=4 &
+	fio_pid=$!
+	bw_on_cleanup "kill $fio_pid"
+	sleep 2.5
+	kill -"$sig" "$BW_REC_PID"
+	wait "$BW_REC_PID"
+	rc=$?
+	wait $fio_pid
+	"$BW_BIN" analyze "$trace" --json >"$BW_TMP/an.json" 2>"$BW_TMP/an.err"
+	assertEquals "analyze of a $sig-ed recording exits 0: $(cat "$BW_TMP/an.err")" 0 $?
+	n=$(jq '.devices[0].requests' "$BW_TMP/an.json")
+	oracle_n=$(python3 "$ORACLE" "$trace" | jq .read.n)
+	echo "  $sig: record exit $rc, $(stat -c %s "$trace") bytes, $n requests (oracle $oracle_n);" \
+		"$(cat "$BW_TMP/an.err")"
+	assertTrue "requests were recorded before the $sig ($n)" "[ ${n:-0} -gt 1000 ]"
+	assertEquals "every whole record read: as the oracle" "$oracle_n" "$n"
+	if [ "$sig" = KILL ]; then
+		assertTrue "cut short: a warning naming the offset" \
+			"grep -q 'truncated at offset [0-9]' $BW_TMP/an.err"
+		assertEquals "json says truncated" true "$(jq .truncated "$BW_TMP/an.json")"
+	else
+		assertEquals "record exit status on $sig" 0 "$rc"
+		assertEquals "closed cleanly" false "$(jq .truncated "$BW_TMP/an.json")"
+		assertEquals "no warning" "" "$(cat "$BW_TMP/an.err")"
+	fi
+}
+
+test_interrupted_sigint() { interrupted INT; }
+test_interrupted_sigkill() { interrupted KILL; }
+
+# --duration and --max-size stop the recording by themselves, file closed.
+test_duration_and_max_size() {
+	local dev trace t0 t1 size fio_pid
+	bw_require fio jq || return 0
+	bw_loop dev 64 shm --direct-io=on || { fail "loop device"; return; }
+	bw_fio "$BW_TMP/fio.json" --name=c --filename=/dev/"$dev" --direct=1 --rw=randread \
+		--bs=4k --iodepth=4 --ioengine=io_uring --time_based --runtime=6 &
+	fio_pid=$!
+	bw_on_cleanup "kill $fio_pid"
+	trace=$BW_TMP/dur.bwt
+	t0=$(date +%s%N)
+	"$BW_BIN" record -d "$dev" -o "$trace" --duration 1.5 2>"$BW_TMP/dur.err"
+	assertEquals "record --duration exit status" 0 $?
+	t1=$(date +%s%N)
+	assertTrue "stopped after about 1.5 s ($(((t1 - t0) / 1000000)) ms)" \
+		"[ $(((t1 - t0) / 1000000)) -ge 1400 ] && [ $(((t1 - t0) / 1000000)) -le 4000 ]"
+	"$BW_BIN" analyze "$trace" --json >"$BW_TMP/an.json" 2>"$BW_TMP/an.err"
+	assertEquals "analyze exit" 0 $?
+	assertEquals "closed cleanly" false "$(jq .truncated "$BW_TMP/an.json")"
+	trace=$BW_TMP/max.bwt
+	"$BW_BIN" record -d "$dev" -o "$trace" --max-size 256K 2>"$BW_TMP/max.err"
+	assertEquals "record --max-size exit status" 0 $?
+	size=$(stat -c %s "$trace")
+	assertTrue "said why it stopped" "grep -q 'stopped at --max-size' $BW_TMP/max.err"
+	assertTrue "file $size bytes within 256K plus one block" \
+		"[ $size -ge 200000 ] && [ $size -le $((262144 + 65600 + 4096)) ]"
+	"$BW_BIN" analyze "$trace" --json >"$BW_TMP/an.json" 2>/dev/null
+	assertEquals "max-size file closed cleanly" false "$(jq .truncated "$BW_TMP/an.json")"
+	wait $fio_pid
+}
+
+# A ring buffer too small to keep up: drops are counted, per CPU, in the
+# file and on stderr, the same number.
+test_drops_counted() {
+	local dev trace said infile
+	bw_require fio jq || return 0
+	bw_loop dev 64 shm --direct-io=on || { fail "loop device"; return; }
+	trace=$BW_TMP/drop.bwt
+	rec_start "$trace" -d "$dev" --buffer 64K || { fail "record start"; return; }
+	# A stopped reader: nothing drains the buffer while fio runs.
+	kill -STOP "$BW_REC_PID"
+	bw_fio "$BW_TMP/fio.json" --name=c --filename=/dev/"$dev" --direct=1 --rw=randread \
+		--bs=4k --iodepth=8 --ioengine=io_uring --size=32M --io_size=8M
+	kill -CONT "$BW_REC_PID"
+	sleep 0.3
+	rec_stop INT
+	said=$(sed -n 's/.*ring buffer full: \([0-9]*\) events dropped.*/\1/p' "$trace.log.err")
+	"$BW_BIN" analyze "$trace" --json >"$BW_TMP/an.json" 2>/dev/null
+	infile=$(jq .dropped_events "$BW_TMP/an.json")
+	echo "  stderr says ${said:-none} dropped, the file $infile ($(jq -c .dropped_per_cpu "$BW_TMP/an.json"))"
+	assertTrue "drops happened with a stopped reader" "[ ${infile:-0} -gt 1000 ]"
+	assertEquals "stderr and file agree" "$infile" "$said"
+	assertEquals "per-CPU counts add up" "$infile" "$(jq '.dropped_per_cpu | add' "$BW_TMP/an.json")"
+	assertTrue "text output says so" \
+		"$BW_BIN analyze $trace | grep -q '[1-9][0-9]* dropped while recording'"
+}
+
+# analyze needs no privileges: it runs as nobody on a readable file.
+test_analyze_unprivileged() {
+	local dev dir
+	bw_require fio jq setpriv || return 0
+	bw_loop dev 64 shm --direct-io=on || { fail "loop device"; return; }
+	dir=$(mktemp -d /tmp/blkwise-rec.XXXXXX)
+	bw_on_cleanup "rm -rf $dir"
+	chmod 755 "$dir"
+	rec_start "$dir/t.bwt" -d "$dev" || { fail "record start"; return; }
+	bw_fio "$BW_TMP/fio.json" --name=c --filename=/dev/"$dev" --direct=1 --rw=randread \
+		--bs=4k --iodepth=2 --ioengine=io_uring --size=16M --io_size=4M
+	rec_stop INT
+	chmod 644 "$dir/t.bwt"
+	setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all \
+		"$BW_BIN" analyze "$dir/t.bwt" --json >"$BW_TMP/an.json"
+	assertEquals "analyze as nobody" 0 $?
+	assertEquals "as nobody: every request" "$(jq .jobs[0].read.total_ios "$BW_TMP/fio.json")" \
+		"$(jq '.devices[0].requests + .devices[0].total[0].lost_completions_total' "$BW_TMP/an.json")"
+}
+
+# expect_an CODE TEXT FILE ARGS...: analyze exits CODE, and its one-line error says TEXT.
+expect_an() {
+	local code=$1 text=$2 out rc lines
+	shift 2
+	out=$("$BW_BIN" analyze "$@" 2>&1 >/dev/null)
+	rc=$?
+	lines=$(printf '%s\n' "$out" | grep -c .)
+	assertEquals "analyze $*: exit status ($out)" "$code" "$rc"
+	assertTrue "analyze $*: says '$text': $out" "printf '%s' \"\$out\" | grep -q -- \"$text\""
+	[ "$code" = 2 ] || assertEquals "analyze $*: one line" 1 "$lines"
+}
+
+# Every kind of bad file: its own message, naming the offset, and exit status.
+test_bad_files() {
+	local dev good b len
+	bw_require fio jq python3 || return 0
+	bw_loop dev 64 shm --direct-io=on || { fail "loop device"; return; }
+	good=$BW_TMP/good.bwt
+	rec_start "$good" -d "$dev" || { fail "record start"; return; }
+	bw_fio "$BW_TMP/fio.json" --name=c --filename=/dev/"$dev" --direct=1 --rw=randread \
+		--bs=4k --iodepth=2 --ioengine=io_uring --size=16M --io_size=8M
+	rec_stop INT
+	len=$(stat -c %s "$good")
+	b=$BW_TMP/bad.bwt
+	: >"$b"
+	expect_an 1 "empty file, not a blkwise trace at offset 0" "$b"
+	expect_an 1 "cannot open" "$BW_TMP/nonexistent.bwt"
+	head -c 4096 /dev/urandom >"$b"
+	expect_an 1 "not a blkwise trace (no BWTRACE magic) at offset 0" "$b"
+	cp "$good" "$b" && printf '\x02' | dd of="$b" bs=1 seek=8 conv=notrunc status=none
+	expect_an 1 "format version 2, this blkwise reads version 1 at offset 8" "$b"
+	# The type byte of the 11th event of the first event block.
+	python3 - "$good" "$b" <<'EOF'
+import struct, sys
+d = bytearray(open(sys.argv[1], "rb").read())
+off = 16
+t, l = struct.unpack_from("<II", d, off)
+off += l                                  # past the header block
+t, l = struct.unpack_from("<II", d, off)
+assert t == 2, t
+d[off + 8 + 10 * 64 + 60] = 0xee          # struct bw_trec.type
+open(sys.argv[2], "wb").write(d)
+print(off + 8 + 10 * 64, file=open(sys.argv[2] + ".off", "w"))
+EOF
+	expect_an 1 "corrupt event (type 238) at offset $(cat "$b.off")" "$b"
+	head -c 40 "$good" >"$b"
+	expect_an 1 "truncated before the header block ended" "$b"
+	# Cut mid-file: analyzed up to the last whole record, exit 0, a warning.
+	head -c $((len / 2 + 13)) "$good" >"$b"
+	out=$("$BW_BIN" analyze "$b" --json 2>&1 >"$BW_TMP/cut.json")
+	assertEquals "cut file: exit 0" 0 $?
+	assertTrue "cut file: warning with offset: $out" "printf '%s' '$out' | grep -q 'truncated at offset [0-9]'"
+	assertEquals "cut file: as many requests as the oracle reads" \
+		"$(python3 "$ORACLE" "$b" | jq .read.n)" "$(jq '.devices[0].requests' "$BW_TMP/cut.json")"
+	# Usage errors: exit 2.
+	expect_an 2 "no trace file given" 
+	expect_an 2 "bad --format 'xml'" "$good" --format xml
+	expect_an 2 "not in the trace's device table" "$good" -d nosuchdev
+	expect_an 2 "is not after --from" "$good" --from 5 --to 2
+	# --device and --from/--to select.
+	assertEquals "--to before the first I/O: no device" 0 \
+		"$("$BW_BIN" analyze "$good" --json --to 0.000001 | jq '.devices | length')"
+	assertTrue "-d by name" "$BW_BIN analyze $good -d $dev --json | jq -e '.devices[0].requests > 0' >/dev/null"
+}
+
+# The per-op tables see every op: a mixed read/write run.
+test_mixed_ops_and_csv() {
+	local dev trace r w seen missed
+	bw_require fio jq || return 0
+	bw_loop dev 64 shm --direct-io=on || { fail "loop device"; return; }
+	trace=$BW_TMP/mix.bwt
+	rec_start "$trace" -d "$dev" || { fail "record start"; return; }
+	bw_fio "$BW_TMP/fio.json" --name=c --filename=/dev/"$dev" --direct=1 --rw=randrw \
+		--bs=4k --iodepth=4 --ioengine=io_uring --size=32M --io_size=8M
+	rec_stop INT
+	"$BW_BIN" analyze "$trace" --json >"$BW_TMP/an.json"
+	r=$(jq '.devices[0].latency.read.d2c.n' "$BW_TMP/an.json")
+	w=$(jq '.devices[0].latency.write.d2c.n' "$BW_TMP/an.json")
+	read -r seen missed < <(an_counts "$BW_TMP/an.json" "$dev")
+	bw_expect_count "reads + writes vs fio" \
+		"$(jq '.jobs[0].read.total_ios + .jobs[0].write.total_ios' "$BW_TMP/fio.json")" \
+		"$((r + w))" "$missed"
+	assertTrue "reads seen ($r)" "[ $r -gt 500 ]"
+	assertTrue "writes seen ($w)" "[ $w -gt 500 ]"
+	assertEquals "csv: one latency row per (op, metric)" 6 \
+		"$("$BW_BIN" analyze "$trace" --format csv | grep -c "^$dev,\(read\|write\),")"
+}
+
+# btt_row FILE ROW: "MIN AVG MAX N" of btt's All Devices row (seconds).
+btt_row() { awk -v r="$2" '$1 == r { print $2, $3, $4, $5; exit }' "$1"; }
+
+# Real blktrace captures (tests/data/blktrace, from the VM tier): D2C and Q2C
+# equal btt's to the nanosecond where every request is one bio; with merges,
+# the request and merge counts equal btt's #D and #Q - #D.
+test_blktrace_vs_btt() {
+	local dir=$BW_ROOT/tests/data/blktrace n an row l f a b want
+	bw_require_data() { [ -f "$dir/seqread.blktrace.0" ] || { bw_skip "no blktrace captures"; return 1; }; }
+	command -v jq >/dev/null || { bw_skip "jq not installed"; return 0; }
+	bw_require_data || return 0
+	for n in seqread randread-qd8; do
+		an=$BW_TMP/$n.json
+		"$BW_BIN" analyze "$dir/$n" --json >"$an" 2>"$an.err"
+		assertEquals "$n: analyze exit ($(cat "$an.err"))" 0 $?
+		for l in D2C Q2C; do
+			row=$(btt_row "$dir/$n.btt.txt" $l)
+			f=$(echo "$l" | tr A-Z a-z)
+			a=$(jq -r ".devices[0].latency.read.$f | \"\\(.min_ms) \\(.mean_ms) \\(.max_ms) \\(.n)\"" "$an")
+			want=$(echo "$row" | awk '{ printf "%.6f %.6f %.6f %d", $1 * 1000, $2 * 1000, $3 * 1000, $4 }')
+			b=$(echo "$a" | awk '{ printf "%.6f %.6f %.6f %d", $1, $2, $3, $4 }')
+			echo "  $n $l: btt $want, blkwise $b (ms: min mean max n)"
+			assertEquals "$n $l min/mean/max/n = btt's" "$want" "$b"
+		done
+		assertEquals "$n: requests = fio's" "$(jq '.jobs[0].read.total_ios' "$dir/$n.fio.json")" \
+			"$(jq '.devices[0].requests' "$an")"
+	done
+	an=$BW_TMP/mixed.json
+	"$BW_BIN" analyze "$dir/mixed-merge" --json >"$an"
+	row=$(awk '/Merge Information/ { m = 1 } m && $1 == "(" { print $5, $6; exit }' \
+		"$dir/mixed-merge.btt.txt")
+	echo "  mixed-merge: btt #Q #D $row; blkwise requests $(jq '.devices[0].requests' "$an")," \
+		"merges $(jq '.devices[0].total[0].merges' "$an")"
+	assertEquals "mixed-merge: requests = btt's #D" "${row#* }" "$(jq '.devices[0].requests' "$an")"
+	assertEquals "mixed-merge: merges = #Q - #D" "$((${row% *} - ${row#* }))" \
+		"$(jq '.devices[0].total[0].merges' "$an")"
+	assertEquals "mixed-merge: D2C max = btt's" \
+		"$(btt_row "$dir/mixed-merge.btt.txt" D2C | awk '{ printf "%.6f", $3 * 1000 }')" \
+		"$(jq -r '[.devices[0].latency[].d2c.max_ms] | max' "$an" | awk '{ printf "%.6f", $1 }')"
+	# A capture named by one of its files reads the same.
+	assertEquals "named by its file" "$(jq -c .devices "$BW_TMP/seqread.json")" \
+		"$("$BW_BIN" analyze "$dir/seqread.blktrace.1" --json | jq -c .devices)"
+}
+
+# --html renders in a real browser with its charts drawn; --perfetto is
+# trace-event JSON with one complete event per request and a depth counter.
+test_html_and_perfetto() {
+	local cap=$BW_ROOT/tests/data/blktrace/mixed-merge html=$BW_TMP/r.html perf=$BW_TMP/p.json
+	local dom=$BW_TMP/dom.html n svgs rects paths
+	command -v jq >/dev/null || { bw_skip "jq not installed"; return 0; }
+	command -v chromium >/dev/null || { bw_skip "chromium not installed (tools/deps.sh)"; return 0; }
+	[ -f "$cap.blktrace.0" ] || { bw_skip "no blktrace captures"; return 0; }
+	"$BW_BIN" analyze "$cap" -i 0.01 --json --html "$html" --perfetto "$perf" >"$BW_TMP/an.json"
+	assertEquals "analyze --html --perfetto exit" 0 $?
+	n=$(jq '.devices[0].requests' "$BW_TMP/an.json")
+	assertFalse "self-contained: no external reference" "grep -qiE '(src|href)=\"?(https?:|//)' $html"
+	timeout 120 chromium --headless --no-sandbox --disable-gpu --dump-dom "file://$html" \
+		>"$dom" 2>/dev/null
+	assertEquals "chromium rendered it" 0 $?
+	svgs=$(grep -o '<svg' "$dom" | wc -l)
+	rects=$(sed -n '/class="chart heatmap"/,/<\/svg>/p' "$dom" | grep -o '<rect' | wc -l)
+	paths=$(grep -o '<path[^>]* d="M[0-9.]* [0-9.]* L' "$dom" | wc -l)
+	echo "  html: $(stat -c %s "$html") bytes; in the DOM: $svgs charts, $rects heatmap cells," \
+		"$paths drawn lines"
+	assertEquals "five charts for the device" 5 "$svgs"
+	assertTrue "the heatmap has cells ($rects)" "[ $rects -ge 10 ]"
+	assertTrue "depth and IOPS lines are drawn ($paths)" "[ $paths -ge 2 ]"
+	assertTrue "P_eff says why it is missing" "grep -q 'undetermined throughout' $dom"
+	assertTrue "the stream's row" "grep -q '276 fio' $dom"
+	timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
+		--window-size=1000,1100 --screenshot="$BW_TMP/shot.png" "file://$html" >/dev/null 2>&1
+	assertTrue "a screenshot" "[ \$(stat -c %s $BW_TMP/shot.png) -gt 10000 ]"
+	assertEquals "perfetto: valid JSON, one X event per request" "$n" \
+		"$(jq '[.traceEvents[] | select(.ph == "X")] | length' "$perf")"
+	assertTrue "perfetto: a depth counter track" \
+		"[ \$(jq '[.traceEvents[] | select(.ph == \"C\" and .name == \"depth\")] | length' $perf) -ge 10 ]"
+	assertEquals "perfetto: the device's track is named" "8:0 (requests)" \
+		"$(jq -r '[.traceEvents[] | select(.ph == "M" and .pid == 8388608)][0].args.name' "$perf")"
+}
+
+# --what-if-tune replays tune's policy over a recording of a 4-way emulated
+# disk (solo first, then deep): the policy, seeing P_eff ~ 4, turns idling off.
+test_what_if_tune() {
+	local dev trace out
+	bw_require fio jq fusermount3 || return 0
+	bw_fakedisk dev service_us=1000,parallel=4 || { fail "fakedisk"; return; }
+	trace=$BW_TMP/wi.bwt
+	rec_start "$trace" -d "$dev" || { fail "record start"; return; }
+	bw_fio "$BW_TMP/fio.json" --name=solo --filename=/dev/"$dev" --direct=1 --rw=randread \
+		--bs=4k --iodepth=1 --ioengine=psync --time_based --runtime=2 \
+		--name=deep --stonewall --filename=/dev/"$dev" --direct=1 --rw=randread \
+		--bs=4k --iodepth=8 --ioengine=io_uring --time_based --runtime=8
+	rec_stop INT
+	out=$("$BW_BIN" analyze "$trace" --what-if-tune)
+	assertEquals "analyze --what-if-tune exit" 0 $?
+	echo "$out" | sed -n '/^What if/,/^Latency/p' | head -8
+	assertTrue "a what-if section" "echo \"\$out\" | grep -q '^What if blkwise tune had run'"
+	assertTrue "idling turned off, with its time and evidence" \
+		"echo \"\$out\" | grep -A1 't=.*slice_idle_us [0-9]* -> 0' | grep -q 'evidence:.*P_eff [3-4]\.'"
+	assertTrue "the class it saw was deep" "echo \"\$out\" | grep -q 'evidence:.*class deep'"
+}
+
+. shunit2

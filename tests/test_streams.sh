@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# shunit2 suite: streams (bpf/streams.bpf.c) per process and per cgroup.
+# Oracles: fio's own per-job counts, the cgroups the test makes, and the
+# depth a synchronous job cannot exceed (1).
+. "$(dirname "$0")/lib.sh"
+
+# st_sum OUT SELECT FIELD: FIELD summed over the intervals' streams matching SELECT.
+st_sum() { jq -s "[.[].streams[]? | select($2) | .$3] | add // 0" "$1"; }
+st_max() { jq -s "[.[].streams[]? | select($2) | .$3] | max // 0" "$1"; }
+
+# The cgroup v2 mount (/sys/fs/cgroup, or .../unified on a hybrid setup).
+cg_mount() { awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts; }
+
+# cg_make VAR NAME: a new cgroup under the v2 mount; its path below the
+# mount (as blkwise prints it) goes into VAR.  Removed at cleanup.
+cg_make() {
+	local _mnt _dir
+	_mnt=$(cg_mount)
+	_dir=$_mnt/blkwise-test-$2.$$
+	mkdir "$_dir" || return 1
+	bw_on_cleanup "rmdir $_dir"
+	printf -v "$1" '%s' "${_dir#"$_mnt"}"
+}
+
+# cg_run CGROUP_PATH CMD...: CMD run inside the cgroup.
+cg_run() {
+	local cg=$(cg_mount)$1
+	shift
+	sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$cg" "$@"
+}
+
+# Two fio jobs in two cgroups read as two streams, each with its own
+# requests (fio's count, exactly) and depth: the libaio job at iodepth 16
+# keeps several in flight, the psync one never more than one.
+test_streams_two_cgroups() {
+	local dev out a b pa pb ios_a ios_b fa fb da db ma mb
+	bw_require fio jq || return 0
+	[ -n "$(cg_mount)" ] || { bw_skip "no cgroup v2 mount"; return 0; }
+	bw_loop dev 64 shm --direct-io=on || { fail "loop device"; return; }
+	cg_make a deep || { fail "mkdir cgroup"; return; }
+	cg_make b sync || { fail "mkdir cgroup"; return; }
+	out=$BW_TMP/cg.json
+	bw_stat_start "$out" -d "$dev" -i 0.5 --streams=cgroup || { fail "blkwise start"; return; }
+	cg_run "$a" fio --output-format=json --output="$BW_TMP/fa.json" --name=a \
+		--filename=/dev/"$dev" --direct=1 --rw=randread --bs=4k --iodepth=16 \
+		--ioengine=libaio --size=48M --io_size=16M >/dev/null &
+	pa=$!
+	cg_run "$b" fio --output-format=json --output="$BW_TMP/fb.json" --name=b \
+		--filename=/dev/"$dev" --direct=1 --rw=read --bs=4k --ioengine=psync \
+		--size=48M --io_size=8M >/dev/null &
+	pb=$!
+	wait $pa $pb
+	bw_stat_stop INT
+	assertEquals "blkwise exit status" 0 $?
+	fa=$(jq '.jobs[0].read.total_ios' "$BW_TMP/fa.json")
+	fb=$(jq '.jobs[0].read.total_ios' "$BW_TMP/fb.json")
+	ios_a=$(st_sum "$out" ".cgroup == \"$a\"" ios)
+	ios_b=$(st_sum "$out" ".cgroup == \"$b\"" ios)
+	ma=$(st_max "$out" ".cgroup == \"$a\"" depth_max)
+	mb=$(st_max "$out" ".cgroup == \"$b\"" depth_max)
+	da=$(st_max "$out" ".cgroup == \"$a\"" depth_mean)
+	db=$(st_max "$out" ".cgroup == \"$b\"" depth_mean)
+	echo "  $a: fio $fa, stream $ios_a ios, depth up to $da (max $ma);" \
+		"$b: fio $fb, stream $ios_b ios, depth up to $db (max $mb)"
+	assertEquals "$a's requests = fio's" "$fa" "$ios_a"
+	assertEquals "$b's requests = fio's" "$fb" "$ios_b"
+	assertEquals "$b (psync) never has two in flight" 1 "$mb"
+	assertTrue "$a (iodepth 16) has several in flight (max $ma)" "[ $ma -ge 4 ]"
+	assertTrue "$a deeper than $b on average ($da vs $db)" \
+		"awk 'BEGIN { exit !($da > $db) }'"
+	assertEquals "streams carry the cgroup id, not a pid" 0 \
+		"$(jq -s '[.[].streams[]? | select(has("pid"))] | length' "$out")"
+	assertEquals "$a's id is its directory's inode" "$(stat -c %i "$(cg_mount)$a")" \
+		"$(jq -s "[.[].streams[]? | select(.cgroup == \"$a\") | .cgroup_id][0]" "$out")"
+}
+
+# run_q_counts SCHED FALLBACK: a process stream's requests equal fio's,
+# with Q from block_io_start or (FALLBACK=1) block_rq_insert/issue.
+run_q_counts() {
+	local sched=$1 fallback=$2 dev out ios fio_ios want
+	bw_loop dev 64 shm --direct-io=on || { fail "loop device"; return; }
+	echo "$sched" >/sys/block/"$dev"/queue/scheduler 2>/dev/null ||
+		{ bw_skip "no $sched scheduler"; return 0; }
+	out=$BW_TMP/q-$sched-$fallback.json
+	BW_TEST_STREAMS_FALLBACK=$fallback bw_stat_start "$out" -d "$dev" -i 0.5 --streams -v ||
+		{ fail "blkwise start"; return; }
+	want="block_io_start"
+	# The kernel's own list of tracepoints: block_io_start is 6.5+.
+	if [ "$fallback" = 1 ] || ! grep -qE " (__traceiter|__tracepoint)_block_io_start$" /proc/kallsyms; then
+		want="block_rq_insert/block_rq_issue (fallback)"
+	fi
+	assertEquals "Q event" 1 "$(grep -cF "Q from $want" "$out.err")"
+	bw_fio "$BW_TMP/fio.json" --name=q --filename=/dev/"$dev" --direct=1 --rw=randrw \
+		--bs=4k --iodepth=8 --ioengine=libaio --size=48M --io_size=16M
+	bw_stat_stop INT
+	fio_ios=$(jq '.jobs[0].read.total_ios + .jobs[0].write.total_ios' "$BW_TMP/fio.json")
+	ios=$(st_sum "$out" ".comm == \"fio\"" ios)
+	echo "  $sched, Q from $want: fio $fio_ios, fio's stream $ios ios"
+	assertEquals "$sched: fio's stream = fio's requests" "$fio_ios" "$ios"
+	assertTrue "$sched: depth seen ($(st_max "$out" ".comm == \"fio\"" depth_max))" \
+		"[ $(st_max "$out" ".comm == \"fio\"" depth_max) -ge 2 ]"
+}
+
+# No scheduler: requests are issued directly, never inserted (the case that
+# left streams empty before block_io_start, issue 10).
+test_streams_q_none() {
+	bw_require fio jq || return 0
+	run_q_counts none 0
+}
+
+test_streams_q_none_fallback() {
+	bw_require fio jq || return 0
+	run_q_counts none 1
+}
+
+test_streams_q_deadline_fallback() {
+	bw_require fio jq || return 0
+	run_q_counts mq-deadline 1
+}
+
+test_streams_bad_mode() {
+	bw_require jq || return 0
+	"$BW_BIN" stat --streams=thread -c 1 >/dev/null 2>"$BW_TMP/err"
+	assertEquals "usage error" 2 $?
+	assertEquals "one line naming the value" 1 "$(grep -c "bad --streams 'thread'" "$BW_TMP/err")"
+}
+
+. shunit2

@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""An independent reader of blkwise trace files (user/trace.h's layout), for
+the tests: pairs D and C by request address and prints, per op, the exact
+nearest-rank percentiles of D2C and Q2C (Q = the allocation stamp), in ms,
+as JSON.  Deliberately simple and slow: an oracle, not a tool."""
+import json
+import math
+import struct
+import sys
+
+REC = struct.Struct("<QQQQIIIIiHHHHBB2x")
+OPS = {0: "read", 1: "write", 2: "flush", 3: "discard"}
+
+
+def events(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    assert data[:8] == b"BWTRACE\0", "magic"
+    off = 16
+    while off + 8 <= len(data):
+        btype, blen = struct.unpack_from("<II", data, off)
+        body = data[off + 8:off + blen - 8]
+        if btype == 2:
+            for i in range(len(body) // REC.size):
+                yield REC.unpack_from(body, i * REC.size)
+        off += blen
+
+
+def rank(vals, p):
+    vals = sorted(vals)
+    k = max(1, math.ceil(p * len(vals) - 1e-9))
+    return vals[k - 1]
+
+
+def main():
+    issued = {}
+    d2c, q2c = {}, {}
+    for (ts, rq, sector, alloc, dev, nbytes, flags, pid, err, nseg, tag, hwq, cpu,
+         etype, xflags) in events(sys.argv[1]):
+        if etype == 4:
+            issued[rq] = ts
+        elif etype == 5 and not xflags & 1 and rq in issued:
+            op = OPS.get(flags & 0xff, "other")
+            d = issued.pop(rq)
+            d2c.setdefault(op, []).append(ts - d)
+            if alloc and alloc <= d:
+                q2c.setdefault(op, []).append(ts - alloc)
+    out = {}
+    for op, v in d2c.items():
+        out[op] = {"n": len(v)}
+        for name, vals in (("d2c", v), ("q2c", q2c.get(op, []))):
+            for p, key in ((0.5, "p50_ms"), (0.9, "p90_ms"), (0.99, "p99_ms")):
+                out[op][name + "_" + key] = rank(vals, p) / 1e6 if vals else None
+    json.dump(out, sys.stdout)
+    print()
+
+
+main()

@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The replay on synthetic traces of known shape: exact percentiles, P_eff
+ * and class through stat's code, streams; and blktrace captures of the same
+ * requests, in both byte orders, giving the same figures.
+ */
+#include <stdlib.h>
+#include "unit.h"
+#include "replay.h"
+
+#define DEV ((7u << 20) | 9)
+#define US 1000ULL
+#define MS 1000000ULL
+
+struct evbuf {
+	struct bw_trec *ev;
+	int n, cap;
+};
+
+static void add(struct evbuf *b, __u8 type, __u64 ts, __u64 rq, __u64 sector, __u32 pid)
+{
+	struct bw_trec *e;
+
+	if (b->n == b->cap) {
+		b->cap = b->cap ? b->cap * 2 : 1024;
+		b->ev = realloc(b->ev, b->cap * sizeof(*b->ev));
+	}
+	e = &b->ev[b->n++];
+	memset(e, 0, sizeof(*e));
+	e->type = type;
+	e->ts = ts;
+	e->rq = rq;
+	e->sector = sector;
+	e->dev = DEV;
+	e->bytes = 4096;
+	e->pid = pid;
+	e->nr_seg = 1;
+}
+
+static int cmp_ts(const void *a, const void *b)
+{
+	const struct bw_trec *x = a, *y = b;
+
+	return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+/* A memory source over b, sorted by time. */
+struct memsrc {
+	struct evbuf *b;
+	int i;
+	struct bw_tinfo info;
+	__u64 lost[1];
+	bool trunc;
+	char err[64];
+};
+
+static int mem_next(void *ctx, const struct bw_trec **ev)
+{
+	struct memsrc *m = ctx;
+
+	if (m->i >= m->b->n)
+		return 0;
+	*ev = &m->b->ev[m->i++];
+	return 1;
+}
+
+static int mem_rewind(void *ctx)
+{
+	((struct memsrc *)ctx)->i = 0;
+	return 0;
+}
+
+static void mem_source(struct memsrc *m, struct evbuf *b, struct bw_tsource *s)
+{
+	memset(m, 0, sizeof(*m));
+	qsort(b->ev, b->n, sizeof(*b->ev), cmp_ts);
+	m->b = b;
+	m->info.ncpus = 1;
+	s->next = mem_next;
+	s->rewind = mem_rewind;
+	s->ctx = m;
+	s->info = &m->info;
+	s->devs = NULL;
+	s->lost = m->lost;
+	s->truncated = &m->trunc;
+	s->err = m->err;
+}
+
+/*
+ * 1000 requests alone, one after another: D2C of request i is i us (1..1000),
+ * Q (allocation) 10 us before D.  Exact p50 = 500 us, p90 = 900, p99 = 990.
+ */
+static void serial_trace(struct evbuf *b, bool by_sector)
+{
+	__u64 t = 1 * MS;
+	int i;
+
+	for (i = 1; i <= 1000; i++) {
+		__u64 rq = by_sector ? 0 : 0xffff888000000000ULL + (i % 7) * 256;
+
+		add(b, BW_EV_QUEUE, t, rq, i * 8, 100);
+		add(b, BW_EV_ISSUE, t + 10 * US, rq, i * 8, 100);
+		b->ev[b->n - 1].alloc_ns = by_sector ? 0 : t;
+		add(b, BW_EV_COMPLETE, t + 10 * US + i * US, rq, i * 8, 0);
+		b->ev[b->n - 1].alloc_ns = by_sector ? 0 : t;
+		t += 10 * US + i * US + 50 * US;
+	}
+}
+
+static void run(struct bw_tsource *src, bool exact, const struct bw_rp_dev **d,
+		struct bw_replay **rp, void (*on_tick)(void *, const struct bw_rp_tick *),
+		void *ctx)
+{
+	struct bw_replay_opts o = { .interval = 1, .exact = exact, .on_tick = on_tick,
+				    .ctx = ctx };
+
+	CHECK(!bw_replay_new(rp, &o, src), "new");
+	CHECK(!bw_replay_run(*rp), "run: %s", src->err);
+	CHECK(bw_replay_devs(*rp, d) == 1, "one device");
+}
+
+static void test_exact_percentiles(void)
+{
+	struct evbuf b = {};
+	struct memsrc m;
+	struct bw_tsource src;
+	struct bw_replay *rp;
+	const struct bw_rp_dev *d;
+	const struct bw_xdist *x;
+
+	serial_trace(&b, false);
+	mem_source(&m, &b, &src);
+	run(&src, true, &d, &rp, NULL, NULL);
+	x = &d->lat[BW_OP_READ][BW_LAT_D2C];
+	CHECK(x->n == 1000, "n %llu", (unsigned long long)x->n);
+	CHECK(x->pct[0] == 500 * US, "p50 %llu", (unsigned long long)x->pct[0]);
+	CHECK(x->pct[1] == 900 * US, "p90 %llu", (unsigned long long)x->pct[1]);
+	CHECK(x->pct[2] == 990 * US, "p99 %llu", (unsigned long long)x->pct[2]);
+	CHECK(x->pct[3] == 999 * US && x->pct[4] == 1000 * US, "p99.9 and max");
+	CHECK(x->min == 1 * US, "min");
+	x = &d->lat[BW_OP_READ][BW_LAT_Q2C];
+	CHECK(x->pct[0] == 510 * US, "Q2C p50 %llu", (unsigned long long)x->pct[0]);
+	CHECK(d->lat[BW_OP_READ][BW_LAT_Q2D].pct[2] == 10 * US, "Q2D p99");
+	CHECK(bw_replay_passes(rp) >= 2, "refined in extra passes");
+	CHECK(d->completed == 1000, "counted once over all passes: %llu",
+	      (unsigned long long)d->completed);
+	/* Alone every time: every request is a solo sample, P_eff undefined at depth 1. */
+	CHECK(d->total.solo_ios == 1000, "solo samples %llu", (unsigned long long)d->total.solo_ios);
+	CHECK(isnan(d->total.p_eff) && !strcmp(d->total.p_eff_code, "-L<1.5"), "P_eff: %s",
+	      d->total.p_eff_code);
+	CHECK_NEAR(d->total.svc_mean_ms, 0.5005, 1e-9, "mean D2C through metrics.c");
+	bw_replay_free(rp);
+	free(b.ev);
+}
+
+struct ticks {
+	double peff[64];
+	enum bw_class_id cls[64];
+	int n;
+};
+
+static void on_tick(void *ctx, const struct bw_rp_tick *t)
+{
+	struct ticks *k = ctx;
+
+	if (k->n < 64) {
+		k->peff[k->n] = t->iv->p_eff;
+		k->cls[k->n++] = t->cls->cls;
+	}
+}
+
+/*
+ * A 4-way device: 0.5 s of solo 1 ms requests (S1 = 1 ms), then 6 s of four
+ * always in flight, each 1 ms: N / T_b = 4 per ms, so P_eff = 4 and the
+ * device is deep, by stat's own code.
+ */
+static void test_peff_four_way(void)
+{
+	struct evbuf b = {};
+	struct memsrc m;
+	struct bw_tsource src;
+	struct bw_replay *rp;
+	const struct bw_rp_dev *d;
+	struct ticks k = {};
+	__u64 t = 0, rq = 1;	/* a first event at time 0, too */
+	int i, lane;
+
+	for (i = 0; i < 400; i++, t += 1250 * US) {
+		add(&b, BW_EV_ISSUE, t, rq, i * 8, 1);
+		add(&b, BW_EV_COMPLETE, t + MS, rq++, i * 8, 1);
+	}
+	t = 600 * MS;
+	for (i = 0; i < 6000; i++, t += MS)
+		for (lane = 0; lane < 4; lane++) {
+			add(&b, BW_EV_ISSUE, t + lane * 10, rq, rq * 8, 1);
+			add(&b, BW_EV_COMPLETE, t + lane * 10 + MS - 40, rq, rq * 8, 1);
+			rq++;
+		}
+	mem_source(&m, &b, &src);
+	run(&src, false, &d, &rp, on_tick, &k);
+	CHECK(k.n >= 6, "ticks %d", k.n);
+	CHECK_NEAR(k.peff[3], 4.0, 0.02, "P_eff at depth 4");
+	/* The first second: 400 solo requests (0.4 s busy) and 0.4 s at depth 4. */
+	CHECK_NEAR(k.peff[0], 2000 * 1.0 / 800, 0.02, "P_eff of a mixed interval");
+	CHECK(d->cls.cls == BW_CLASS_DEEP, "class deep: %s", d->cls.reason);
+	bw_replay_free(rp);
+	free(b.ev);
+}
+
+/* Streams: one process, sequential, 50 us think time between its requests. */
+static void test_stream(void)
+{
+	struct evbuf b = {};
+	struct memsrc m;
+	struct bw_tsource src;
+	struct bw_replay *rp;
+	const struct bw_rp_dev *d;
+	const struct bw_rp_stream *s;
+	__u64 t = 0;
+	int i;
+
+	add(&b, BW_EV_COMM, 0, 0, 0, 42);
+	memcpy(b.ev[0].comm, "reader", 7);
+	for (i = 0; i < 500; i++) {
+		add(&b, BW_EV_QUEUE, t + 1, 0x1000, 8 * i, 42);
+		add(&b, BW_EV_ISSUE, t + 2, 0x1000, 8 * i, 42);
+		add(&b, BW_EV_COMPLETE, t + 100 * US, 0x1000, 8 * i, 0);
+		t += 150 * US;
+	}
+	mem_source(&m, &b, &src);
+	run(&src, false, &d, &rp, NULL, NULL);
+	CHECK(bw_replay_streams(rp, &s) == 1, "one stream");
+	CHECK(!strcmp(s->iv.comm, "reader"), "comm %s", s->iv.comm);
+	CHECK(s->iv.ios == 500, "ios %llu", (unsigned long long)s->iv.ios);
+	CHECK_NEAR(s->iv.think_ms, 0.05, 0.001, "think time");
+	CHECK_NEAR(s->iv.seq_pct, 99.8, 1e-9, "sequential but the first");
+	CHECK(!s->iv.deep, "shallow stream");
+	bw_replay_free(rp);
+	free(b.ev);
+}
+
+/* The serial trace as blktrace would have written it, split over two CPU files. */
+static void put_bt(FILE *f, bool swap, __u64 ts, __u32 act, __u64 sector, __u32 pid, __u32 cpu)
+{
+	struct {
+		__u32 magic, seq;
+		__u64 time, sector;
+		__u32 bytes, action, pid, device, cpu;
+		__u16 error, pdu_len;
+	} r = { 0x65617407, 0, ts, sector, 4096, act | (1u << 16) << 0, pid, DEV, cpu, 0, 0 };
+
+	r.action = act | (1u << 3) << 16;	/* BLK_TC_SYNC, a read */
+	if (swap) {
+		r.magic = __builtin_bswap32(r.magic);
+		r.time = __builtin_bswap64(r.time);
+		r.sector = __builtin_bswap64(r.sector);
+		r.bytes = __builtin_bswap32(r.bytes);
+		r.action = __builtin_bswap32(r.action);
+		r.pid = __builtin_bswap32(r.pid);
+		r.device = __builtin_bswap32(r.device);
+		r.cpu = __builtin_bswap32(r.cpu);
+	}
+	fwrite(&r, sizeof(r), 1, f);
+}
+
+static void test_blktrace(void)
+{
+	int order;
+
+	for (order = 0; order < 2; order++) {
+		char *buf[2] = {};
+		size_t len[2];
+		FILE *w[2], *rd[2];
+		const char *names[2] = { "t.blktrace.0", "t.blktrace.1" };
+		struct bw_btreader *bt;
+		struct bw_tsource src;
+		struct bw_replay *rp;
+		const struct bw_rp_dev *d;
+		char err[256];
+		__u64 t = 1 * MS;
+		int i;
+
+		w[0] = open_memstream(&buf[0], &len[0]);
+		w[1] = open_memstream(&buf[1], &len[1]);
+		for (i = 1; i <= 1000; i++) {
+			/* Q on the submitting CPU, D and C wherever. */
+			put_bt(w[i % 2], order, t, 1, i * 8, 100, i % 2);
+			put_bt(w[i % 2], order, t + 10 * US, 7, i * 8, 100, i % 2);
+			put_bt(w[(i / 3) % 2], order, t + 10 * US + i * US, 8, i * 8, 0, (i / 3) % 2);
+			t += 10 * US + i * US + 50 * US;
+		}
+		fclose(w[0]);
+		fclose(w[1]);
+		rd[0] = fmemopen(buf[0], len[0], "r");
+		rd[1] = fmemopen(buf[1], len[1], "r");
+		CHECK(bw_bt_magic(buf[0], len[0]), "magic, order %d", order);
+		CHECK(!bw_bt_open(&bt, rd, names, 2, err, sizeof(err)), "open: %s", err);
+		bw_bt_source(bt, &src);
+		run(&src, true, &d, &rp, NULL, NULL);
+		CHECK(d->lat[BW_OP_READ][BW_LAT_D2C].n == 1000, "order %d: all requests", order);
+		CHECK(d->lat[BW_OP_READ][BW_LAT_D2C].pct[0] == 500 * US, "order %d: D2C p50", order);
+		CHECK(d->lat[BW_OP_READ][BW_LAT_Q2C].pct[2] == 1000 * US, "order %d: Q2C p99 %llu",
+		      order, (unsigned long long)d->lat[BW_OP_READ][BW_LAT_Q2C].pct[2]);
+		CHECK(d->lat[BW_OP_READ][BW_LAT_Q2D].max == 10 * US, "order %d: Q2D", order);
+		bw_replay_free(rp);
+		bw_bt_close(bt);
+		/* A record cut in two: read up to it, said truncated. */
+		fclose(rd[0]);
+		rd[0] = fmemopen(buf[0], len[0] - 20, "r");
+		fseek(rd[1], 0, SEEK_SET);
+		CHECK(!bw_bt_open(&bt, rd, names, 2, err, sizeof(err)), "open cut: %s", err);
+		bw_bt_source(bt, &src);
+		run(&src, false, &d, &rp, NULL, NULL);
+		CHECK(*src.truncated && strstr(err, "truncated at offset"), "cut: %s", err);
+		bw_replay_free(rp);
+		bw_bt_close(bt);
+		/* Not blktrace at all: refused, naming the offset. */
+		fclose(rd[0]);
+		memset(buf[0] + 48 * 5, 0x55, 4);
+		rd[0] = fmemopen(buf[0], len[0], "r");
+		fseek(rd[1], 0, SEEK_SET);
+		CHECK(!bw_bt_open(&bt, rd, names, 2, err, sizeof(err)), "open");
+		bw_bt_source(bt, &src);
+		CHECK(!bw_replay_new(&rp, &(struct bw_replay_opts){ .interval = 1 }, &src), "new");
+		CHECK(bw_replay_run(rp) < 0 && strstr(err, "not a blktrace record") &&
+		      strstr(err, "at offset 240"), "damage: %s", err);
+		bw_replay_free(rp);
+		bw_bt_close(bt);
+		fclose(rd[0]);
+		fclose(rd[1]);
+		free(buf[0]);
+		free(buf[1]);
+	}
+}
+
+int main(void)
+{
+	static const struct unit_test t[] = {
+		UNIT(test_exact_percentiles),
+		UNIT(test_peff_four_way),
+		UNIT(test_stream),
+		UNIT(test_blktrace),
+	};
+
+	return unit_run("replay", t, sizeof(t) / sizeof(t[0]));
+}

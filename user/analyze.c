@@ -1,0 +1,631 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * `blkwise analyze`: a trace of `blkwise record`, or a blktrace capture,
+ * offline and unprivileged.  The figures over time are stat's own (the
+ * replay rebuilds its counters; user/replay.h); on top, exact latency
+ * percentiles, seeks, streams and the slowest requests.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "replay.h"
+#include "analyze.h"
+
+enum fmt { FMT_TEXT, FMT_JSON, FMT_CSV };
+
+struct an_args {
+	const char *file;
+	enum fmt fmt;
+	struct bw_replay_opts ro;
+	int nnames;
+	const char *names[BW_MAX_WATCH];
+	bool all_intervals;
+	const char *html, *perfetto;
+	bool what_if;
+};
+
+struct an_out {
+	struct an_args *a;
+	struct bw_json j;
+	double t_open;		/* t of the interval object open in JSON, NAN none */
+	bool any_tick;
+	struct bw_report *rep;	/* html / perfetto writers, or NULL */
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: blkwise analyze FILE [--format text|json|csv] [-d DEV]... [--from T]\n"
+		"                       [--to T] [-i SECS] [--all] [--no-exact]\n"
+		"                       [--html FILE] [--perfetto FILE] [--what-if-tune]\n"
+		"  FILE               a trace of blkwise record, or a blktrace capture: its\n"
+		"                     name (NAME, for NAME.blktrace.0 ...) or one of its files\n"
+		"  -f, --format F     text (default), json (one object) or csv\n"
+		"  -j, --json         --format json\n"
+		"  -d, --device DEV   only DEV (its name in the trace, or MAJ:MIN); repeatable\n"
+		"      --from T, --to T  only events T seconds or more (less) from the start\n"
+		"  -i, --interval S   seconds per interval of the figures over time (default 1)\n"
+		"  -a, --all          text: every interval, idle ones too\n"
+		"      --no-exact     one pass: percentiles from stat's histograms only\n"
+		"      --html FILE    a self-contained HTML report with SVG charts\n"
+		"      --perfetto FILE  Chrome trace-event JSON (ui.perfetto.dev)\n"
+		"      --what-if-tune the decisions blkwise tune's policy would have taken\n"
+		"No root and no BPF needed.  Exit 1 when the file cannot be read (the\n"
+		"message names the offset); a file cut short is analyzed up to its last\n"
+		"whole record, with a warning.\n");
+}
+
+enum { OPT_FROM = 400, OPT_TO, OPT_NO_EXACT, OPT_HTML, OPT_PERFETTO, OPT_WHAT_IF };
+
+static int parse_time(const char *s, double *v, const char *what)
+{
+	char *end;
+
+	*v = strtod(s, &end);
+	if (end == s || *end || !(*v >= 0) || isinf(*v)) {
+		bw_err("bad %s '%s': give seconds from the trace's start", what, s);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct an_args *a)
+{
+	static const struct option opts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "device", required_argument, NULL, 'd' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "from", required_argument, NULL, OPT_FROM },
+		{ "to", required_argument, NULL, OPT_TO },
+		{ "no-exact", no_argument, NULL, OPT_NO_EXACT },
+		{ "html", required_argument, NULL, OPT_HTML },
+		{ "perfetto", required_argument, NULL, OPT_PERFETTO },
+		{ "what-if-tune", no_argument, NULL, OPT_WHAT_IF },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	int c;
+
+	a->ro.exact = true;
+	a->ro.interval = 1;
+	while ((c = getopt_long(argc, argv, "f:jd:i:ah", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (!strcmp(optarg, "text"))
+				a->fmt = FMT_TEXT;
+			else if (!strcmp(optarg, "json"))
+				a->fmt = FMT_JSON;
+			else if (!strcmp(optarg, "csv"))
+				a->fmt = FMT_CSV;
+			else {
+				bw_err("bad --format '%s': give text, json or csv", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'j':
+			a->fmt = FMT_JSON;
+			break;
+		case 'd':
+			if (a->nnames >= BW_MAX_WATCH) {
+				bw_err("too many -d (at most %d)", BW_MAX_WATCH);
+				return -EINVAL;
+			}
+			a->names[a->nnames++] = optarg;
+			break;
+		case 'i':
+			if (bw_parse_interval(optarg, &a->ro.interval)) {
+				bw_err("bad interval '%s': give seconds between 0.01 and 86400",
+				       optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'a':
+			a->all_intervals = true;
+			break;
+		case OPT_FROM:
+			if (parse_time(optarg, &a->ro.from, "--from"))
+				return -EINVAL;
+			break;
+		case OPT_TO:
+			if (parse_time(optarg, &a->ro.to, "--to"))
+				return -EINVAL;
+			break;
+		case OPT_NO_EXACT:
+			a->ro.exact = false;
+			break;
+		case OPT_HTML:
+			a->html = optarg;
+			break;
+		case OPT_PERFETTO:
+			a->perfetto = optarg;
+			break;
+		case OPT_WHAT_IF:
+			a->what_if = true;
+			break;
+		default:
+			return bw_opt_other(c, usage);
+		}
+	}
+	if (optind >= argc) {
+		bw_err("no trace file given; see --help");
+		return -EINVAL;
+	}
+	a->file = argv[optind++];
+	if (bw_opt_rest(argc, argv))
+		return -EINVAL;
+	if (a->ro.to > 0 && a->ro.to <= a->ro.from) {
+		bw_err("--to %g is not after --from %g", a->ro.to, a->ro.from);
+		return -EINVAL;
+	}
+	if (a->fmt == FMT_JSON)
+		bw_json_errors = true;
+	return 0;
+}
+
+/* -d names against the trace's own device table (another machine's). */
+static int resolve_devices(struct an_args *a, const struct bw_tsource *src)
+{
+	unsigned int ma, mi;
+	char c;
+	int i;
+	__u32 k;
+
+	for (i = 0; i < a->nnames; i++) {
+		const char *n = a->names[i];
+		__u32 dev = 0;
+
+		if (sscanf(n, "%u:%u%c", &ma, &mi, &c) == 2)
+			dev = BW_MKDEV(ma, mi);
+		for (k = 0; !dev && k < src->info->ndevs; k++) {
+			const char *base = strncmp(n, "/dev/", 5) ? n : n + 5;
+
+			if (!strcmp(src->devs[k].name, base))
+				dev = src->devs[k].dev;
+		}
+		if (!dev) {
+			bw_err("device '%s' is not in the trace's device table (give MAJ:MIN)", n);
+			return -ENODEV;
+		}
+		a->ro.devs[a->ro.ndevs++] = dev;
+	}
+	return 0;
+}
+
+static void on_tick(void *ctx, const struct bw_rp_tick *t)
+{
+	struct an_out *o = ctx;
+	const struct bw_interval *iv = t->iv;
+	bool active = bw_interval_active(iv);
+
+	if (o->rep)
+		bw_report_tick(o->rep, t);
+	if (bw_whatif_on(o->rep))
+		bw_whatif_tick(o->rep, t);
+	switch (o->a->fmt) {
+	case FMT_JSON:
+		if (o->t_open != t->t) {
+			if (!isnan(o->t_open)) {
+				bw_json_close(&o->j, ']');
+				bw_json_close(&o->j, '}');
+			}
+			bw_json_obj(&o->j, NULL);
+			bw_json_num(&o->j, "t", t->t, 3);
+			bw_json_num(&o->j, "interval_s", iv->secs, 3);
+			bw_json_arr(&o->j, "devices");
+			o->t_open = t->t;
+		}
+		bw_render_json_dev(&o->j, iv, t->cls, t->inflight);
+		break;
+	case FMT_CSV:
+		if (!o->any_tick)
+			printf("t,device,r_per_s,w_per_s,r_mb_per_s,w_mb_per_s,svc_mean_ms,"
+			       "svc_p50_ms,svc_p99_ms,queue_mean_ms,depth_mean_busy,depth_max,"
+			       "busy_pct,p_eff,class,merges_per_s,requeues_per_s\n");
+		printf("%.3f,%s,%.2f,%.2f,%.3f,%.3f,%.4f,%.4f,%.4f,%.4f,%.3f,%llu,%.2f,%.3f,%s,"
+		       "%.2f,%.2f\n", t->t, iv->name, iv->r_per_s, iv->w_per_s, iv->r_mb_per_s,
+		       iv->w_mb_per_s, iv->svc_mean_ms, iv->svc_p50_ms, iv->svc_p99_ms,
+		       iv->queue_mean_ms, iv->depth_busy, (unsigned long long)iv->depth_max,
+		       iv->busy_pct, iv->p_eff, bw_class_name(t->cls->cls), iv->merges_per_s,
+		       iv->requeues_per_s);
+		break;
+	case FMT_TEXT:
+		if (!active && !o->a->all_intervals)
+			break;
+		if (!o->any_tick) {
+			printf("\nOver time (stat's figures per %.3g s interval; idle ones left out "
+			       "unless --all)\n", o->a->ro.interval);
+			bw_render_legend(stdout);
+			printf("%8s ", "t_s");
+			bw_render_header(stdout);
+		}
+		printf("%8.2f ", t->t);
+		bw_render_row(stdout, iv, t->cls);
+		break;
+	}
+	o->any_tick = true;
+}
+
+static void on_req(void *ctx, const struct bw_rp_req *r)
+{
+	struct an_out *o = ctx;
+
+	if (o->rep)
+		bw_report_req(o->rep, r);
+}
+
+static double ms(__u64 ns)
+{
+	return (double)ns / 1e6;
+}
+
+static void text_header(const struct bw_tsource *src, const char *file)
+{
+	const struct bw_tinfo *in = src->info;
+	__u32 i;
+
+	printf("Trace %s: from %s, kernel %s, host %s, %u CPUs, attach %s\n", file, in->source,
+	       in->release[0] ? in->release : "?", in->hostname[0] ? in->hostname : "?",
+	       in->ncpus, in->attach[0] ? in->attach : "?");
+	for (i = 0; i < in->ndevs; i++) {
+		const struct bw_tdev *d = &src->devs[i];
+
+		printf("  %-10s %u:%-4u scheduler %s, nr_requests %u, hw queues %u, "
+		       "max_sectors_kb %u, rotational %u%s\n", d->name, BW_MAJOR(d->dev),
+		       BW_MINOR(d->dev), d->scheduler[0] ? d->scheduler : "?", d->nr_requests,
+		       d->nr_hw_queues, d->max_sectors_kb, d->rotational,
+		       d->model[0] ? "" : "");
+	}
+}
+
+static void json_header(struct bw_json *j, const struct bw_tsource *src, const char *file)
+{
+	const struct bw_tinfo *in = src->info;
+	__u32 i;
+
+	bw_json_obj(j, "trace");
+	bw_json_str(j, "file", file);
+	bw_json_str(j, "source", in->source);
+	bw_json_str(j, "kernel", in->release);
+	bw_json_str(j, "host", in->hostname);
+	bw_json_str(j, "clock", in->clock);
+	bw_json_str(j, "attach", in->attach);
+	bw_json_u64(j, "cpus", in->ncpus);
+	bw_json_arr(j, "device_table");
+	for (i = 0; i < in->ndevs; i++) {
+		const struct bw_tdev *d = &src->devs[i];
+		char mm[24];
+
+		snprintf(mm, sizeof(mm), "%u:%u", BW_MAJOR(d->dev), BW_MINOR(d->dev));
+		bw_json_obj(j, NULL);
+		bw_json_str(j, "device", d->name);
+		bw_json_str(j, "dev", mm);
+		bw_json_str(j, "scheduler", d->scheduler);
+		bw_json_str(j, "model", d->model);
+		bw_json_u64(j, "size_sectors", d->size_sectors);
+		bw_json_u64(j, "nr_requests", d->nr_requests);
+		bw_json_u64(j, "nr_hw_queues", d->nr_hw_queues);
+		bw_json_u64(j, "max_sectors_kb", d->max_sectors_kb);
+		bw_json_u64(j, "logical_block_size", d->logical_block_size);
+		bw_json_u64(j, "read_ahead_kb", d->read_ahead_kb);
+		bw_json_u64(j, "nomerges", d->nomerges);
+		bw_json_num(j, "slice_idle_us", d->slice_idle_us < 0 ? NAN : d->slice_idle_us, 0);
+		bw_json_bool(j, "rotational", d->rotational);
+		bw_json_close(j, '}');
+	}
+	bw_json_close(j, ']');
+	bw_json_close(j, '}');
+}
+
+static __u64 sum_u64(const __u64 *v, int n)
+{
+	__u64 t = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		t += v[i];
+	return t;
+}
+
+static void json_dist(struct bw_json *j, const char *key, const struct bw_xdist *x)
+{
+	static const char *const names[BW_NR_PCTL] = { "p50_ms", "p90_ms", "p99_ms",
+						       "p99_9_ms", "max_ms" };
+	int p;
+
+	bw_json_obj(j, key);
+	bw_json_u64(j, "n", x->n);
+	bw_json_num(j, "mean_ms", x->n ? x->sum / x->n / 1e6 : NAN, 6);
+	bw_json_num(j, "min_ms", x->n ? ms(x->min) : NAN, 6);
+	for (p = 0; p < BW_NR_PCTL; p++)
+		bw_json_num(j, names[p], x->n ? ms(x->pct[p]) : NAN, 6);
+	bw_json_close(j, '}');
+}
+
+static void json_req(struct bw_json *j, const struct bw_rp_req *r)
+{
+	bw_json_obj(j, NULL);
+	bw_json_num(j, "c_s", r->c_ts / 1e9, 6);
+	bw_json_str(j, "op", bw_op_names[r->op]);
+	bw_json_u64(j, "sector", r->sector);
+	bw_json_u64(j, "bytes", r->bytes);
+	bw_json_u64(j, "pid", r->pid);
+	bw_json_str(j, "comm", r->comm);
+	bw_json_u64(j, "depth_at_issue", r->depth);
+	bw_json_num(j, "q2d_ms", r->q_ts ? ms(r->d_ts - r->q_ts) : NAN, 6);
+	bw_json_num(j, "d2c_ms", ms(r->c_ts - r->d_ts), 6);
+	bw_json_num(j, "q2c_ms", r->q_ts ? ms(r->c_ts - r->q_ts) : NAN, 6);
+	bw_json_u64(j, "error", (__u64)(__u32)r->error);
+	bw_json_close(j, '}');
+}
+
+static void json_summary(struct an_out *o, const struct bw_replay *rp,
+			 const struct bw_tsource *src)
+{
+	struct bw_json *j = &o->j;
+	const struct bw_rp_stream *s;
+	const struct bw_rp_dev *d;
+	int i, n, op, l, k;
+
+	bw_json_num(j, "span_s", bw_replay_span(rp), 6);
+	bw_json_u64(j, "events", bw_replay_events(rp));
+	bw_json_u64(j, "passes", bw_replay_passes(rp));
+	bw_json_bool(j, "truncated", *src->truncated);
+	bw_json_u64(j, "dropped_events", sum_u64(src->lost, src->info->ncpus));
+	bw_json_arr(j, "dropped_per_cpu");
+	for (i = 0; i < (int)src->info->ncpus; i++)
+		bw_json_u64(j, NULL, src->lost[i]);
+	bw_json_close(j, ']');
+	bw_json_u64(j, "requests_abandoned", bw_replay_abandoned(rp));
+	bw_json_u64(j, "idle_intervals_skipped", bw_replay_skipped(rp));
+	n = bw_replay_devs(rp, &d);
+	bw_json_arr(j, "devices");
+	for (i = 0; i < n; i++) {
+		bw_json_obj(j, NULL);
+		bw_json_str(j, "device", d[i].name);
+		bw_json_u64(j, "events", d[i].events);
+		bw_json_u64(j, "requests", d[i].completed);
+		bw_json_str(j, "class_at_end", bw_class_name(d[i].cls.cls));
+		bw_json_arr(j, "total");
+		bw_render_json_dev(j, &d[i].total, &d[i].cls, d[i].inflight);
+		bw_json_close(j, ']');
+		bw_json_obj(j, "latency");
+		for (op = 0; op < BW_NR_OPS; op++) {
+			if (!d[i].lat[op][BW_LAT_D2C].n)
+				continue;
+			bw_json_obj(j, bw_op_names[op]);
+			for (l = 0; l < BW_NR_LAT; l++)
+				json_dist(j, bw_lat_names[l], &d[i].lat[op][l]);
+			bw_json_close(j, '}');
+		}
+		bw_json_close(j, '}');
+		bw_json_arr(j, "seek_log2_sectors");
+		for (k = 0; k < BW_SEEK_BUCKETS; k++)
+			bw_json_u64(j, NULL, d[i].seek[k]);
+		bw_json_close(j, ']');
+		bw_json_arr(j, "outliers");
+		for (k = 0; k < d[i].nslow; k++)
+			json_req(j, &d[i].slow[k]);
+		bw_json_close(j, ']');
+		bw_json_close(j, '}');
+	}
+	bw_json_close(j, ']');
+	n = bw_replay_streams(rp, &s);
+	bw_json_arr(j, "streams");
+	for (i = 0; i < n; i++) {
+		const char *dn = "?";
+		int k2, nd = bw_replay_devs(rp, &d);
+
+		for (k2 = 0; k2 < nd; k2++)
+			if (d[k2].dev == s[i].key.dev)
+				dn = d[k2].name;
+		bw_render_json_stream(j, dn, &s[i].iv);
+	}
+	bw_json_close(j, ']');
+}
+
+static const char *dev_name(const struct bw_replay *rp, __u32 dev)
+{
+	const struct bw_rp_dev *d;
+	int i, n = bw_replay_devs(rp, &d);
+
+	for (i = 0; i < n; i++)
+		if (d[i].dev == dev)
+			return d[i].name;
+	return "?";
+}
+
+static void text_dist(const char *dev, int op, int l, const struct bw_xdist *x)
+{
+	int p;
+
+	printf("%-10s %-7s %-4s %9llu %9.4f %9.4f", dev, bw_op_names[op], bw_lat_names[l],
+	       (unsigned long long)x->n, x->sum / x->n / 1e6, ms(x->min));
+	for (p = 0; p < BW_NR_PCTL; p++)
+		printf(" %9.4f", ms(x->pct[p]));
+	putchar('\n');
+}
+
+static void text_summary(const struct bw_replay *rp, const struct bw_tsource *src, bool exact)
+{
+	const struct bw_rp_stream *s;
+	const struct bw_rp_dev *d;
+	int i, n, op, l, k;
+	__u64 drops = sum_u64(src->lost, src->info->ncpus);
+
+	n = bw_replay_devs(rp, &d);
+	printf("\nLatency per device and op, ms (%s)\n", exact ? "exact, from the events" :
+	       "pass-1 buckets, within 0.4%");
+	printf("%-10s %-7s %-4s %9s %9s %9s %9s %9s %9s %9s %9s\n", "Device", "op", "", "n",
+	       "mean", "min", "p50", "p90", "p99", "p99.9", "max");
+	for (i = 0; i < n; i++)
+		for (op = 0; op < BW_NR_OPS; op++)
+			for (l = 0; l < BW_NR_LAT; l++)
+				if (d[i].lat[op][l].n)
+					text_dist(d[i].name, op, l, &d[i].lat[op][l]);
+	printf("\nWhole trace (stat's figures over %.3f s)\n", bw_replay_span(rp));
+	bw_render_header(stdout);
+	for (i = 0; i < n; i++)
+		bw_render_row(stdout, &d[i].total, &d[i].cls);
+	printf("\nMerges, requeues, losses\n");
+	for (i = 0; i < n; i++)
+		printf("%-10s merges %llu, requeues %llu, errors %llu, completions without "
+		       "their issue %llu, issues without their completion %llu\n", d[i].name,
+		       (unsigned long long)d[i].total.merges,
+		       (unsigned long long)d[i].total.requeues,
+		       (unsigned long long)d[i].total.errors,
+		       (unsigned long long)d[i].total.unmatched,
+		       (unsigned long long)d[i].total.lost);
+	printf("\nSeek distance from the previous issue's end (sectors)\n");
+	for (i = 0; i < n; i++) {
+		printf("%-10s 0: %llu", d[i].name, (unsigned long long)d[i].seek[0]);
+		for (k = 1; k < BW_SEEK_BUCKETS; k++)
+			if (d[i].seek[k])
+				printf(", %llu+: %llu", 1ULL << (k - 1),
+				       (unsigned long long)d[i].seek[k]);
+		putchar('\n');
+	}
+	k = bw_replay_streams(rp, &s);
+	if (k) {
+		printf("\nStreams (per process and device, over the whole trace)\n");
+		bw_render_stream_header(stdout, false);
+		for (i = 0; i < k; i++)
+			bw_render_stream_row(stdout, dev_name(rp, s[i].key.dev), &s[i].iv);
+	}
+	printf("\nSlowest requests (Q2C)\n%-10s %12s %-7s %12s %8s %8s %-16s %5s %9s %9s %9s\n",
+	       "Device", "at_s", "op", "sector", "KiB", "pid", "comm", "depth", "q2d_ms",
+	       "d2c_ms", "q2c_ms");
+	for (i = 0; i < n; i++)
+		for (k = 0; k < d[i].nslow; k++) {
+			const struct bw_rp_req *r = &d[i].slow[k];
+
+			printf("%-10s %12.6f %-7s %12llu %8.1f %8u %-16s %5u %9.4f %9.4f %9.4f\n",
+			       d[i].name, r->c_ts / 1e9, bw_op_names[r->op],
+			       (unsigned long long)r->sector, r->bytes / 1024.0, r->pid, r->comm,
+			       r->depth, r->q_ts ? ms(r->d_ts - r->q_ts) : NAN,
+			       ms(r->c_ts - r->d_ts), r->q_ts ? ms(r->c_ts - r->q_ts) : NAN);
+		}
+	printf("\n%llu events over %.3f s, %d passes; %llu dropped while recording%s\n",
+	       (unsigned long long)bw_replay_events(rp), bw_replay_span(rp),
+	       bw_replay_passes(rp), (unsigned long long)drops,
+	       drops ? " (figures undercount: see dropped_per_cpu in --json)" : "");
+}
+
+static void csv_summary(const struct bw_replay *rp)
+{
+	const struct bw_rp_stream *s;
+	const struct bw_rp_dev *d;
+	int i, n = bw_replay_devs(rp, &d), op, l, p;
+
+	printf("\ndevice,op,metric,n,mean_ms,min_ms,p50_ms,p90_ms,p99_ms,p99_9_ms,max_ms\n");
+	for (i = 0; i < n; i++)
+		for (op = 0; op < BW_NR_OPS; op++)
+			for (l = 0; l < BW_NR_LAT; l++) {
+				const struct bw_xdist *x = &d[i].lat[op][l];
+
+				if (!x->n)
+					continue;
+				printf("%s,%s,%s,%llu,%.6f,%.6f", d[i].name, bw_op_names[op],
+				       bw_lat_names[l], (unsigned long long)x->n,
+				       x->sum / x->n / 1e6, ms(x->min));
+				for (p = 0; p < BW_NR_PCTL; p++)
+					printf(",%.6f", ms(x->pct[p]));
+				putchar('\n');
+			}
+	n = bw_replay_streams(rp, &s);
+	printf("\ndevice,pid,comm,ios,ios_per_s,depth_mean,depth_max,think_mean_ms,"
+	       "sequential_pct,seek_mean_kb,sync_pct\n");
+	for (i = 0; i < n; i++) {
+		const struct bw_stream_interval *v = &s[i].iv;
+
+		printf("%s,%u,%s,%llu,%.2f,%.3f,%llu,%.4f,%.2f,%.2f,%.2f\n",
+		       dev_name(rp, s[i].key.dev), v->tgid, v->comm, (unsigned long long)v->ios,
+		       v->ios_per_s, v->depth, (unsigned long long)v->depth_max, v->think_ms,
+		       v->seq_pct, v->seek_kb, v->sync_pct);
+	}
+}
+
+static int analyze(struct an_args *a, struct bw_tsource *src)
+{
+	struct an_out o = { .a = a, .t_open = NAN };
+	struct bw_replay *rp = NULL;
+	int err;
+
+	err = resolve_devices(a, src);
+	if (err)
+		return BW_EXIT_USAGE;
+	a->ro.on_tick = on_tick;
+	a->ro.on_req = on_req;
+	a->ro.ctx = &o;
+	if (bw_report_open(&o.rep, a->html, a->perfetto, a->what_if, src))
+		return BW_EXIT_RUNTIME;
+	if (bw_replay_new(&rp, &a->ro, src)) {
+		bw_err("out of memory");
+		bw_report_close(o.rep, NULL);
+		return BW_EXIT_RUNTIME;
+	}
+	if (a->fmt == FMT_JSON) {
+		bw_json_begin(&o.j, stdout);
+		bw_json_obj(&o.j, NULL);
+		json_header(&o.j, src, a->file);
+		bw_json_arr(&o.j, "intervals");
+	} else if (a->fmt == FMT_TEXT) {
+		text_header(src, a->file);
+	}
+	err = bw_replay_run(rp);
+	if (a->fmt == FMT_JSON) {
+		if (!isnan(o.t_open)) {
+			bw_json_close(&o.j, ']');
+			bw_json_close(&o.j, '}');
+		}
+		bw_json_close(&o.j, ']');
+		json_summary(&o, rp, src);
+		if (err)
+			bw_json_str(&o.j, "error", src->err);
+		bw_json_close(&o.j, '}');
+		bw_json_end(&o.j);
+	} else if (a->fmt == FMT_TEXT) {
+		if (bw_whatif_on(o.rep))
+			bw_whatif_print(o.rep, stdout);
+		text_summary(rp, src, a->ro.exact && !err);
+	} else {
+		csv_summary(rp);
+	}
+	fflush(stdout);
+	if (bw_report_close(o.rep, rp))
+		err = -1;
+	bw_replay_free(rp);
+	if (err) {
+		bw_err("%s", src->err);
+		return BW_EXIT_RUNTIME;
+	}
+	if (*src->truncated)
+		bw_warn("warning: %s", src->err);
+	return 0;
+}
+
+int cmd_analyze(int argc, char **argv)
+{
+	struct an_args *a = calloc(1, sizeof(*a));
+	struct bw_input in = {};
+	struct bw_tsource src;
+	int ret;
+
+	if (!a) {
+		bw_err("out of memory");
+		return BW_EXIT_RUNTIME;
+	}
+	if (parse_args(argc, argv, a)) {
+		free(a);
+		return BW_EXIT_USAGE;
+	}
+	ret = bw_input_open(&in, a->file, &src);
+	if (!ret)
+		ret = analyze(a, &src);
+	bw_input_close(&in);
+	free(a);
+	return ret;
+}
