@@ -174,6 +174,26 @@ int bw_bio_snapshot(struct bw_bio *b, struct bw_snap *s, int cap, __u64 closed)
 	return 0;
 }
 
+/* bw_core_refresh for the bio-based slots. */
+int bw_bio_refresh(struct bw_bio *b)
+{
+	int pfd = bpf_map__fd(b->skel->maps.pcpu);
+	__u32 slot, nslots = b->skel->bss->next_slot;
+
+	if (nslots > b->max_slots)
+		nslots = b->max_slots;
+	for (slot = 0; slot < nslots; slot++) {
+		if (bpf_map_lookup_elem(pfd, &slot, b->pcpu_buf))
+			return -errno;
+		if (!b->hist[slot])
+			b->hist[slot] = calloc(BW_NR_OPS, sizeof(*b->hist[slot]));
+		if (!b->hist[slot])
+			return -ENOMEM;
+		bw_pcpu_extend(b->pcpu_buf, b->ncpus, b->hist[slot]);
+	}
+	return 0;
+}
+
 void bw_bio_print(const struct bw_bio *b, FILE *f)
 {
 	const struct bio_bpf__bss *x = b->skel->bss;

@@ -562,8 +562,32 @@ static void extend_hist(const struct bw_dev_pcpu *pcpu, int ncpus, size_t off, i
 		for (cpu = 0; cpu < ncpus; cpu++)
 			m += ((const __u32 *)((const char *)&pcpu[cpu] + off))[i];
 		ext[i] = bw_extend32(ext[i], m);
-		out[i] += ext[i];
+		if (out)
+			out[i] += ext[i];
 	}
+}
+
+/* Every op's histograms of one slot extended into ext, and added to outs unless NULL. */
+static void extend_ops(const struct bw_dev_pcpu *pcpu, int ncpus, struct bw_op_stats *ext,
+		       struct bw_op_stats *outs)
+{
+	size_t base;
+	int op;
+
+	for (op = 0; op < BW_NR_OPS; op++) {
+		base = offsetof(struct bw_dev_pcpu, op) + op * sizeof(struct bw_op_pcpu);
+		extend_hist(pcpu, ncpus, base + offsetof(struct bw_op_pcpu, hist_d2c),
+			    BW_LAT_BUCKETS, ext[op].hist_d2c, outs ? outs[op].hist_d2c : NULL);
+		extend_hist(pcpu, ncpus, base + offsetof(struct bw_op_pcpu, hist_q2d),
+			    BW_LAT_BUCKETS, ext[op].hist_q2d, outs ? outs[op].hist_q2d : NULL);
+		extend_hist(pcpu, ncpus, base + offsetof(struct bw_op_pcpu, hist_seg),
+			    BW_SEG_BUCKETS, ext[op].hist_seg, outs ? outs[op].hist_seg : NULL);
+	}
+}
+
+void bw_pcpu_extend(const struct bw_dev_pcpu *pcpu, int ncpus, struct bw_op_stats *ext)
+{
+	extend_ops(pcpu, ncpus, ext, NULL);
 }
 
 /*
@@ -574,26 +598,17 @@ static void extend_hist(const struct bw_dev_pcpu *pcpu, int ncpus, size_t off, i
 void bw_snap_add_pcpu(struct bw_snap_dev *d, const struct bw_dev_pcpu *pcpu, int ncpus,
 		      __u64 closed_epoch, struct bw_op_stats *ext)
 {
-	size_t base, w;
+	size_t w;
 	int cpu, op;
 
-	for (op = 0; op < BW_NR_OPS; op++) {
-		struct bw_op_stats *o = &d->op[op];
-
+	for (op = 0; op < BW_NR_OPS; op++)
 		for (cpu = 0; cpu < ncpus; cpu++) {
 			const __u64 *src = (const __u64 *)&pcpu[cpu].op[op];
 
 			for (w = 0; w < OP_WORDS; w++)
-				((__u64 *)o)[w] += src[w];
+				((__u64 *)&d->op[op])[w] += src[w];
 		}
-		base = offsetof(struct bw_dev_pcpu, op) + op * sizeof(struct bw_op_pcpu);
-		extend_hist(pcpu, ncpus, base + offsetof(struct bw_op_pcpu, hist_d2c),
-			    BW_LAT_BUCKETS, ext[op].hist_d2c, o->hist_d2c);
-		extend_hist(pcpu, ncpus, base + offsetof(struct bw_op_pcpu, hist_q2d),
-			    BW_LAT_BUCKETS, ext[op].hist_q2d, o->hist_q2d);
-		extend_hist(pcpu, ncpus, base + offsetof(struct bw_op_pcpu, hist_seg),
-			    BW_SEG_BUCKETS, ext[op].hist_seg, o->hist_seg);
-	}
+	extend_ops(pcpu, ncpus, ext, d->op);
 	for (cpu = 0; cpu < ncpus; cpu++) {
 		const struct bw_dev_pcpu *p = &pcpu[cpu];
 
@@ -715,6 +730,30 @@ int bw_core_snapshot(struct bw_core *c, struct bw_snap *s)
 		}
 	}
 	return c->bio ? bw_bio_snapshot(c->bio, s, cap, bio_closed) : 0;
+}
+
+/*
+ * A 32-bit bucket must not take 2^32 events between two reads: between
+ * snapshots far apart, the watch loop calls this (every 10 s) to extend
+ * the histograms without closing an interval.
+ */
+int bw_core_refresh(struct bw_core *c)
+{
+	int fd = bpf_map__fd(c->skel->maps.pcpu);
+	__u32 slot, nslots = c->skel->bss->next_slot;
+
+	if (nslots > c->max_slots)
+		nslots = c->max_slots;
+	for (slot = 0; slot < nslots; slot++) {
+		if (bpf_map_lookup_elem(fd, &slot, c->pcpu_buf))
+			return -errno;
+		if (!c->hist[slot])
+			c->hist[slot] = calloc(BW_NR_OPS, sizeof(*c->hist[slot]));
+		if (!c->hist[slot])
+			return -ENOMEM;
+		bw_pcpu_extend(c->pcpu_buf, c->ncpus, c->hist[slot]);
+	}
+	return c->bio ? bw_bio_refresh(c->bio) : 0;
 }
 
 void bw_snap_free(struct bw_snap *s)

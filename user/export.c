@@ -765,8 +765,11 @@ static struct MHD_Daemon *serve(struct export_ctx *x)
 /* ---- the loop ---- */
 
 /* Until the next tick, a scrape's request, or a signal (seen within 0.2 s). */
-static void wait_tick(struct page *pg, __u64 due)
+/* Histograms are extended every BW_REFRESH_NS of a long wait (bw_core_refresh). */
+static void wait_tick(struct page *pg, __u64 due, struct bw_core *core)
 {
+	__u64 refresh = bw_now_ns() + BW_REFRESH_NS;
+
 	pthread_mutex_lock(&pg->lock);
 	while (!bw_exiting && pg->want_ns <= pg->sampled_ns) {
 		__u64 now = bw_now_ns(), u = due < now + 200000000ULL ? due : now + 200000000ULL;
@@ -774,6 +777,13 @@ static void wait_tick(struct page *pg, __u64 due)
 
 		if (now >= due)
 			break;
+		if (now >= refresh) {
+			pthread_mutex_unlock(&pg->lock);
+			bw_core_refresh(core);
+			pthread_mutex_lock(&pg->lock);
+			refresh = now + BW_REFRESH_NS;
+			continue;
+		}
 		pthread_cond_timedwait(&pg->cond, &pg->lock, &until);
 	}
 	pthread_mutex_unlock(&pg->lock);
@@ -788,7 +798,7 @@ static int run(struct export_ctx *x)
 	while (!bw_exiting) {
 		__u64 t0;
 
-		wait_tick(&x->page, due);
+		wait_tick(&x->page, due, x->w.core);
 		if (bw_exiting)
 			break;
 		t0 = bw_now_ns();

@@ -28,6 +28,9 @@ int bw_core_open(struct bw_core **out, const struct bw_core_opts *opts);
 void bw_core_close(struct bw_core *c);
 /* Fill s (devices with a slot, plus every watched one); closes a max-depth epoch. */
 int bw_core_snapshot(struct bw_core *c, struct bw_snap *s);
+/* Between snapshots more than 10 s apart: keeps 32-bit histogram buckets from wrapping. */
+int bw_core_refresh(struct bw_core *c);
+#define BW_REFRESH_NS (10ULL * 1000000000ULL)
 void bw_snap_free(struct bw_snap *s);
 /* A device went away: let a new device on its queue id claim a fresh slot. */
 void bw_core_forget_dev(struct bw_core *c, __u32 dev);
@@ -68,6 +71,7 @@ struct bpf_object *bw_bio_obj(const struct bw_bio *b);
 __u32 bw_bio_slots(const struct bw_bio *b);
 __u64 bw_bio_epoch(struct bw_bio *b);
 int bw_bio_snapshot(struct bw_bio *b, struct bw_snap *s, int cap, __u64 closed_epoch);
+int bw_bio_refresh(struct bw_bio *b);
 void bw_bio_print(const struct bw_bio *b, FILE *f);
 
 int bw_streams_open(struct bw_streams **out, const struct bw_core_opts *o,
@@ -82,6 +86,8 @@ void bw_streams_print(const struct bw_streams *st, FILE *f);
 struct bw_snap_dev *bw_snap_dev_get(struct bw_snap *s, __u32 dev, int cap);
 void bw_snap_add_pcpu(struct bw_snap_dev *d, const struct bw_dev_pcpu *pcpu, int ncpus,
 		      __u64 closed_epoch, struct bw_op_stats *ext);
+/* ext extended from one slot's 32-bit buckets, nothing added anywhere. */
+void bw_pcpu_extend(const struct bw_dev_pcpu *pcpu, int ncpus, struct bw_op_stats *ext);
 int bw_list_disks(__u32 *out, int max);
 int bw_fill_dev_slots(int dev2slot_fd, int shared_fd, const __u32 *devs, int n);
 

@@ -186,6 +186,21 @@ static void report(struct stat_args *a, struct bw_watch *w, struct bw_watch_dev 
 	}
 }
 
+/* One interval, extending the histograms every BW_REFRESH_NS of it. */
+static int sleep_interval(struct bw_watch *w, __u64 ns)
+{
+	int err;
+
+	while (ns > BW_REFRESH_NS) {
+		err = bw_sleep_ns(BW_REFRESH_NS);
+		if (err)
+			return err;
+		ns -= BW_REFRESH_NS;
+		bw_core_refresh(w->core);
+	}
+	return bw_sleep_ns(ns);
+}
+
 static int run(struct stat_args *a, struct bw_watch *w)
 {
 	struct bw_watch_dev **rows = NULL;
@@ -194,7 +209,7 @@ static int run(struct stat_args *a, struct bw_watch *w)
 	__u64 t0;
 
 	while (!bw_exiting) {
-		err = bw_sleep_ns((__u64)(a->interval * 1e9));
+		err = sleep_interval(w, (__u64)(a->interval * 1e9));
 		if (err && err != -EINTR)
 			break;
 		t0 = w->prev.ts_ns;
