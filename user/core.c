@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/utsname.h>
 #include <bpf/libbpf.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -390,9 +391,17 @@ static int open_others(struct bw_core *c, const struct bw_core_opts *o,
 {
 	int err;
 
+	struct utsname u;
+
 	err = bw_bio_open(&c->bio, o, env);
 	if (err || !o->streams)
 		return err;
+	if (!env->have_fetch) {
+		uname(&u);
+		bw_err("--streams needs BPF atomic fetch-and-add, which this kernel (%s) lacks: "
+		       "Linux 5.12 or later; run without --streams", u.release);
+		return -EOPNOTSUPP;
+	}
 	return bw_streams_open(&c->streams, o, env);
 }
 
