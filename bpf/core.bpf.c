@@ -37,10 +37,12 @@
  *   our request is in flight no new period can start, so the value is the
  *   current period's.
  * - Kernels before 5.12 have atomic add but neither fetch-and-add nor
- *   compare-and-swap (have_fetch false): the word is still counted, but no
- *   event learns what it was, so busy time, solo time and the maximum depth
- *   are not measured there (user space says so), and a table entry is
- *   claimed with a plain store.
+ *   compare-and-swap, and refuse an object holding either instruction
+ *   anywhere, dead code included.  So every program comes twice, compiled
+ *   with and without them (fetch, a constant of each copy), and the loader
+ *   keeps one: without, the word is still counted but no event learns what
+ *   it was, so busy time, solo time and the maximum depth are not measured
+ *   (user space says so), and a table entry is claimed with a plain store.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -56,7 +58,6 @@ char LICENSE[] SEC("license") = "GPL";
 /* Set by the loader before load. */
 const volatile bool rq_arg_second = false;	/* pre-5.11 (q, rq) prototypes */
 const volatile bool filter_on = false;
-const volatile bool have_fetch = true;		/* 5.12+: fetch-and-add, cmpxchg */
 const volatile __u32 rq_hash_bits = 12;		/* per-request table: 1 << bits */
 const volatile __u32 max_slots = 16;
 const volatile __u32 skip = 0;			/* BW_SKIP_*: the bench's profile only */
@@ -170,8 +171,8 @@ static __always_inline void hist_inc(__u32 *hist, __u64 u, __u32 nbuckets)
  * create it agree through the hash map's insert-if-absent.  Every racer
  * then publishes the same (queue, slot) pair, so no event is dropped.
  */
-static __noinline __u32 claim_slot(struct bw_qmap *e, __u64 q, struct request *rq,
-				   struct bio *bio)
+static __always_inline __u32 claim_slot(struct bw_qmap *e, __u64 q, struct request *rq,
+					struct bio *bio, const bool fetch)
 {
 	struct bw_dev_shared *sh;
 	__u32 dev, slot, *found;
@@ -184,7 +185,7 @@ static __noinline __u32 claim_slot(struct bw_qmap *e, __u64 q, struct request *r
 		slot = BW_SLOT_NONE;
 	} else {
 		slot = next_slot;
-		if (have_fetch)
+		if (fetch)
 			slot = __sync_fetch_and_add(&next_slot, 1);
 		else
 			next_slot = slot + 1;	/* racers may share: insert-if-absent decides */
@@ -210,12 +211,26 @@ static __noinline __u32 claim_slot(struct bw_qmap *e, __u64 q, struct request *r
 	return slot;
 }
 
+/* The slow path as a function of its own, one copy with fetch atomics and one without. */
+static __noinline __u32 claim_slot_fetch(struct bw_qmap *e, __u64 q, struct request *rq,
+					 struct bio *bio)
+{
+	return claim_slot(e, q, rq, bio, true);
+}
+
+static __noinline __u32 claim_slot_plain(struct bw_qmap *e, __u64 q, struct request *rq,
+					 struct bio *bio)
+{
+	return claim_slot(e, q, rq, bio, false);
+}
+
 /*
  * rq or bio names the device for the slow path; only one is set.  A queue
  * lives in one of two entries; a third queue on the same pair evicts (and
  * is counted), which costs slow paths, never events.
  */
-static __always_inline __u32 slot_of(__u64 q, struct request *rq, struct bio *bio)
+static __always_inline __u32 slot_of(__u64 q, struct request *rq, struct bio *bio,
+				     const bool fetch)
 {
 	__u32 h = hash_ptr(q, BW_QMAP_BITS), h2 = h ^ 1;
 	struct bw_qmap *e, *e2;
@@ -230,7 +245,8 @@ static __always_inline __u32 slot_of(__u64 q, struct request *rq, struct bio *bi
 		return BW_SLOT_NONE;
 	if (e2->q == q)
 		return e2->slot;
-	return claim_slot(e->q && !e2->q ? e2 : e, q, rq, bio);
+	e = e->q && !e2->q ? e2 : e;
+	return fetch ? claim_slot_fetch(e, q, rq, bio) : claim_slot_plain(e, q, rq, bio);
 }
 
 static __always_inline struct bw_rq_state *rq_entry(__u32 h, __u32 i)
@@ -246,7 +262,7 @@ static __always_inline struct bw_rq_state *rq_entry(__u32 h, __u32 i)
  * free one, claimed atomically.  (An own entry behind a free one, left
  * when the free one was taken, is a ghost user space heals at idle.)
  */
-static __always_inline struct bw_rq_state *rq_claim(__u64 rq, bool *lost)
+static __always_inline struct bw_rq_state *rq_claim(__u64 rq, bool *lost, const bool fetch)
 {
 	__u32 h = hash_ptr(rq, rq_hash_bits), i;
 	struct bw_rq_state *st;
@@ -264,7 +280,7 @@ static __always_inline struct bw_rq_state *rq_claim(__u64 rq, bool *lost)
 		}
 		if (owner)
 			continue;
-		if (!have_fetch) {
+		if (!fetch) {
 			st->rq = rq;
 			return st;
 		}
@@ -294,9 +310,9 @@ static __always_inline __u64 rq_take(__u64 rq)
 
 /* A request's device: its slot and maps; false when the device is not watched. */
 static __always_inline bool dev_of(struct request *rq, const struct rq_view *v, __u32 *slot,
-				   struct bw_dev_shared **sh, struct bw_dev_pcpu **pc)
+				   struct bw_dev_shared **sh, struct bw_dev_pcpu **pc, const bool fetch)
 {
-	*slot = slot_of(v->qk, rq, NULL);
+	*slot = slot_of(v->qk, rq, NULL, fetch);
 	if (*slot == BW_SLOT_NONE)
 		return false;
 	*sh = bpf_map_lookup_elem(&shared, slot);
@@ -304,7 +320,8 @@ static __always_inline bool dev_of(struct request *rq, const struct rq_view *v, 
 	return *sh && *pc;
 }
 
-static __always_inline void on_issue(struct request *rq, const struct rq_view *v, __u64 *ctx)
+static __always_inline void on_issue(struct request *rq, const struct rq_view *v, __u64 *ctx,
+				     const bool fetch)
 {
 	struct bw_rq_state *st;
 	struct bw_dev_shared *sh;
@@ -313,11 +330,11 @@ static __always_inline void on_issue(struct request *rq, const struct rq_view *v
 	__u32 slot;
 	bool lost;
 
-	if (!dev_of(rq, v, &slot, &sh, &pc))
+	if (!dev_of(rq, v, &slot, &sh, &pc, fetch))
 		return;
 	if (skip & BW_SKIP_BODY)
 		return;
-	st = rq_claim(v->rqk, &lost);
+	st = rq_claim(v->rqk, &lost, fetch);
 	if (!st) {
 		pc->untracked++;
 		return;
@@ -330,11 +347,11 @@ static __always_inline void on_issue(struct request *rq, const struct rq_view *v
 		pc->lost++;
 		inc = BW_D_INC - 1;
 	}
-	bw_flight_enter(sh, pc, now, v->rqk, epoch, inc, have_fetch, skip & BW_SKIP_ATOMIC);
+	bw_flight_enter(sh, pc, now, v->rqk, epoch, inc, fetch, skip & BW_SKIP_ATOMIC);
 }
 
 static __always_inline void on_complete(struct request *rq, const struct rq_view *v, int error,
-					__u32 nr_bytes)
+					__u32 nr_bytes, const bool fetch)
 {
 	struct bw_dev_shared *sh;
 	struct bw_dev_pcpu *pc;
@@ -343,7 +360,7 @@ static __always_inline void on_complete(struct request *rq, const struct rq_view
 	__u32 slot, op, cls;
 	bool solo;
 
-	if (!dev_of(rq, v, &slot, &sh, &pc))
+	if (!dev_of(rq, v, &slot, &sh, &pc, fetch))
 		return;
 	if (skip & BW_SKIP_BODY)
 		return;
@@ -362,7 +379,7 @@ static __always_inline void on_complete(struct request *rq, const struct rq_view
 		return;
 	}
 	now = bpf_ktime_get_ns();
-	solo = bw_flight_leave(sh, pc, now, v->rqk, have_fetch, skip & BW_SKIP_ATOMIC);
+	solo = bw_flight_leave(sh, pc, now, v->rqk, fetch, skip & BW_SKIP_ATOMIC);
 	d2c = now > d_ts ? now - d_ts : 0;
 
 	os->ios++;
@@ -389,13 +406,14 @@ static __always_inline void on_complete(struct request *rq, const struct rq_view
 	}
 }
 
-static __always_inline void on_requeue(struct request *rq, const struct rq_view *v, __u64 *ctx)
+static __always_inline void on_requeue(struct request *rq, const struct rq_view *v, __u64 *ctx,
+				       const bool fetch)
 {
 	struct bw_dev_shared *sh;
 	struct bw_dev_pcpu *pc;
 	__u32 slot, op;
 
-	if (!dev_of(rq, v, &slot, &sh, &pc))
+	if (!dev_of(rq, v, &slot, &sh, &pc, fetch))
 		return;
 	op = bw_op_of(v->flags);
 	if (op < BW_NR_OPS)
@@ -404,7 +422,7 @@ static __always_inline void on_requeue(struct request *rq, const struct rq_view 
 		pc->unmatched++;
 		return;
 	}
-	bw_flight_leave(sh, pc, bpf_ktime_get_ns(), v->rqk, have_fetch, skip & BW_SKIP_ATOMIC);
+	bw_flight_leave(sh, pc, bpf_ktime_get_ns(), v->rqk, fetch, skip & BW_SKIP_ATOMIC);
 }
 
 static __always_inline void count_merge(__u32 slot, __u32 cmd_flags)
@@ -417,54 +435,53 @@ static __always_inline void count_merge(__u32 slot, __u32 cmd_flags)
 		pc->op[op].merges++;
 }
 
-static __always_inline void on_rq_merge(struct request *rq, const struct rq_view *v, __u64 *ctx)
+static __always_inline void on_rq_merge(struct request *rq, const struct rq_view *v, __u64 *ctx,
+					const bool fetch)
 {
-	__u32 slot = slot_of(v->qk, rq, NULL);
+	__u32 slot = slot_of(v->qk, rq, NULL, fetch);
 
 	if (slot != BW_SLOT_NONE)
 		count_merge(slot, v->flags);
 }
 
 /* A bio merged into a request: qk is its queue as a key, as the request programs make it. */
-static __always_inline void on_bio_merge(struct bio *bio, __u64 qk)
+static __always_inline void on_bio_merge(struct bio *bio, __u64 qk, const bool fetch)
 {
-	__u32 slot = slot_of(qk, NULL, bio);
+	__u32 slot = slot_of(qk, NULL, bio, fetch);
 
 	if (slot != BW_SLOT_NONE)
 		count_merge(slot, BPF_CORE_READ(bio, bi_opf));
 }
 
 /*
- * Every request tracepoint gets two programs from one handler: tp_btf reads
- * the request with plain loads, raw_tp (kernels whose tracepoints have no
- * BTF) through probe reads.  The loader keeps one of each pair.  Before
- * 5.11 insert/issue/merge/requeue passed (q, rq); complete never had q.
+ * Every request tracepoint gets four programs from one handler: tp_btf
+ * reads the request with plain loads, raw_tp (kernels whose tracepoints have
+ * no BTF) through probe reads, each with fetch atomics and without (_nf:
+ * before 5.12).  The loader keeps one of the four.  Before 5.11
+ * insert/issue/merge/requeue passed (q, rq); complete never had q.
  */
-#define RQ_PROGS(tp, name, qarg, handler)					\
-SEC("tp_btf/" #tp)								\
+#define RQ_PROG(sec, name, qarg, view, handler, fetch)				\
+SEC(sec)									\
 int name(__u64 *ctx)								\
 {										\
 	struct request *rq = (void *)(qarg && rq_arg_second ? ctx[1] : ctx[0]);	\
 	struct rq_view v;							\
 										\
-	view_btf(rq, &v);							\
-	handler(rq, &v, ctx);							\
-	return 0;								\
-}										\
-SEC("raw_tp/" #tp)								\
-int name##_raw(__u64 *ctx)							\
-{										\
-	struct request *rq = (void *)(qarg && rq_arg_second ? ctx[1] : ctx[0]);	\
-	struct rq_view v;							\
-										\
-	view_raw(rq, &v);							\
-	handler(rq, &v, ctx);							\
+	view(rq, &v);								\
+	handler(rq, &v, ctx, fetch);						\
 	return 0;								\
 }
 
-static __always_inline void complete_args(struct request *rq, const struct rq_view *v, __u64 *ctx)
+#define RQ_PROGS(tp, name, qarg, handler)					\
+	RQ_PROG("tp_btf/" #tp, name, qarg, view_btf, handler, true)		\
+	RQ_PROG("raw_tp/" #tp, name##_raw, qarg, view_raw, handler, true)	\
+	RQ_PROG("tp_btf/" #tp, name##_nf, qarg, view_btf, handler, false)	\
+	RQ_PROG("raw_tp/" #tp, name##_raw_nf, qarg, view_raw, handler, false)
+
+static __always_inline void complete_args(struct request *rq, const struct rq_view *v, __u64 *ctx,
+					  const bool fetch)
 {
-	on_complete(rq, v, (int)ctx[1], (__u32)ctx[2]);
+	on_complete(rq, v, (int)ctx[1], (__u32)ctx[2], fetch);
 }
 
 RQ_PROGS(block_rq_issue, bw_issue, true, on_issue)
@@ -472,23 +489,23 @@ RQ_PROGS(block_rq_complete, bw_complete, false, complete_args)
 RQ_PROGS(block_rq_requeue, bw_requeue, true, on_requeue)
 RQ_PROGS(block_rq_merge, bw_rq_merge, true, on_rq_merge)
 
-#define BIO_PROGS(tp, name)							\
-SEC("tp_btf/" #tp)								\
+#define BIO_PROG(sec, name, qk, fetch)						\
+SEC(sec)									\
 int name(__u64 *ctx)								\
 {										\
 	struct bio *bio = (struct bio *)ctx[0];					\
 										\
-	on_bio_merge(bio, addr_key(bw_bio_disk_btf(bio)->queue));		\
-	return 0;								\
-}										\
-SEC("raw_tp/" #tp)								\
-int name##_raw(__u64 *ctx)							\
-{										\
-	struct bio *bio = (struct bio *)ctx[0];					\
-										\
-	on_bio_merge(bio, (__u64)BPF_CORE_READ(bw_bio_disk(bio), queue));	\
+	on_bio_merge(bio, qk, fetch);						\
 	return 0;								\
 }
+
+#define BIO_QK_BTF addr_key(bw_bio_disk_btf(bio)->queue)
+#define BIO_QK_RAW ((__u64)BPF_CORE_READ(bw_bio_disk(bio), queue))
+#define BIO_PROGS(tp, name)							\
+	BIO_PROG("tp_btf/" #tp, name, BIO_QK_BTF, true)				\
+	BIO_PROG("raw_tp/" #tp, name##_raw, BIO_QK_RAW, true)			\
+	BIO_PROG("tp_btf/" #tp, name##_nf, BIO_QK_BTF, false)			\
+	BIO_PROG("raw_tp/" #tp, name##_raw_nf, BIO_QK_RAW, false)
 
 BIO_PROGS(block_bio_backmerge, bw_backmerge)
 BIO_PROGS(block_bio_frontmerge, bw_frontmerge)

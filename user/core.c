@@ -159,23 +159,31 @@ static int tp_nargs(const struct btf *btf, const char *tp)
 	return btf_vlen(t) - 1;	/* minus the leading void *__data */
 }
 
+/* Four copies of each program (bpf/core.bpf.c): keep the one for this kernel. */
+#define PICK(name) pick4(s->progs.name, s->progs.name##_raw, s->progs.name##_nf,	\
+			 s->progs.name##_raw_nf, btf_ok, c->have_fetch)
+
+static void pick4(struct bpf_program *btf_f, struct bpf_program *raw_f, struct bpf_program *btf_nf,
+		  struct bpf_program *raw_nf, bool btf_ok, bool fetch)
+{
+	bpf_program__set_autoload(btf_f, btf_ok && fetch);
+	bpf_program__set_autoload(raw_f, !btf_ok && fetch);
+	bpf_program__set_autoload(btf_nf, btf_ok && !fetch);
+	bpf_program__set_autoload(raw_nf, !btf_ok && !fetch);
+}
+
 static void pick_programs(struct bw_core *c, const struct btf *btf)
 {
 	struct core_bpf *s = c->skel;
 	bool btf_ok = !c->raw_tp && tp_nargs(btf, "block_rq_issue") > 0;
-	struct bpf_program *tp[] = { s->progs.bw_issue, s->progs.bw_complete,
-				     s->progs.bw_requeue, s->progs.bw_rq_merge,
-				     s->progs.bw_backmerge, s->progs.bw_frontmerge };
-	struct bpf_program *raw[] = { s->progs.bw_issue_raw, s->progs.bw_complete_raw,
-				      s->progs.bw_requeue_raw, s->progs.bw_rq_merge_raw,
-				      s->progs.bw_backmerge_raw, s->progs.bw_frontmerge_raw };
-	size_t i;
 
 	c->raw_tp = !btf_ok;
-	for (i = 0; i < sizeof(tp) / sizeof(tp[0]); i++) {
-		bpf_program__set_autoload(tp[i], btf_ok);
-		bpf_program__set_autoload(raw[i], !btf_ok);
-	}
+	PICK(bw_issue);
+	PICK(bw_complete);
+	PICK(bw_requeue);
+	PICK(bw_rq_merge);
+	PICK(bw_backmerge);
+	PICK(bw_frontmerge);
 	/*
 	 * block_rq_issue/insert/merge/requeue lost their request_queue argument in 5.11
 	 * (commit a54895fa057c, "block: remove the request_queue to argument
@@ -233,7 +241,6 @@ static int size_maps(struct bw_core *c, const struct bw_core_opts *o)
 	s->rodata->rq_hash_bits = roundup_bits(c->rq_entries);
 	s->rodata->max_slots = c->max_slots;
 	s->rodata->filter_on = o->nr_watch > 0;
-	s->rodata->have_fetch = c->have_fetch;
 	s->rodata->skip = bench_skip();
 	err = bpf_map__set_max_entries(s->maps.shared, c->max_slots);
 	err = err ?: bpf_map__set_max_entries(s->maps.pcpu, c->max_slots);
@@ -247,7 +254,7 @@ static int size_maps(struct bw_core *c, const struct bw_core_opts *o)
  * uses where it can, came with 5.12 (commit 5ca419f2864a, "bpf: Add BPF_FETCH
  * field / create atomic_fetch_add instruction", with cmpxchg in the same
  * series); older kernels refuse it with "BPF_STX uses reserved fields", and
- * get the hot path without it (bpf/core.bpf.c, have_fetch).
+ * get the programs compiled without it (bpf/core.bpf.c, the _nf copies).
  */
 static bool have_atomic_fetch(void)
 {
@@ -475,8 +482,8 @@ int bw_core_open(struct bw_core **out, const struct bw_core_opts *o)
 		bw_err("opening the BPF object: %s", strerror(errno));
 		goto fail;
 	}
-	pick_programs(c, btf);
 	c->have_fetch = have_atomic_fetch();
+	pick_programs(c, btf);
 	env = load_env(c, btf);
 	/* Two copies of the kernel's BTF (ours, libbpf's) would double the start-up peak. */
 	btf__free(btf);
