@@ -724,13 +724,14 @@ SUMMARY=$(jq -s --argjson mem "$MEM_JSON" --argjson order "$ORDER" \
 		{what: "blkwise / biolatency", ratio: ratio(get("main"; "qd32"; "blkwise"); get("main"; "qd32"; "biolatency")), max: $tp},
 		{what: "blkwise / bpftrace", ratio: ratio(get("main"; "qd32"; "blkwise"); get("main"; "qd32"; "bpftrace")), max: null}
 	 ] | map(. + {pass: (if .ratio == null or .max == null then null else .ratio <= .max end)}),
-	 profile: ([["prof_body", "everything after finding the device"],
+	 profile: [[["prof_body", "everything after finding the device"],
 		    ["prof_clock_d", "the clock read at issue"],
 		    ["prof_atomic", "atomics on the in-flight word"],
 		    ["prof_hist", "histograms"]][] as [$c, $what]
 		  | get("main"; "qd32"; $c) as $v | select($v != null and $v.status == "ok")
 		  | {config: $c, part: $what,
-		     ns_per_io: (get("main"; "qd32"; "blkwise").ns_per_io.median - $v.ns_per_io.median)}),
+		     ns_per_io: ((get("main"; "qd32"; "blkwise") // {}).ns_per_io.median as $b
+				 | if $b == null then null else $b - $v.ns_per_io.median end)}],
 	 memory: $mem,
 	 runs: $runs}' "$RESULTS") || die "summarising the results failed" "the raw runs are in $RESULTS"
 printf '%s\n' "$SUMMARY" >"$JSON_OUT"
