@@ -57,6 +57,7 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* Set by the loader before load. */
 const volatile bool rq_arg_second = false;	/* pre-5.11 (q, rq) prototypes */
+const volatile __u32 bio_merge_arg = 0;		/* the bio's index: 2 before 5.11's (bio) */
 const volatile bool filter_on = false;
 const volatile __u32 rq_hash_bits = 12;		/* per-request table: 1 << bits */
 const volatile __u32 max_slots = 16;
@@ -493,7 +494,7 @@ RQ_PROGS(block_rq_merge, bw_rq_merge, true, on_rq_merge)
 SEC(sec)									\
 int name(__u64 *ctx)								\
 {										\
-	struct bio *bio = (struct bio *)ctx[0];					\
+	struct bio *bio = (struct bio *)(bio_merge_arg == 2 ? ctx[2] : ctx[0]);	\
 										\
 	on_bio_merge(bio, qk, fetch);						\
 	return 0;								\

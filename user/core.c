@@ -190,6 +190,12 @@ static void pick_programs(struct bw_core *c, const struct btf *btf)
 	 * request based tracepoints"), backported to 5.10.137: ask BTF.
 	 */
 	s->rodata->rq_arg_second = tp_nargs(btf, "block_rq_issue") == 2;
+	/*
+	 * The bio merge tracepoints were (q, rq, bio) until 5.11 ("block:
+	 * simplify and extend the block_bio_merge tracepoint class"), (bio)
+	 * since: ask BTF here too.
+	 */
+	s->rodata->bio_merge_arg = tp_nargs(btf, "block_bio_backmerge") == 3 ? 2 : 0;
 }
 
 /* BLKWISE_BENCH_SKIP=N (BW_SKIP_* bits): the bench prices parts of the hot path. */
