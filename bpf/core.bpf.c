@@ -461,13 +461,29 @@ static __always_inline void on_bio_merge(struct bio *bio, __u64 qk, const bool f
  * before 5.12).  The loader keeps one of the four.  Before 5.11
  * insert/issue/merge/requeue passed (q, rq); complete never had q.
  */
+/*
+ * The tracepoint's argument at byte offset off of ctx.  The verifier wants
+ * every context load at a constant offset, and clang turns a choice between
+ * two arguments into one load at a computed address, even of volatiles
+ * (refused on 5.10: "dereference of modified ctx ptr"); a load in asm stays
+ * where it is written.
+ */
+#define CTX_ARG(ctx, off)							\
+	({									\
+		__u64 __v;							\
+										\
+		asm volatile("%0 = *(u64 *)(%1 + " #off ")" : "=r"(__v) : "r"(ctx));	\
+		__v;								\
+	})
+
 #define RQ_PROG(sec, name, qarg, view, handler, fetch)				\
 SEC(sec)									\
 int name(__u64 *ctx)								\
 {										\
-	struct request *rq = (void *)(qarg && rq_arg_second ? ctx[1] : ctx[0]);	\
+	struct request *rq;							\
 	struct rq_view v;							\
 										\
+	rq = (void *)(qarg && rq_arg_second ? CTX_ARG(ctx, 8) : CTX_ARG(ctx, 0));	\
 	view(rq, &v);								\
 	handler(rq, &v, ctx, fetch);						\
 	return 0;								\
@@ -494,7 +510,9 @@ RQ_PROGS(block_rq_merge, bw_rq_merge, true, on_rq_merge)
 SEC(sec)									\
 int name(__u64 *ctx)								\
 {										\
-	struct bio *bio = (struct bio *)(bio_merge_arg == 2 ? ctx[2] : ctx[0]);	\
+	struct bio *bio;							\
+										\
+	bio = (void *)(bio_merge_arg == 2 ? CTX_ARG(ctx, 16) : CTX_ARG(ctx, 0));	\
 										\
 	on_bio_merge(bio, qk, fetch);						\
 	return 0;								\
