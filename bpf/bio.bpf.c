@@ -18,8 +18,8 @@
  *   completion then names the member.  A split's completion finds nothing
  *   (it was never queued) and is ignored: its parent completes after it,
  *   chained, and counts once, as the submitter sent it.
- * - Only bio-based disks are kept: the queue program returns after three
- *   loads when the bio's disk has a request queue (q->mq_ops set), so
+ * - Only bio-based disks are kept: the queue program returns after four
+ *   plain loads when the bio's disk has a request queue (q->mq_ops set), so
  *   request-based devices pay one program run per bio, no map access.  The
  *   complete program returns at once while no tracked bio is in flight (a
  *   counter), else it costs request-based devices a hash miss.  The loader
@@ -114,16 +114,41 @@ static __noinline __u32 claim_slot(__u32 dev)
 	return slot;
 }
 
-/* The slot of a bio's disk when it is bio-based and watched, else BW_SLOT_NONE. */
+/* The slot of a bio-based disk when it is watched, else BW_SLOT_NONE. */
 static __always_inline __u32 bio_slot(struct gendisk *disk)
 {
-	__u32 dev, *found;
+	__u32 dev = bw_disk_dev(disk), *found;
 
-	if (!disk || BPF_CORE_READ(disk, queue, mq_ops))
-		return BW_SLOT_NONE;
-	dev = bw_disk_dev(disk);
 	found = bpf_map_lookup_elem(&dev2slot, &dev);
 	return found ? *found : claim_slot(dev);
+}
+
+/*
+ * The bio's disk when it has no request queue, else NULL: the test every
+ * bio of every device pays.  tp_btf reads with plain loads (the bio is a
+ * trusted pointer), raw_tp through probe reads.
+ */
+static __always_inline struct gendisk *bio_based_disk_btf(struct bio *bio)
+{
+	struct bio___has_bi_disk *old = (void *)bio;
+	struct gendisk *disk;
+
+	if (bpf_core_field_exists(old->bi_disk))
+		disk = old->bi_disk;
+	else
+		disk = bio->bi_bdev->bd_disk;
+	if (!disk || disk->queue->mq_ops)
+		return NULL;
+	return disk;
+}
+
+static __always_inline struct gendisk *bio_based_disk_raw(struct bio *bio)
+{
+	struct gendisk *disk = bw_bio_disk(bio);
+
+	if (!disk || BPF_CORE_READ(disk, queue, mq_ops))
+		return NULL;
+	return disk;
 }
 
 /* The I/O a bio's entry stood for leaves flight; returns whether it was solo. */
@@ -140,14 +165,16 @@ static __always_inline bool leave(const struct bw_bio_state *st, __u64 bio, __u6
 	return bw_flight_leave(*shp, *pcp, now, bio, have_fetch, false);
 }
 
-static __always_inline void on_bio_queue(struct bio *bio)
+static __noinline void on_bio_queue(struct bio *bio, struct gendisk *disk)
 {
 	struct bw_bio_state st = {}, *old;
 	struct bw_dev_shared *sh;
 	struct bw_dev_pcpu *pc;
 	__u64 key = (__u64)bio;
 
-	st.slot = bio_slot(bw_bio_disk(bio));
+	if (!bio || !disk)
+		return;
+	st.slot = bio_slot(disk);
 	if (st.slot == BW_SLOT_NONE)
 		return;
 	st.ts = bpf_ktime_get_ns();
@@ -211,14 +238,22 @@ static __always_inline void on_bio_complete(struct bio *bio)
 SEC("tp_btf/block_bio_queue")
 int bwb_queue(__u64 *ctx)
 {
-	on_bio_queue((struct bio *)(bio_arg_second ? ctx[1] : ctx[0]));
+	struct bio *bio = (void *)(bio_arg_second ? ctx[1] : ctx[0]);
+	struct gendisk *disk = bio_based_disk_btf(bio);
+
+	if (disk)
+		on_bio_queue(bio, disk);
 	return 0;
 }
 
 SEC("raw_tp/block_bio_queue")
 int bwb_queue_raw(__u64 *ctx)
 {
-	on_bio_queue((struct bio *)(bio_arg_second ? ctx[1] : ctx[0]));
+	struct bio *bio = (void *)(bio_arg_second ? ctx[1] : ctx[0]);
+	struct gendisk *disk = bio_based_disk_raw(bio);
+
+	if (disk)
+		on_bio_queue(bio, disk);
 	return 0;
 }
 

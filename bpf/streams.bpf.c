@@ -9,6 +9,10 @@
  * I/O anyway (the stream's entry), so the per-request state here is a hash
  * keyed by the request's address too: no slot or tag machinery shared with
  * the core, and its sizing does not depend on the devices' tag spaces.
+ * Request structs are a fixed pool per tag set, so an entry is kept after C
+ * and rewritten in place at its request's next Q: one lookup at Q and one at
+ * C, no insert or delete once warm (an LRU drops the entries of devices
+ * gone).  tp_btf programs read the request with plain loads.
  *
  * Q, where the request gets its stream:
  * - block_io_start (6.5+) fires for every request in blk_mq_bio_to_request,
@@ -65,7 +69,7 @@ struct {
 } watched SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 65536);
 	__type(key, __u64);
 	__type(value, struct bw_srq);
@@ -168,97 +172,170 @@ static __always_inline void stream_queue(struct bw_stream *s, __u64 q_ts, __u64 
 	s->next_sector = sector + (len >> 9);
 }
 
-static __always_inline void on_queue(struct request *rq)
+/* What Q needs from a request, read the cheap way per attach type. */
+struct rq_view {
+	__u64 start_ns;
+	__u64 sector;
+	__u32 dev;
+	__u32 len;
+	__u32 flags;
+};
+
+/* tp_btf: the request is a trusted pointer, plain loads suffice. */
+static __always_inline void view_btf(struct request *rq, struct rq_view *v)
 {
-	__u64 key = (__u64)rq, now, start;
-	struct bw_srq r = {}, *old;
+	struct request___has_rq_disk *old = (void *)rq;
+	struct request_queue___has_disk *q = (void *)rq->q;
+	struct gendisk *disk;
+
+	if (bpf_core_field_exists(old->rq_disk))
+		disk = old->rq_disk;
+	else
+		disk = q->disk;
+	v->dev = ((__u32)disk->major << 20) | (__u32)disk->first_minor;
+	v->start_ns = rq->start_time_ns;
+	v->sector = rq->__sector;
+	v->len = rq->__data_len;
+	v->flags = rq->cmd_flags;
+}
+
+/* raw_tp: every load goes through a probe read. */
+static __always_inline void view_raw(struct request *rq, struct rq_view *v)
+{
+	v->dev = bw_disk_dev(bw_rq_disk(rq));
+	v->start_ns = BPF_CORE_READ(rq, start_time_ns);
+	v->sector = BPF_CORE_READ(rq, __sector);
+	v->len = BPF_CORE_READ(rq, __data_len);
+	v->flags = BPF_CORE_READ(rq, cmd_flags);
+}
+
+/*
+ * The per-request entry stays in the map after C (q_ts 0: not in flight)
+ * and is rewritten in place at the request's next Q: request structs are
+ * a fixed pool per tag set, so steady state costs one lookup at Q and one
+ * at C, no insert or delete.  The LRU drops entries of devices gone.
+ */
+static __always_inline void on_queue(struct request *rq, const struct rq_view *v)
+{
+	__u64 key = (__u64)rq, now;
+	struct bw_skey skey;
+	struct bw_srq *r, fresh = {};
 	struct bw_stream *s;
 
-	r.key.dev = bw_disk_dev(bw_rq_disk(rq));
-	if (filter_on && !bpf_map_lookup_elem(&watched, &r.key.dev))
+	if (filter_on && !bpf_map_lookup_elem(&watched, &v->dev))
 		return;
-	start = BPF_CORE_READ(rq, start_time_ns);
 	now = bpf_ktime_get_ns();
-	old = bpf_map_lookup_elem(&srqs, &key);
-	if (old) {
+	r = bpf_map_lookup_elem(&srqs, &key);
+	if (r && r->q_ts) {
 		/* Fallback: a second insert or issue of a request that has its Q. */
-		if (fallback_q && old->start_ns == start)
+		if (fallback_q && r->start_ns == v->start_ns)
 			return;
 		/* Its previous life never reached C for us: let it go. */
 		__sync_fetch_and_add(&stale, 1);
-		stream_leave(old, now, 0, false);
+		stream_leave(r, now, 0, false);
+		r->q_ts = 0;
 	}
-	r.key.by = stream_by;
-	r.key.id = stream_by == BW_STREAMS_CGROUP ? bpf_get_current_cgroup_id() :
-						    bpf_get_current_pid_tgid() >> 32;
-	r.start_ns = start;
-	r.q_ts = fallback_q && start && start <= now ? start : now;
-	s = stream_get(&r.key);
-	if (!s || bpf_map_update_elem(&srqs, &key, &r, BPF_ANY)) {
-		__sync_fetch_and_add(&no_room, 1);
-		if (old)
-			bpf_map_delete_elem(&srqs, &key);
-		return;
+	skey.dev = v->dev;
+	skey.by = stream_by;
+	skey.id = stream_by == BW_STREAMS_CGROUP ? bpf_get_current_cgroup_id() :
+						   bpf_get_current_pid_tgid() >> 32;
+	s = stream_get(&skey);
+	if (!r) {	/* the first Q of this request struct: an LRU insert never lacks room */
+		bpf_map_update_elem(&srqs, &key, &fresh, BPF_NOEXIST);
+		r = bpf_map_lookup_elem(&srqs, &key);
 	}
+	if (!s || !r)
+		goto no_room;
+	r->key = skey;
+	r->start_ns = v->start_ns;
+	r->q_ts = fallback_q && v->start_ns && v->start_ns <= now ? v->start_ns : now;
 	__sync_fetch_and_add(&q_events, 1);
-	stream_queue(s, r.q_ts, BPF_CORE_READ(rq, __sector), BPF_CORE_READ(rq, __data_len),
-		     BPF_CORE_READ(rq, cmd_flags));
+	stream_queue(s, r->q_ts, v->sector, v->len, v->flags);
+	return;
+no_room:
+	__sync_fetch_and_add(&no_room, 1);
 }
 
 /* C (completed) or merged away: the request leaves its stream. */
-static __always_inline void on_leave(struct request *rq, __u32 nr_bytes, bool completed)
+static __always_inline void on_leave(struct request *rq, __u32 len, __u32 nr_bytes,
+				     bool completed)
 {
 	__u64 key = (__u64)rq;
 	struct bw_srq *r;
 
 	/* A partial completion keeps the request in flight. */
-	if (completed && nr_bytes < BPF_CORE_READ(rq, __data_len))
+	if (completed && nr_bytes < len)
 		return;
 	r = bpf_map_lookup_elem(&srqs, &key);
-	if (!r)
+	if (!r || !r->q_ts)
 		return;
 	if (completed)
 		__sync_fetch_and_add(&c_events, 1);
 	stream_leave(r, bpf_ktime_get_ns(), nr_bytes, completed);
-	bpf_map_delete_elem(&srqs, &key);
-}
-
-static __always_inline void handle_queue(struct request *rq, __u64 *ctx)
-{
-	on_queue(rq);
-}
-
-static __always_inline void handle_complete(struct request *rq, __u64 *ctx)
-{
-	on_leave(rq, (__u32)ctx[2], true);
-}
-
-static __always_inline void handle_merge(struct request *rq, __u64 *ctx)
-{
-	on_leave(rq, 0, false);
+	r->q_ts = 0;
 }
 
 /*
- * Each tracepoint gets a tp_btf and a raw_tp program from one handler; the
- * loader keeps one of each pair, as for the core.  Reads go through
- * BPF_CORE_READ in both: a hash lookup dominates here anyway.
+ * Each tracepoint gets a tp_btf and a raw_tp program; the loader keeps one
+ * of each pair, as for the core.  Before 5.11 insert/issue/merge passed
+ * (q, rq); complete never had q.
  */
-#define STREAM_PROGS(tp, name, qarg, handler)					\
+#define RQ_ARG(ctx, qarg) ((struct request *)(qarg && rq_arg_second ? ctx[1] : ctx[0]))
+
+#define Q_PROGS(tp, name, qarg)							\
 SEC("tp_btf/" #tp)								\
 int name(__u64 *ctx)								\
 {										\
-	handler((void *)(qarg && rq_arg_second ? ctx[1] : ctx[0]), ctx);	\
+	struct request *rq = RQ_ARG(ctx, qarg);					\
+	struct rq_view v;							\
+										\
+	view_btf(rq, &v);							\
+	on_queue(rq, &v);							\
 	return 0;								\
 }										\
 SEC("raw_tp/" #tp)								\
 int name##_raw(__u64 *ctx)							\
 {										\
-	handler((void *)(qarg && rq_arg_second ? ctx[1] : ctx[0]), ctx);	\
+	struct request *rq = RQ_ARG(ctx, qarg);					\
+	struct rq_view v;							\
+										\
+	view_raw(rq, &v);							\
+	on_queue(rq, &v);							\
 	return 0;								\
 }
 
-STREAM_PROGS(block_io_start, bws_io_start, false, handle_queue)
-STREAM_PROGS(block_rq_insert, bws_insert, true, handle_queue)
-STREAM_PROGS(block_rq_issue, bws_issue, true, handle_queue)
-STREAM_PROGS(block_rq_complete, bws_complete, false, handle_complete)
-STREAM_PROGS(block_rq_merge, bws_merge, true, handle_merge)
+Q_PROGS(block_io_start, bws_io_start, false)
+Q_PROGS(block_rq_insert, bws_insert, true)
+Q_PROGS(block_rq_issue, bws_issue, true)
+
+SEC("tp_btf/block_rq_complete")
+int bws_complete(__u64 *ctx)
+{
+	struct request *rq = RQ_ARG(ctx, false);
+
+	on_leave(rq, rq->__data_len, (__u32)ctx[2], true);
+	return 0;
+}
+
+SEC("raw_tp/block_rq_complete")
+int bws_complete_raw(__u64 *ctx)
+{
+	struct request *rq = RQ_ARG(ctx, false);
+
+	on_leave(rq, BPF_CORE_READ(rq, __data_len), (__u32)ctx[2], true);
+	return 0;
+}
+
+SEC("tp_btf/block_rq_merge")
+int bws_merge(__u64 *ctx)
+{
+	on_leave(RQ_ARG(ctx, true), 0, 0, false);
+	return 0;
+}
+
+SEC("raw_tp/block_rq_merge")
+int bws_merge_raw(__u64 *ctx)
+{
+	on_leave(RQ_ARG(ctx, true), 0, 0, false);
+	return 0;
+}

@@ -22,9 +22,9 @@ struct bw_skey {
 	__u64 id;		/* tgid, or cgroup id (the cgroup2 directory's inode) */
 };
 
-/* Per request in flight, keyed by the request's address. */
+/* Per request, keyed by the request's address; kept after C for its next Q. */
 struct bw_srq {
-	__u64 q_ts;		/* Q time */
+	__u64 q_ts;		/* Q time; 0 when not in flight */
 	__u64 start_ns;		/* rq->start_time_ns at Q: tells a reused request apart */
 	struct bw_skey key;
 };

@@ -7,7 +7,7 @@ PKGS="clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc
 libfuse3-dev fuse3 shunit2 fio jq util-linux libcap2-bin
 sysstat kmod procps fdisk python3 python3-yaml
 libmicrohttpd-dev libcap-ng-dev prometheus apache2-utils curl systemd groff-base man-db
-libclang-rt-14-dev chromium"
+libclang-rt-14-dev chromium dmsetup mdadm"
 [ "${1:-}" = "--bench" ] && PKGS="$PKGS libbpf-tools bpftrace blktrace"
 # tools/vmtest.sh: QEMU, the guest's first stage, and what fetches and
 # unpacks the Debian kernels it boots.

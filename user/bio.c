@@ -41,9 +41,14 @@ static int list_bio_disks(const struct bw_core_opts *o, __u32 *out, int max)
 	return k;
 }
 
+/*
+ * A failure is an error when a bio-based device was named with -d; when
+ * every device is watched it is a warning, and the others are still watched.
+ */
 int bw_bio_open(struct bw_bio **out, const struct bw_core_opts *o, const struct bw_load_env *env)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = o->btf_path);
+	void (*say)(const char *fmt, ...) = o->nr_watch ? bw_err : bw_warn;
 	__u32 devs[BW_MAX_WATCH];
 	struct bw_bio *b;
 	int n, err;
@@ -60,7 +65,7 @@ int bw_bio_open(struct bw_bio **out, const struct bw_core_opts *o, const struct 
 	b->skel = bio_bpf__open_opts(&oo);
 	if (!b->pcpu_buf || !b->skel) {
 		err = b->skel ? -ENOMEM : -errno;
-		bw_err("opening the bio BPF object: %s", strerror(-err));
+		say("opening the bio BPF object: %s", strerror(-err));
 		goto fail;
 	}
 	/* Room for bio-based disks appearing later, when every device is watched. */
@@ -82,12 +87,13 @@ int bw_bio_open(struct bw_bio **out, const struct bw_core_opts *o, const struct 
 	err = err ?: bpf_map__set_max_entries(b->skel->maps.pcpu, b->max_slots);
 	err = err ?: bpf_map__set_max_entries(b->skel->maps.dev2slot, b->max_slots);
 	if (err) {
-		bw_err("sizing the bio BPF maps: %s", strerror(-err));
+		say("sizing the bio BPF maps: %s", strerror(-err));
 		goto fail;
 	}
 	err = bio_bpf__load(b->skel);
 	if (err) {
-		bw_err("loading the bio BPF programs: %s; rerun with --verbose", strerror(-err));
+		say("loading the bio BPF programs (bio-based devices): %s; rerun with --verbose",
+		    strerror(-err));
 		goto fail;
 	}
 	err = bw_fill_dev_slots(bpf_map__fd(b->skel->maps.dev2slot),
@@ -97,14 +103,16 @@ int bw_bio_open(struct bw_bio **out, const struct bw_core_opts *o, const struct 
 	b->skel->bss->next_slot = n;
 	err = bio_bpf__attach(b->skel);
 	if (err) {
-		bw_err("attaching to block_bio_queue/complete: %s; rerun with --verbose",
-		       strerror(-err));
+		say("attaching to block_bio_queue/complete (bio-based devices): %s; "
+		    "rerun with --verbose", strerror(-err));
 		goto fail;
 	}
 	*out = b;
 	return 0;
 fail:
 	bw_bio_close(b);
+	if (!o->nr_watch)
+		return 0;	/* said as a warning: go on without them */
 	return err < 0 ? err : -EINVAL;
 }
 
