@@ -647,7 +647,9 @@ if [ -n "$BLKWISE" ] && [ -x "$SYNTH" ] && [ -f "$WORK/record.bwt" ]; then
 		"$SYNTH" "$n" 16 "$WORK/synth" blktrace
 		read -r t_bw e_bw _ < <(cpu_secs "$BLKWISE" analyze "$WORK/synth" --format csv)
 		read -r t_bp e_bp _ < <(cd "$WORK" && cpu_secs blkparse -q -i synth -d synth.bin -O)
-		read -r t_bt e_bt _ < <(cpu_secs btt -i "$WORK/synth.bin")
+		# btt writes its *_fp.dat files into the current directory.
+		read -r t_bt e_bt _ < <(cd "$WORK" && cpu_secs btt -i synth.bin)
+		rm -f "$WORK"/*_fp.dat
 		bt=$(jq -nc --argjson n "$n" --argjson a "$t_bw" --argjson p "$t_bp" --argjson b "$t_bt" \
 			'{status: "ok", requests: $n, analyze_cpu_s: $a, blkparse_cpu_s: $p, btt_cpu_s: $b,
 			  speedup_vs_btt: ($b / $a), speedup_vs_blkparse_btt: (($p + $b) / $a)}')
