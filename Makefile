@@ -113,7 +113,7 @@ test: deps all fixture $(UNIT_BINS)
 fixture:
 	$(Q)$(MAKE) -s -C tools/fakedisk
 
-bench: deps all fixture
+bench: deps all fixture $(OUT)/synthtrace
 	tools/bench.sh
 
 clean:

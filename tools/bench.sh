@@ -50,6 +50,7 @@ blkwise         | $BLKWISE stat --no-state -d $DEV -i 1
 blkwise_streams | $BLKWISE stat --no-state --streams -d $DEV -i 1
 biolatency      | biolatency -d $DEV 600
 bpftrace        | bpftrace -e "$BT_PROG"
+record          | $BLKWISE record -d $DEV -o $WORK/record.bwt
 prof_body       | env BLKWISE_BENCH_SKIP=8 $BLKWISE stat --no-state -d $DEV -i 1
 prof_clock_d    | env BLKWISE_BENCH_SKIP=1 $BLKWISE stat --no-state -d $DEV -i 1
 prof_atomic     | env BLKWISE_BENCH_SKIP=2 $BLKWISE stat --no-state -d $DEV -i 1
@@ -657,6 +658,53 @@ if [ -n "$BLKWISE" ] && [ "$MEM_SECS" -gt 0 ]; then
 		 map_pass: ($mb / 1048576 <= $tm), rss_pass: ($hwm / 1024 <= $tr)}')
 fi
 
+# ---- record and analyze ------------------------------------------------------------
+# The last main-section recording (fio qd32): its drops and bytes per event.
+# analyze's speed: a synthetic trace of BENCH_SYNTH_IOS requests (3 events
+# each) analyzed on one CPU, user+sys time; and, where blktrace's tools are
+# installed, the same requests as a blktrace capture through blkparse -d + btt
+# and through analyze.
+REC_JSON='{"status": "not built"}'
+SYNTH=build/synthtrace
+SYNTH_IOS=${BENCH_SYNTH_IOS:-4000000}
+cpu_secs() {	# command... -> "user+sys elapsed max_rss_kb" of it, on $FIO_CPU
+	/usr/bin/time -f '%U %S %e %M' -o "$WORK/time.txt" taskset -c "$FIO_CPU" "$@" \
+		>/dev/null 2>"$WORK/time.err" || return 1
+	awk '{ printf "%.3f %.3f %d\n", $1 + $2, $3, $4 }' "$WORK/time.txt"
+}
+if [ -n "$BLKWISE" ] && [ -x "$SYNTH" ] && [ -f "$WORK/record.bwt" ]; then
+	log "record and analyze: the last recording, and analyze on $SYNTH_IOS synthetic requests"
+	rec=$("$BLKWISE" analyze "$WORK/record.bwt" --json --no-exact 2>/dev/null |
+		jq -c --argjson size "$(stat -c %s "$WORK/record.bwt")" '{events, dropped: .dropped_events,
+			requests: ([.devices[].requests] | add), file_bytes: $size,
+			bytes_per_event: ($size / .events)}')
+	"$SYNTH" "$SYNTH_IOS" 16 "$WORK/synth.bwt"
+	cat "$WORK/synth.bwt" >/dev/null	# from the page cache, as a file just written
+	read -r t_ex e_ex rss_ex < <(cpu_secs "$BLKWISE" analyze "$WORK/synth.bwt" --format csv)
+	read -r t_one e_one rss_one < <(cpu_secs "$BLKWISE" analyze "$WORK/synth.bwt" --no-exact --format csv)
+	rm -f "$WORK/synth.bwt"
+	bt='{"status": "blktrace not installed"}'
+	if command -v btt >/dev/null && command -v blkparse >/dev/null; then
+		n=$(( SYNTH_IOS / 4 ))
+		"$SYNTH" "$n" 16 "$WORK/synth" blktrace
+		read -r t_bw e_bw _ < <(cpu_secs "$BLKWISE" analyze "$WORK/synth" --format csv)
+		read -r t_bp e_bp _ < <(cd "$WORK" && cpu_secs blkparse -q -i synth -d synth.bin -O)
+		# btt writes its *_fp.dat files into the current directory.
+		read -r t_bt e_bt _ < <(cd "$WORK" && cpu_secs btt -i synth.bin)
+		rm -f "$WORK"/*_fp.dat
+		bt=$(jq -nc --argjson n "$n" --argjson a "$t_bw" --argjson p "$t_bp" --argjson b "$t_bt" \
+			'{status: "ok", requests: $n, analyze_cpu_s: $a, blkparse_cpu_s: $p, btt_cpu_s: $b,
+			  speedup_vs_btt: ($b / $a), speedup_vs_blkparse_btt: (($p + $b) / $a)}')
+		rm -f "$WORK"/synth.blktrace.* "$WORK/synth.bin"
+	fi
+	REC_JSON=$(jq -nc --argjson rec "$rec" --argjson n "$(( SYNTH_IOS * 3 ))" \
+		--argjson tex "$t_ex" --argjson tone "$t_one" --argjson rss "$rss_ex" --argjson bt "$bt" '
+		{status: "ok", recording: $rec,
+		 analyze: {events: $n, exact_cpu_s: $tex, one_pass_cpu_s: $tone, rss_kb: $rss,
+			   events_per_s_exact: ($n / $tex), events_per_s_one_pass: ($n / $tone)},
+		 blktrace: $bt}')
+fi
+
 # ---- report ---------------------------------------------------------------------
 # shellcheck disable=SC2086 # one name a line
 ORDER=$(printf '%s\n' $ALL | jq -R . | jq -sc .)
@@ -811,4 +859,14 @@ printf '%s\n' "$SUMMARY" | jq -r "$JQ_FMT"'
 	title, "", mdtable(main_rows), "", mdtable(prog_rows), "",
 	(target_lines | "- " + .), (noise_lines | "- " + .), (profile_lines | "- " + .), "", "Scaling, ns/IO (IOPS vs none):", "", mdtable(scale_rows), "",
 	(mem_line | "- " + .)' >"$OUTDIR/bench.md"
+# record and analyze: its own lines, here and in bench.md; its JSON next to bench.json.
+REC_FMT='if .status != "ok" then "record/analyze: \(.status)" else
+	"record (fio qd32, the record row above for ns/IO): \(.recording.events) events, \(.recording.bytes_per_event * 10 | round / 10) bytes/event, \(.recording.dropped) dropped",
+	"analyze: \(.analyze.events) events in \(.analyze.exact_cpu_s) s CPU with exact percentiles (\(.analyze.events_per_s_exact / 1e6 * 10 | round / 10) M events/s), \(.analyze.one_pass_cpu_s) s in one pass (\(.analyze.events_per_s_one_pass / 1e6 * 10 | round / 10) M events/s), RSS \(.analyze.rss_kb / 1024 | round) MiB",
+	(.blktrace | if .status != "ok" then "analyze vs btt: \(.status)" else
+	"analyze vs btt on a \(.requests)-request blktrace capture: analyze \(.analyze_cpu_s) s, btt \(.btt_cpu_s) s (+ blkparse -d \(.blkparse_cpu_s) s): \(.speedup_vs_btt * 10 | round / 10)x btt, \(.speedup_vs_blkparse_btt * 10 | round / 10)x blkparse + btt" end) end'
+printf '%s\n' "$REC_JSON" >"$OUTDIR/record.json"
+echo
+printf '%s\n' "$REC_JSON" | jq -r "$REC_FMT"
+printf '%s\n' "$REC_JSON" | jq -r "$REC_FMT" | sed 's/^/- /' >>"$OUTDIR/bench.md"
 log "wrote $JSON_OUT and $OUTDIR/bench.md in $(( SECONDS / 60 )) min $(( SECONDS % 60 )) s"

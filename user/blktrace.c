@@ -157,7 +157,7 @@ static int bt_advance(struct bw_btreader *b, struct bt_file *f)
 	f->have = false;
 	while (!f->done) {
 		at = f->off;
-		got = fread(&r, 1, sizeof(r), f->f);
+		got = fread_unlocked(&r, 1, sizeof(r), f->f);
 		f->off += got;
 		if (!got) {
 			f->done = true;
@@ -178,7 +178,7 @@ static int bt_advance(struct bw_btreader *b, struct bt_file *f)
 			swap_rec(&r);
 		if ((r.magic & 0xff) != BT_VERSION)
 			return bt_fail(b, f, at, "blktrace version", r.magic & 0xff);
-		if (r.pdu_len && fread(b->pdu, 1, r.pdu_len, f->f) < r.pdu_len) {
+		if (r.pdu_len && fread_unlocked(b->pdu, 1, r.pdu_len, f->f) < r.pdu_len) {
 			bt_cut(b, f, at);
 			return 0;
 		}

@@ -20,6 +20,7 @@ static int open_capture(struct bw_input *in, const char *base)
 		in->files[n] = fopen(path, "r");
 		if (!in->files[n])
 			break;
+		setvbuf(in->files[n], NULL, _IOFBF, 1 << 18);
 		in->names[n] = strdup(path);
 	}
 	in->nfiles = n;

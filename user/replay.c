@@ -766,7 +766,10 @@ static void queued(struct bw_replay *rp, struct bw_rp_dev *d, const struct bw_tr
 	/* In flight under the same sector, or blktrace's G and I after its Q. */
 	if (e && (e->issued || (ev->type != BW_EV_QUEUE && e->q_ts)))
 		return;
-	e = req_of(rp, ev, (__u16)(d - rp->devs), true);
+	if (e)
+		e->last_ts = ev->ts;
+	else
+		e = req_of(rp, ev, (__u16)(d - rp->devs), true);
 	/* Adopted from the bio's getrq: queued already. */
 	if (!e || e->issued || (e->q_ts && ev->type != BW_EV_QUEUE))
 		return;

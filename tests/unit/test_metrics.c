@@ -105,6 +105,21 @@ static void test_parse_args(void)
 	CHECK(bw_parse_count("0", &n) != 0, "0");
 	CHECK(bw_parse_count("5x", &n) != 0, "5x");
 	CHECK(bw_parse_count("99999999999999999999", &n) != 0, "overflow");
+	{
+		__u64 b;
+
+		CHECK(bw_parse_size("4096", &b) == 0 && b == 4096, "bytes");
+		CHECK(bw_parse_size("64K", &b) == 0 && b == 65536, "64K");
+		CHECK(bw_parse_size("16M", &b) == 0 && b == 16u << 20, "16M");
+		CHECK(bw_parse_size("1GiB", &b) == 0 && b == 1u << 30, "1GiB");
+		CHECK(bw_parse_size("2g", &b) == 0 && b == 2ULL << 30, "2g");
+		CHECK(bw_parse_size("1.5K", &b) == 0 && b == 1536, "1.5K");
+		CHECK(bw_parse_size("0", &b) != 0, "0");
+		CHECK(bw_parse_size("5X", &b) != 0, "5X");
+		CHECK(bw_parse_size("5KX", &b) != 0, "5KX");
+		CHECK(bw_parse_size("-1M", &b) != 0, "negative");
+		CHECK(bw_parse_size("", &b) != 0, "empty");
+	}
 }
 
 static void test_stored_s1(void)
