@@ -57,6 +57,16 @@ int bw_bio_open(struct bw_bio **out, const struct bw_core_opts *o, const struct 
 	n = list_bio_disks(o, devs, BW_MAX_WATCH);
 	if (!n)
 		return 0;
+	if (!env->have_fetch) {
+		/* bpf/flight.bpf.h's fetch atomics: the object would be refused whole. */
+		if (o->nr_watch) {
+			bw_err("bio-based devices need BPF atomic fetch-and-add: Linux 5.12 or later");
+			return -EOPNOTSUPP;
+		}
+		bw_warn("bio-based devices are not measured on this kernel "
+			"(no BPF atomic fetch-and-add: Linux 5.12 or later)");
+		return 0;
+	}
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return -ENOMEM;
