@@ -86,7 +86,12 @@ static __noinline __u32 queue_claim(struct rec_queue *e, __u64 q, struct gendisk
 
 	e->dev = dev;
 	e->watched = !filter_on || bpf_map_lookup_elem(&watch, &dev);
-	__sync_lock_test_and_set(&e->q, q);
+	/*
+	 * Published last, by a plain store (an exchange is a 5.12 atomic, which
+	 * 5.10 refuses); racers publish the same pair.
+	 */
+	barrier();
+	e->q = q;
 	return e->watched ? dev : 0;
 }
 

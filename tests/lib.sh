@@ -73,6 +73,17 @@ bw_require() {
 	return 0
 }
 
+# bw_require_fetch WHAT: SKIP unless the kernel has BPF atomic fetch-and-add
+# (5.12+), without which blkwise measures no busy time, solo time or maximum
+# depth (README, "How it measures"), and streams do not load.
+bw_require_fetch() {
+	local v
+	v=$(uname -r | awk -F. '{ printf "%d", $1 * 1000 + $2 }')
+	[ "$v" -ge 5012 ] && return 0
+	bw_skip "$1 needs BPF atomic fetch-and-add (Linux 5.12+), this is $(uname -r)"
+	return 1
+}
+
 # bw_loop VAR SIZE_MB WHERE [losetup options]: a loop device over a new
 # image; its name (loopN) goes into VAR.  WHERE is "shm" (memory, see
 # bw_mem_dir) or "disk" (root filesystem, real data written so reads reach

@@ -138,6 +138,7 @@ test_device_names_from_sysfs() {
 test_table_reason_codes() {
 	local a out
 	bw_require fio || return 0
+	bw_require_fetch "depth while busy, maximum depth and P_eff" || return 0
 	bw_loop a 32 shm --direct-io=on || { fail "loop a"; return; }
 	out=$BW_TMP/table.txt
 	"$BW_BIN" stat --no-state -d "$a" -i 0.5 >"$out" 2>/dev/null &

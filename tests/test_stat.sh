@@ -97,6 +97,7 @@ test_q2c_matches_diskstats() {
 test_depth_qd1() {
 	local dev out max mean clean total
 	bw_require fio jq || return 0
+	bw_require_fetch "depth while busy, maximum depth and P_eff" || return 0
 	bw_loop dev 128 shm --direct-io=on || { fail "loop device"; return; }
 	out=$BW_TMP/qd1.json
 	# Short intervals: a loss spoils the interval it falls in and the next.
@@ -124,6 +125,7 @@ test_depth_qd1() {
 test_depth_qd8_vs_inflight() {
 	local dev out mean sampled fio_pid
 	bw_require fio jq fusermount3 || return 0
+	bw_require_fetch "depth while busy, maximum depth and P_eff" || return 0
 	bw_fakedisk dev service_us=1000,parallel=1 || { fail "fakedisk"; return; }
 	out=$BW_TMP/qd8.json
 	# Half-second intervals: a lost completion spoils three of them (bw_clean_intervals).
