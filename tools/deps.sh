@@ -11,7 +11,7 @@ libmicrohttpd-dev libcap-ng-dev prometheus apache2-utils curl systemd groff-base
 # tools/vmtest.sh: QEMU, the guest's first stage, and what fetches and
 # unpacks the Debian kernels it boots.
 [ "${1:-}" = "--vm" ] && PKGS="$PKGS qemu-system-x86 busybox-static cpio xz-utils e2fsprogs
-debian-archive-keyring apt dpkg"
+debian-archive-keyring apt dpkg blktrace"
 
 missing=""
 for p in $PKGS; do
