@@ -4,12 +4,14 @@
 #define BLKWISE_LOADER_H
 
 #include "blkwise.h"
+#include "biocache.h"
 
 struct bw_core_opts {
 	const char *btf_path;	/* kernel BTF elsewhere than /sys/kernel/btf/vmlinux */
 	bool force_raw_tp;	/* exercise the raw_tp fallback on a BTF kernel */
 	bool streams;
 	bool verbose;
+	bool bio_cache;		/* also bpf/biocache.bpf.c (bw_core_bio_cache) */
 	int max_devices;	/* 0: sized from the devices present */
 	int nr_watch;		/* 0: every device */
 	__u32 watch[BW_MAX_WATCH];
@@ -42,5 +44,30 @@ struct bw_prog_stat {
 /* Up to max loaded programs; how many, or -errno. */
 int bw_core_prog_stats(const struct bw_core *c, struct bw_prog_stat *out, int max);
 void bw_core_print_memory(const struct bw_core *c, FILE *f);
+
+/*
+ * The per-cpu bio alloc cache (bpf/biocache.bpf.c), counted since load:
+ * exact where fentry/fexit load, else what block_bio_queue shows.
+ */
+enum bw_bc_method { BW_BC_OFF, BW_BC_TRACEPOINT, BW_BC_EXACT };
+
+struct bw_bc_set {
+	__u64 bs;			/* struct bio_set address; 0: bios of no set */
+	char name[48];			/* its symbol, from /proc/kallsyms, else the address */
+	struct bw_bc_stats sum;		/* over CPUs */
+	struct bw_bc_stats *cpu;	/* ncpus entries */
+};
+
+struct bw_bc_snap {
+	enum bw_bc_method method;
+	const char *why;		/* why not exact ("" when exact) */
+	int ncpus;
+	int nr;
+	struct bw_bc_set *sets;
+};
+
+/* Fill s (method BW_BC_OFF when not loaded); 0 or -errno.  Free with bw_bc_snap_free. */
+int bw_core_bio_cache(struct bw_core *c, struct bw_bc_snap *s);
+void bw_bc_snap_free(struct bw_bc_snap *s);
 
 #endif /* BLKWISE_LOADER_H */
