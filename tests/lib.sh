@@ -256,3 +256,12 @@ bw_median() {
 	sort -g | awk '{ v[NR] = $1 } END { if (!NR) exit 1
 		print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
+
+# bw_free_port: a free loopback TCP port.
+bw_free_port() {
+	local p
+	while :; do
+		p=$((20000 + RANDOM % 20000))
+		ss -Hltn "sport = :$p" | grep -q . || { echo $p; return; }
+	done
+}

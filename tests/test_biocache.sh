@@ -62,6 +62,36 @@ test_method_is_labelled() {
 	assertTrue "bios queued ($queued) cover fio's 2000" "[ ${queued:-0} -ge 2000 ]"
 }
 
+# The exporter's family carries the method this kernel allows, and counts
+# the bios of a loop device's direct reads.
+test_export_says_method() {
+	local dev port out page want
+	bw_require fio jq losetup curl ss || return 0
+	bw_loop dev 64 disk || { fail "loop device"; return; }
+	out=$BW_TMP/exp
+	bc_stat "$out.stat" -d "$dev" -c 1 || { fail "blkwise stat"; return; }
+	wait "$BW_STAT_PID"
+	want=$(bc_last "$out.stat" .method)
+	port=$(bw_free_port)
+	bw_bg_start "$out" serving "$BW_BIN" export --bio-cache --no-state -d "$dev" \
+		--listen 127.0.0.1:"$port" || { fail "export start"; return; }
+	bw_fio "$BW_TMP/exp.fio.json" --name=e --filename="/dev/$dev" --direct=1 --rw=randread \
+		--bs=4k --ioengine=io_uring --iodepth=4 --number_ios=1000 --size=64m
+	sleep 1.2
+	page=$(curl -fsS "http://127.0.0.1:$port/metrics" | grep '^blkwise_bio_cache_events_total')
+	echo "  $(uname -r): $(echo "$page" | wc -l) bio cache series, method $want; e.g. $(echo "$page" | grep -m 1 queued_cache_flagged)"
+	assertNotNull "bio cache series on the page" "$page"
+	assertEquals "every series says method=$want" 0 "$(echo "$page" | grep -vc "method=\"$want\"")"
+	if [ "$want" = tracepoint ]; then
+		assertEquals "no hit or miss series on a tracepoint kernel" 0 \
+			"$(echo "$page" | grep -cE 'event="(hits|misses|eligible|verify_hits)"')"
+	else
+		assertTrue "hits series where exact" "echo '$page' | grep -q 'event=\"hits\"'"
+	fi
+	assertTrue "cache-flagged bios >= fio's 1000 io_uring reads" \
+		"[ $(echo "$page" | awk '/queued_cache_flagged/ { s += $2 } END { print s + 0 }') -ge 1000 ]"
+}
+
 # bc_nullb: null_blk completing at once (irqmode 0: in the submitter), with
 # a poll queue for 6.1's polled-only cache.  Skips unless exact.
 bc_nullb() {
