@@ -10,7 +10,8 @@
  * that the ftrace record of the same request, taken alongside, tells in
  * which context the unseen completion ran.  Every invocation is counted
  * before the device filter, so "not invoked" and "invoked but not matched"
- * are told apart.
+ * are told apart.  A sched_switch program counts the switches to and from
+ * PID 1's threads, and those run with one as current.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -40,6 +41,7 @@ struct {
 	__type(value, struct lost_sample);
 } samples SEC(".maps");
 
+__u64 switches, switch_cur_pid1, switch_prev_pid1, switch_next_pid1;
 __u64 all_issues, all_completes, completes_pid1, issues, completes, partial, lost, unmatched, requeues, nsamples;
 
 static __always_inline bool ours(struct request *rq, __u32 *idx)
@@ -140,5 +142,19 @@ int BPF_PROG(ld_requeue, struct request *rq)
 	s = bpf_map_lookup_elem(&tags, &idx);
 	if (s)
 		s->d_ts = 0;
+	return 0;
+}
+
+/* Whether BPF ever runs in the context of PID 1's threads (see run.sh). */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(ld_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	__sync_fetch_and_add(&switches, 1);
+	if (bpf_get_current_pid_tgid() >> 32 == 1)
+		__sync_fetch_and_add(&switch_cur_pid1, 1);
+	if (prev->tgid == 1)
+		__sync_fetch_and_add(&switch_prev_pid1, 1);
+	if (next->tgid == 1)
+		__sync_fetch_and_add(&switch_next_pid1, 1);
 	return 0;
 }

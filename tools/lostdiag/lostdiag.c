@@ -29,6 +29,9 @@ static void print_results(struct lostdiag_bpf *s)
 
 	printf("all devices: issues %llu completes %llu, of them run with a thread of pid 1 "
 	       "current %llu\n", s->bss->all_issues, s->bss->all_completes, s->bss->completes_pid1);
+	printf("sched_switch: %llu, with a thread of pid 1 current %llu, switched out %llu, "
+	       "switched in %llu\n", s->bss->switches, s->bss->switch_cur_pid1,
+	       s->bss->switch_prev_pid1, s->bss->switch_next_pid1);
 	printf("device: issues %llu completes %llu partial %llu lost %llu unmatched %llu "
 	       "requeues %llu\n", s->bss->issues, s->bss->completes, s->bss->partial,
 	       s->bss->lost, s->bss->unmatched, s->bss->requeues);

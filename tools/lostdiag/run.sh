@@ -19,7 +19,8 @@ img=$(mktemp "$dir/lostdiag.XXXXXX")
 cleanup() {
 	[ -n "${dp:-}" ] && kill -INT "$dp" 2>/dev/null
 	[ -d "$I" ] && { echo 0 >"$I/tracing_on"; for e in block_rq_issue block_rq_complete; do
-		echo 0 >"$I/events/block/$e/enable"; done; rmdir "$I"; }
+		echo 0 >"$I/events/block/$e/enable"; done; echo 0 >"$I/events/sched/sched_switch/enable"
+		rmdir "$I"; }
 	[ -n "${dev:-}" ] && losetup -d "$dev"
 	rm -rf "$work" "$img"
 }
@@ -38,6 +39,11 @@ for e in block_rq_issue block_rq_complete; do
 	echo "dev == $kdev" >"$I/events/block/$e/filter"
 	echo 1 >"$I/events/block/$e/enable"
 done
+# Switches to and from PID 1's threads, as ftrace sees them.
+tids=$(ls /proc/1/task)
+f=$(for t in $tids; do printf 'prev_pid == %s || next_pid == %s || ' "$t" "$t"; done)
+echo "${f% || }" >"$I/events/sched/sched_switch/filter"
+echo 1 >"$I/events/sched/sched_switch/enable"
 "$here/lostdiag" "${mm%:*}" "${mm#*:}" >"$work/diag" 2>"$work/diag.err" &
 dp=$!
 for _ in $(seq 50); do grep -q attached "$work/diag.err" && break; sleep 0.1; done
@@ -54,6 +60,12 @@ echo "kernel $(uname -r); ftrace overruns: $(grep -h '^overrun' "$I"/per_cpu/cpu
 echo "fio $(jq '.jobs[0].read.total_ios' "$work/fio") reads; ftrace: issues $(grep -c 'block_rq_issue:' "$work/trace")," \
 	"completes $(grep -c 'block_rq_complete:' "$work/trace")"
 grep -v '^lost ' "$work/diag" | sed 's/^/lostdiag: /'
+pid1() {	# FIELD: switches whose FIELD (prev_pid or next_pid) is a thread of PID 1
+	grep 'sched_switch:' "$work/trace" | awk -v f="$1" -v l=" $(echo $tids) " '{
+		for (i = 1; i <= NF; i++) if (index($i, f "=") == 1 && index(l, " " substr($i, length(f) + 2) " ")) c++ }
+		END { print c + 0 }'
+}
+echo "ftrace sched_switch: a thread of pid 1 switched out $(pid1 prev_pid), switched in $(pid1 next_pid)"
 echo "contexts of the lost completions (task, flags), from ftrace:"
 grep '^lost ' "$work/diag" | while read -r _ sector t _; do
 	awk -v s="$sector" -v t="$t" '/block_rq_complete:/ && $0 ~ (" " s " \\+ ") {
