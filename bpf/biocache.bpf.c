@@ -124,7 +124,7 @@ static __always_inline void cache_heads(struct bio_alloc_cache *c, __u64 *head, 
 }
 
 SEC("fentry/bio_alloc_bioset")
-int BPF_PROG(bc_alloc_enter, struct block_device *bdev, unsigned short nr_vecs, __u32 opf,
+int BPF_PROG(bw_bc_alloc_in, struct block_device *bdev, unsigned short nr_vecs, __u32 opf,
 	     gfp_t gfp, struct bio_set *bs)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
@@ -142,7 +142,7 @@ int BPF_PROG(bc_alloc_enter, struct block_device *bdev, unsigned short nr_vecs, 
 /* mempool_alloc_noprof from 6.10 (memory allocation profiling): the loader
  * retargets this program by BTF. */
 SEC("fentry/mempool_alloc")
-int BPF_PROG(bc_mempool, mempool_t *pool)
+int BPF_PROG(bw_bc_mempool, mempool_t *pool)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct bc_alloc *a = bpf_map_lookup_elem(&bc_allocs, &tid);
@@ -153,7 +153,7 @@ int BPF_PROG(bc_mempool, mempool_t *pool)
 }
 
 SEC("fexit/bio_alloc_bioset")
-int BPF_PROG(bc_alloc_exit, struct block_device *bdev, unsigned short nr_vecs, __u32 opf,
+int BPF_PROG(bw_bc_alloc_out, struct block_device *bdev, unsigned short nr_vecs, __u32 opf,
 	     gfp_t gfp, struct bio_set *bs, struct bio *ret)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid(), flag = req_alloc_cache();
@@ -182,7 +182,7 @@ out:
 }
 
 SEC("fentry/bio_put")
-int BPF_PROG(bc_put_enter, struct bio *bio)
+int BPF_PROG(bw_bc_put_in, struct bio *bio)
 {
 	__u32 flag = req_alloc_cache();
 	__u64 key = (__u64)bio, bs;
@@ -196,7 +196,7 @@ int BPF_PROG(bc_put_enter, struct bio *bio)
 }
 
 SEC("fexit/bio_put")
-int BPF_PROG(bc_put_exit, struct bio *bio)
+int BPF_PROG(bw_bc_put_out, struct bio *bio)
 {
 	__u64 key = (__u64)bio, *bs, head, head_irq;
 	struct bio_alloc_cache *c;
@@ -215,7 +215,7 @@ int BPF_PROG(bc_put_exit, struct bio *bio)
 }
 
 SEC("tp_btf/block_bio_queue")
-int BPF_PROG(bc_bio_queue, struct bio *bio)
+int BPF_PROG(bw_bc_bio_queue, struct bio *bio)
 {
 	__u32 flag = req_alloc_cache();
 	__u64 bs = (__u64)BPF_CORE_READ(bio, bi_pool);

@@ -680,16 +680,16 @@ static int bc_load(struct bw_bc *b, const struct btf *btf, bool exact)
 
 	if (!s)
 		return -errno;
-	fprogs[0] = s->progs.bc_alloc_enter;
-	fprogs[1] = s->progs.bc_mempool;
-	fprogs[2] = s->progs.bc_alloc_exit;
-	fprogs[3] = s->progs.bc_put_enter;
-	fprogs[4] = s->progs.bc_put_exit;
+	fprogs[0] = s->progs.bw_bc_alloc_in;
+	fprogs[1] = s->progs.bw_bc_mempool;
+	fprogs[2] = s->progs.bw_bc_alloc_out;
+	fprogs[3] = s->progs.bw_bc_put_in;
+	fprogs[4] = s->progs.bw_bc_put_out;
 	for (i = 0; i < 5; i++)
 		bpf_program__set_autoload(fprogs[i], exact);
 	/* Memory allocation profiling (6.10) renamed it mempool_alloc_noprof. */
 	if (exact && btf__find_by_name_kind(btf, "mempool_alloc_noprof", BTF_KIND_FUNC) > 0)
-		bpf_program__set_attach_target(s->progs.bc_mempool, 0, "mempool_alloc_noprof");
+		bpf_program__set_attach_target(s->progs.bw_bc_mempool, 0, "mempool_alloc_noprof");
 	err = biocache_bpf__load(s);
 	err = err ?: biocache_bpf__attach(s);
 	if (err) {
