@@ -177,7 +177,7 @@ test_scsi_debug_p4() {
 
 # The tuner on null_blk under bfq (rotational, low_latency 0, idling at
 # BFQ's 8 ms, hw_tag detection done first, as in test_tune): 4 sequential
-# readers.  S1 is learned first from one reader alone.
+# 64 KiB readers.  S1 is learned first from one reader alone.
 # tr_tune DEV SECS: returns the tuner's decisions in TR_TUNE (JSON Lines).
 tr_tune() {
 	local dev=$1 i
@@ -201,7 +201,7 @@ tr_tune() {
 	TR_TUNE_N0=$(wc -l <"$TR_TUNE")
 	# fio itself in the background (not a pipeline's subshell): the kill
 	# must reach it, or the device stays open and the module cannot go.
-	fio --name=tr --filename=/dev/"$dev" --direct=1 --rw=read --bs=256k --ioengine=psync \
+	fio --name=tr --filename=/dev/"$dev" --direct=1 --rw=read --bs=64k --ioengine=psync \
 		--numjobs=4 --size=512m --offset_increment=512m --time_based --runtime=25 \
 		--group_reporting --output-format=json --output="$BW_TMP/tune.fio.json" &
 	TR_FIO=$!
@@ -224,11 +224,14 @@ tr_tune() {
 # The tuner's decisions once the four readers ran.
 tr_tune_decisions() { tail -n +$((TR_TUNE_N0 + 1)) "$TR_TUNE"; }
 
-# tr_seq DEV SECS [fio args]: 4 sequential 256 KiB direct readers; MB/s.
+# tr_seq DEV SECS [fio args]: 4 sequential 64 KiB direct readers; MB/s.
+# (null_blk splits anything over 127.5 KiB, its default max_sectors: the
+# pieces of one read are issued together, never alone, and S1 is never
+# learned for that size.)
 tr_seq() {
 	local dev=$1 secs=$2
 	shift 2
-	fio --name=tr --filename=/dev/"$dev" --direct=1 --rw=read --bs=256k --ioengine=psync \
+	fio --name=tr --filename=/dev/"$dev" --direct=1 --rw=read --bs=64k --ioengine=psync \
 		--numjobs=4 --size=512m --offset_increment=512m --time_based --runtime="$secs" \
 		--group_reporting --output-format=json "$@" 2>/dev/null |
 		jq '.jobs[0].read.bw_bytes / 1048576 | floor'
