@@ -26,7 +26,7 @@ SKELS := $(patsubst bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
 # Pure logic: no BPF, no syscalls beyond stdio; unit-tested without root.
 PURE_SRCS := user/hist.c user/metrics.c user/classify.c user/json.c user/devname.c user/render.c \
 	user/s1store.c user/policy.c user/tunefile.c user/promfmt.c user/trace.c user/replay.c \
-	user/blktrace.c
+	user/blktrace.c user/biocache.c
 USER_SRCS := $(wildcard user/*.c)
 USER_OBJS := $(patsubst user/%.c,$(OUT)/%.o,$(USER_SRCS))
 PURE_OBJS := $(patsubst user/%.c,$(OUT)/%.o,$(PURE_SRCS))

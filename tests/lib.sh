@@ -243,3 +243,36 @@ bw_within() {
 
 # A float expression, e.g. bw_calc "$a / $b".
 bw_calc() { awk "BEGIN { printf \"%.6f\", $* }"; }
+
+# bw_unload_module MOD: a module a test loaded, away (its last user may
+# still be exiting); says so when it stays.
+bw_unload_module() {
+	for _ in $(seq 50); do
+		modprobe -r "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	echo "cannot unload $1: $(lsmod | grep "^$1 ")" >&2
+	return 1
+}
+
+# bw_dev_lines OUT DEV FROM TO: that device's objects in lines FROM..TO of
+# blkwise's JSON Lines.
+bw_dev_lines() {
+	[ "$3" -le "$4" ] || return 0
+	sed -n "$3,$4p" "$1" | jq -c --arg d "$2" '.devices[] | select(.device == $d)'
+}
+
+# Median of numbers on stdin; fails on none.
+bw_median() {
+	sort -g | awk '{ v[NR] = $1 } END { if (!NR) exit 1
+		print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# bw_free_port: a free loopback TCP port.
+bw_free_port() {
+	local p
+	while :; do
+		p=$((20000 + RANDOM % 20000))
+		ss -Hltn "sport = :$p" | grep -q . || { echo $p; return; }
+	done
+}

@@ -20,14 +20,7 @@ ex_caps_left() {
 	if [ "$v" -ge 6005 ]; then echo 0000000000000000; else echo 0000008000000000; fi
 }
 
-# ex_port: a free loopback TCP port.
-ex_port() {
-	local p
-	while :; do
-		p=$((20000 + RANDOM % 20000))
-		ss -Hltn "sport = :$p" | grep -q . || { echo $p; return; }
-	done
-}
+ex_port() { bw_free_port; }
 
 # ex_start OUT ARGS...: blkwise export on a free loopback port, serving
 # when this returns; EX_PID, EX_URL.

@@ -108,17 +108,6 @@ pl_fio_bg() {
 	bw_on_cleanup "kill $PL_FIO_PID; wait $PL_FIO_PID"
 }
 
-# pl_dev_lines OUT DEV FROM TO: that device's objects in lines FROM..TO.
-pl_dev_lines() {
-	[ "$3" -le "$4" ] || return 0
-	sed -n "$3,$4p" "$1" | jq -c --arg d "$2" '.devices[] | select(.device == $d)'
-}
-
-# Median of numbers on stdin; fails on none.
-pl_median() {
-	sort -g | awk '{ v[NR] = $1 } END { if (!NR) exit 1
-		print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
 
 # pl_measure DEV DIR QD: blkwise from scratch on DEV, PL_WARM s of
 # iodepth 1, then PL_DEEP s at QD.  Sets PL_OUT (blkwise JSON), PL_N0
@@ -138,14 +127,14 @@ pl_measure() {
 	bw_stat_stop INT
 	assertEquals "blkwise exit status" 0 $?
 	PL_TRUTH=$(jq .busy_servers_avg "$BW_TMP/truth.json")
-	undet=$(pl_dev_lines "$PL_OUT" "$dev" 1 "$PL_N0" | jq -s '[.[] | select(.p_eff != null)] | length')
+	undet=$(bw_dev_lines "$PL_OUT" "$dev" 1 "$PL_N0" | jq -s '[.[] | select(.p_eff != null)] | length')
 	assertEquals "P_eff undetermined in every iodepth-1 interval ($PL_N0 intervals)" 0 "$undet"
 	return 0
 }
 
 # pl_peff_median DEV: median P_eff of the determined intervals of the run.
 pl_peff_median() {
-	pl_dev_lines "$PL_OUT" "$1" $((PL_N0 + 1)) "$PL_N1" | jq -r '.p_eff // empty' | pl_median
+	bw_dev_lines "$PL_OUT" "$1" $((PL_N0 + 1)) "$PL_N1" | jq -r '.p_eff // empty' | bw_median
 }
 
 # pl_verdict LO HI V...: is the median of three runs in [LO, HI], given the
@@ -172,15 +161,15 @@ check_peff() {
 		pl_measure "$dev" "$dir" 16 || return
 		med=$(pl_peff_median "$dev") || { fail "run $run: no determined interval at iodepth 16"; return; }
 		ratio=$(bw_calc "$med / $PL_TRUTH")
-		s1=$(pl_dev_lines "$PL_OUT" "$dev" "$PL_N1" "$PL_N1" | jq -r .solo_svc_ms)
+		s1=$(bw_dev_lines "$PL_OUT" "$dev" "$PL_N1" "$PL_N1" | jq -r .solo_svc_ms)
 		model=$(bw_calc "$med * $(jq .service_us "$BW_TMP/truth.json") / 1000 / $s1 / $PL_TRUTH")
 		peffs+=("$med")
 		ratios+=("$ratio")
 		models+=("$model")
 		echo "  $opts run $run: P=$p truth $PL_TRUTH busy servers, P_eff median $med" \
-			"(intervals: $(pl_dev_lines "$PL_OUT" "$dev" $((PL_N0 + 1)) "$PL_N1" |
-				jq -r '.p_eff' | paste -sd' ')), S1 $(pl_dev_lines "$PL_OUT" "$dev" "$PL_N1" "$PL_N1" |
-				jq -r .solo_svc_ms) ms, class $(pl_dev_lines "$PL_OUT" "$dev" "$PL_N1" "$PL_N1" | jq -r .class)"
+			"(intervals: $(bw_dev_lines "$PL_OUT" "$dev" $((PL_N0 + 1)) "$PL_N1" |
+				jq -r '.p_eff' | paste -sd' ')), S1 $(bw_dev_lines "$PL_OUT" "$dev" "$PL_N1" "$PL_N1" |
+				jq -r .solo_svc_ms) ms, class $(bw_dev_lines "$PL_OUT" "$dev" "$PL_N1" "$PL_N1" | jq -r .class)"
 		v1=$(pl_verdict "$(bw_calc "1 - $PL_TOL / 100")" "$(bw_calc "1 + $PL_TOL / 100")" "${ratios[@]}")
 		v2=in
 		[ -z "$want_p" ] ||
@@ -190,10 +179,10 @@ check_peff() {
 		[ "$v1" = out ] || [ "$v2" = out ] || [ "$v3" = out ] ||
 			{ [ "$v1" = in ] && [ "$v2" = in ] && [ "$v3" = in ]; } && break
 	done
-	med=$(printf '%s\n' "${peffs[@]}" | pl_median)
-	ratio=$(printf '%s\n' "${ratios[@]}" | pl_median)
+	med=$(printf '%s\n' "${peffs[@]}" | bw_median)
+	ratio=$(printf '%s\n' "${ratios[@]}" | bw_median)
 	echo "  => P=$p: P_eff $med (median of ${#peffs[@]} runs), P_eff / truth $ratio," \
-		"P_eff * service / S1 / truth $(printf '%s\n' "${models[@]}" | pl_median)"
+		"P_eff * service / S1 / truth $(printf '%s\n' "${models[@]}" | bw_median)"
 	assertEquals "P_eff / truth within $PL_TOL% (runs: ${ratios[*]})" in "$v1"
 	assertEquals "P_eff * service / S1 within 5% of the truth (runs: ${models[*]})" in "$v3"
 	[ -z "$want_p" ] || assertEquals "P_eff within $PL_TOL% of P=$want_p (runs: ${peffs[*]})" in "$v2"
@@ -217,7 +206,7 @@ test_stripe_p4() {
 
 # pl_classes OUT DEV FROM TO: "evidence_s class p_eff" per line.
 pl_classes() {
-	pl_dev_lines "$1" "$2" "$3" "$4" | jq -r '"\(.class_reason.evidence_s) \(.class) \(.p_eff)"'
+	bw_dev_lines "$1" "$2" "$3" "$4" | jq -r '"\(.class_reason.evidence_s) \(.class) \(.p_eff)"'
 }
 
 # One serial and one 4-way device side by side under 30 s of steady load:
@@ -248,7 +237,7 @@ test_class_settles_and_holds() {
 	for dev in "$d1" "$d4"; do
 		if [ "$dev" = "$d1" ]; then want=shallow; else want=deep; fi
 		assertEquals "$dev: no class from the iodepth-1 warm-up" unknown \
-			"$(pl_dev_lines "$out" "$dev" "$n0" "$n0" | jq -r .class)"
+			"$(bw_dev_lines "$out" "$dev" "$n0" "$n0" | jq -r .class)"
 		pl_classes "$out" "$dev" $((n0 + 1)) "$n1" >"$BW_TMP/classes"
 		first=$(awk '$2 != "unknown" { print NR; exit }' "$BW_TMP/classes")
 		changes=$(awk 'NR > 1 && $2 != prev && prev != "unknown" { c++ } { prev = $2 } END { print c + 0 }' \
@@ -256,7 +245,7 @@ test_class_settles_and_holds() {
 		late=$(awk -v f="${first:-0}" 'NR >= f && $2 != "'$want'"' "$BW_TMP/classes" | wc -l)
 		echo "  $dev (want $want): class set at interval ${first:-never} of $(wc -l <"$BW_TMP/classes")" \
 			"($(sed -n "${first:-1}p" "$BW_TMP/classes" | cut -d' ' -f1) s evidence), changes $changes," \
-			"P_eff $(awk '{ print $3 }' "$BW_TMP/classes" | grep -v null | pl_median) (median)"
+			"P_eff $(awk '{ print $3 }' "$BW_TMP/classes" | grep -v null | bw_median) (median)"
 		assertNotNull "$dev: a class within the run" "$first"
 		[ -n "$first" ] || continue
 		assertTrue "$dev: class set by the 5th determined interval (at $first)" "[ $first -le 5 ]"
@@ -276,11 +265,11 @@ test_p4_at_iodepth2_shows_at_most_2() {
 	pl_require || return 0
 	pl_up dev dir dispatch=any,parallel=4,service_us=2000 || return
 	PL_DEEP=5 pl_measure "$dev" "$dir" 2 || return
-	vals=$(pl_dev_lines "$PL_OUT" "$dev" $((PL_N0 + 1)) "$PL_N1" | jq -r '.p_eff // empty')
+	vals=$(bw_dev_lines "$PL_OUT" "$dev" $((PL_N0 + 1)) "$PL_N1" | jq -r '.p_eff // empty')
 	n=$(echo "$vals" | grep -c .)
 	max=$(echo "$vals" | sort -g | tail -1)
 	echo "  P=4 at iodepth 2: truth $PL_TRUTH busy servers, P_eff $(echo "$vals" | paste -sd' ') (max $max)," \
-		"depth $(pl_dev_lines "$PL_OUT" "$dev" $((PL_N0 + 1)) "$PL_N1" | jq -r .depth_mean_busy | paste -sd' ')"
+		"depth $(bw_dev_lines "$PL_OUT" "$dev" $((PL_N0 + 1)) "$PL_N1" | jq -r .depth_mean_busy | paste -sd' ')"
 	assertTrue "determined in >= 3 intervals (got $n): L ~1.9 >= 1.5" "[ $n -ge 3 ]"
 	assertTrue "every determined P_eff <= 2.2 (max $max)" \
 		"awk 'BEGIN { exit !(\"$max\" + 0 <= 2.2) }'"
@@ -292,7 +281,7 @@ test_p4_at_iodepth2_shows_at_most_2() {
 # pl_stream OUT PID FROM TO FIELD: median of a stream's FIELD over lines.
 pl_stream() {
 	sed -n "$3,$4p" "$1" | jq -r --argjson p "$2" ".streams[]? | select(.pid == \$p and .ios > 0) | .$5 // empty" |
-		pl_median
+		bw_median
 }
 
 # pl_stream_class OUT PID FROM TO: the class it had most often.

@@ -12,7 +12,7 @@ libclang-rt-14-dev chromium dmsetup mdadm"
 # tools/vmtest.sh: QEMU, the guest's first stage, and what fetches and
 # unpacks the Debian kernels it boots.
 [ "${1:-}" = "--vm" ] && PKGS="$PKGS qemu-system-x86 busybox-static cpio xz-utils e2fsprogs
-debian-archive-keyring apt dpkg"
+debian-archive-keyring apt dpkg blktrace"
 
 missing=""
 for p in $PKGS; do

@@ -37,7 +37,10 @@ set -eu
 
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-VMDIR=$ROOT/build/vm
+# Physical: the guest's first stage resolves a symlinked build/vm (a
+# worktree sharing another's kernels) outside its new root.
+mkdir -p build/vm
+VMDIR=$(cd build/vm && pwd -P)
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 MIRROR=http://deb.debian.org/debian
 ALL_KERNELS="5.10 6.1 6.12 host"

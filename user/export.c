@@ -162,6 +162,8 @@ static void usage(FILE *f)
 		"                       (two clock reads per program run) for\n"
 		"                       blkwise_bpf_run_seconds_total\n"
 		"      --max-connections N  concurrent HTTP connections (default 64)\n"
+		"      --bio-cache      also blkwise_bio_cache_events_total: the per-cpu bio\n"
+		"                       alloc cache per bio_set, method exact or tracepoint\n"
 		"      --tune           also tune BFQ idling, as `blkwise tune` does; with it:\n"
 		"        --policy throughput|latency  --dry-run  --set-scheduler bfq\n"
 		"        --low-latency 0|1  --max-idle-us US  --run-dir DIR\n"
@@ -173,7 +175,7 @@ static void usage(FILE *f)
 		"      --version        version, git commit and libbpf version\n");
 }
 
-enum { OPT_USER = 256, OPT_BPF_STATS, OPT_MAX_CONN, OPT_TUNE };
+enum { OPT_USER = 256, OPT_BPF_STATS, OPT_MAX_CONN, OPT_TUNE, OPT_BIO_CACHE };
 
 static int parse_args(int argc, char **argv, struct export_args *a)
 {
@@ -186,6 +188,7 @@ static int parse_args(int argc, char **argv, struct export_args *a)
 		{ "bpf-stats", no_argument, NULL, OPT_BPF_STATS },
 		{ "max-connections", required_argument, NULL, OPT_MAX_CONN },
 		{ "tune", no_argument, NULL, OPT_TUNE },
+		{ "bio-cache", no_argument, NULL, OPT_BIO_CACHE },
 		{ "tune-window", required_argument, NULL, BW_OPT_TUNE_WINDOW },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -242,6 +245,9 @@ static int parse_args(int argc, char **argv, struct export_args *a)
 			break;
 		case OPT_TUNE:
 			a->tune = true;
+			break;
+		case OPT_BIO_CACHE:
+			a->w.core.bio_cache = true;
 			break;
 		default:
 			return bw_opt_other(c, usage);
@@ -615,12 +621,15 @@ static int render(struct export_ctx *x, __u64 t0)
 		.version = BW_VERSION, .commit = BW_COMMIT, .libbpf = libbpf_version_string(),
 		.attach = bw_core_attach_mode(x->w.core), .start_unix = x->start_unix,
 	};
+	struct bw_bc_snap bc = {};
 	char *text = NULL, *om = NULL;
 	size_t tl = 0, ol = 0;
 	int i, n = 0, nrows, err = -ENOMEM;
 
 	if (!rows || !d)
 		goto out;
+	if (x->a->w.core.bio_cache && !bw_core_bio_cache(x->w.core, &bc))
+		s.bio_cache = &bc;
 	tuner_figures(x);
 	nrows = bw_watch_rows(&x->w, rows);
 	for (i = 0; i < nrows; i++)
@@ -647,6 +656,7 @@ static int render(struct export_ctx *x, __u64 t0)
 	else
 		err = 0;
 out:
+	bw_bc_snap_free(&bc);
 	free(rows);
 	free(d);
 	return err;

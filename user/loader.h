@@ -5,6 +5,7 @@
 
 #include "blkwise.h"
 #include "streams.h"
+#include "biocache.h"
 
 struct bw_core_opts {
 	const char *btf_path;	/* kernel BTF elsewhere than /sys/kernel/btf/vmlinux */
@@ -12,6 +13,7 @@ struct bw_core_opts {
 	bool streams;
 	enum bw_stream_by streams_by;	/* with streams: process (default) or cgroup */
 	bool verbose;
+	bool bio_cache;		/* also bpf/biocache.bpf.c (bw_core_bio_cache) */
 	int max_devices;	/* 0: sized from the devices present */
 	int nr_watch;		/* 0: every device */
 	__u32 watch[BW_MAX_WATCH];
@@ -58,6 +60,7 @@ struct bw_load_env {
 	bool bio_arg_second;	/* pre-5.11 block_bio_queue(q, bio) */
 	bool has_io_start;	/* block_io_start (6.5+) */
 	bool have_fetch;	/* BPF atomic fetch-and-add, cmpxchg (5.12+) */
+	bool mempool_noprof;	/* mempool_alloc is mempool_alloc_noprof (6.10+) */
 	int ncpus;
 };
 struct bpf_object;
@@ -114,5 +117,30 @@ int bw_rec_ncpus(const struct bw_rec *r);
 const char *bw_rec_attach_mode(const struct bw_rec *r);
 bool bw_rec_io_start(const struct bw_rec *r);
 void bw_rec_close(struct bw_rec *r);
+
+/*
+ * The per-cpu bio alloc cache (bpf/biocache.bpf.c), counted since load:
+ * exact where fentry/fexit load, else what block_bio_queue shows.
+ */
+enum bw_bc_method { BW_BC_OFF, BW_BC_TRACEPOINT, BW_BC_EXACT };
+
+struct bw_bc_set {
+	__u64 bs;			/* struct bio_set address; 0: bios of no set */
+	char name[48];			/* its symbol, from /proc/kallsyms, else the address */
+	struct bw_bc_stats sum;		/* over CPUs */
+	struct bw_bc_stats *cpu;	/* ncpus entries */
+};
+
+struct bw_bc_snap {
+	enum bw_bc_method method;
+	const char *why;		/* why not exact ("" when exact) */
+	int ncpus;
+	int nr;
+	struct bw_bc_set *sets;
+};
+
+/* Fill s (method BW_BC_OFF when not loaded); 0 or -errno.  Free with bw_bc_snap_free. */
+int bw_core_bio_cache(struct bw_core *c, struct bw_bc_snap *s);
+void bw_bc_snap_free(struct bw_bc_snap *s);
 
 #endif /* BLKWISE_LOADER_H */

@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <string.h>
 #include "promfmt.h"
+#include "bcrender.h"
 
 static const char *const type_names[] = {
 	[BW_PROM_COUNTER] = "counter", [BW_PROM_GAUGE] = "gauge",
@@ -506,11 +507,38 @@ static void self(struct bw_prom *p, const struct bw_expo_self *s)
 	scalars(p, s);
 }
 
+/*
+ * The per-cpu bio alloc cache, per bio_set, summed over CPUs; the method
+ * label says how each count was made (exact: fentry/fexit; tracepoint:
+ * block_bio_queue, which sees cache-flagged bios but no hits or misses).
+ */
+static void bio_cache(struct bw_prom *p, const struct bw_bc_snap *b)
+{
+	char l[BW_PROM_LABELS];
+	int i, f;
+
+	bw_prom_family(p, "blkwise_bio_cache_events", BW_PROM_COUNTER,
+		       "Per-cpu bio alloc cache events by bio_set (hits, misses, ...; see "
+		       "dashboards/README.md), with the method that counted them.");
+	for (i = 0; i < b->nr; i++) {
+		for (f = 0; f < BW_BC_NR; f++) {
+			if (!bw_bc_field_shown(b->method, f))
+				continue;
+			bw_prom_labels(l, sizeof(l), "bio_set", b->sets[i].name, "event",
+				       bw_bc_field_name(f), "method", bw_bc_method_name(b->method),
+				       NULL);
+			bw_prom_u64(p, "blkwise_bio_cache_events_total", l, b->sets[i].sum.v[f]);
+		}
+	}
+}
+
 void bw_expo_render(struct bw_prom *p, const struct bw_expo_self *s, const struct bw_expo_dev *d,
 		    int n)
 {
 	self(p, s);
 	devices(p, d, n);
+	if (s->bio_cache)
+		bio_cache(p, s->bio_cache);
 }
 
 void bw_expo_render_scrapes(struct bw_prom *p, __u64 scrapes, double dur_sum, __u64 dur_count)

@@ -68,6 +68,7 @@ struct bw_expo_self {
 	double sample_s, last_sample_unix;
 	double rss_bytes, cpu_s, start_unix;
 	long open_fds;
+	const struct bw_bc_snap *bio_cache;	/* NULL: not asked for (--bio-cache) */
 };
 
 /* Everything but the scrape counters and the end: rendered once per sample. */

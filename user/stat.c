@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include "watch.h"
+#include "bcrender.h"
 
 struct stat_args {
 	struct bw_watch_opts w;
@@ -22,7 +23,7 @@ static void usage(FILE *f)
 		"usage: blkwise stat [-d DEV]... [-i SECS] [-c COUNT] [-z] [--json]\n"
 		"                    [--streams[=process|cgroup]]\n"
 		"                    [--state-dir DIR | --no-state] [--verbose] [--btf FILE]\n"
-		"                    [--max-devices N]\n"
+		"                    [--max-devices N] [--bio-cache]\n"
 		"  -d, --device DEV   watch DEV: a name (loop3), a block special file\n"
 		"                     (/dev/mapper/vg-lv) or MAJ:MIN; a partition folds into\n"
 		"                     its disk; repeatable.  Default: every device with a size\n"
@@ -39,10 +40,13 @@ static void usage(FILE *f)
 		"  -v, --verbose      libbpf messages, map memory\n"
 		"      --btf FILE     kernel BTF, when /sys/kernel/btf/vmlinux is missing\n"
 		"      --max-devices N  device slots to size the maps for\n"
+		"      --bio-cache    also the per-cpu bio alloc cache, per bio_set and CPU:\n"
+		"                     exact hits and misses where fentry loads, else only the\n"
+		"                     cache-flagged bios block_bio_queue shows (labelled)\n"
 		"      --version      version, git commit and libbpf version\n");
 }
 
-enum { OPT_MAX_DEV = 256 };
+enum { OPT_MAX_DEV = 256, OPT_BIO_CACHE };
 
 static int parse_args(int argc, char **argv, struct stat_args *a)
 {
@@ -54,6 +58,7 @@ static int parse_args(int argc, char **argv, struct stat_args *a)
 		{ "streams", optional_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "max-devices", required_argument, NULL, OPT_MAX_DEV },
+		{ "bio-cache", no_argument, NULL, OPT_BIO_CACHE },
 		{}
 	};
 	long n;
@@ -106,6 +111,9 @@ static int parse_args(int argc, char **argv, struct stat_args *a)
 			}
 			a->w.core.max_devices = (int)n;
 			break;
+		case OPT_BIO_CACHE:
+			a->w.core.bio_cache = true;
+			break;
 		default:
 			return bw_opt_other(c, usage);
 		}
@@ -139,6 +147,22 @@ static void report_streams(struct bw_watch *w, struct bw_json *j)
 	}
 	if (j)
 		bw_json_close(j, ']');
+}
+
+/* The bio cache's counts since start (--bio-cache). */
+static void report_bio_cache(struct bw_watch *w, struct bw_json *j)
+{
+	struct bw_bc_snap b;
+
+	if (bw_core_bio_cache(w->core, &b)) {
+		bw_warn("reading the bio cache counts failed");
+		b.method = BW_BC_OFF;
+	}
+	if (j)
+		bw_bc_render_json(j, &b);
+	else
+		bw_bc_render_text(stdout, &b);
+	bw_bc_snap_free(&b);
 }
 
 static void report(struct stat_args *a, struct bw_watch *w, struct bw_watch_dev **rows)
@@ -177,11 +201,15 @@ static void report(struct stat_args *a, struct bw_watch *w, struct bw_watch_dev 
 		bw_json_close(&j, ']');
 		if (a->w.core.streams)
 			report_streams(w, &j);
+		if (a->w.core.bio_cache)
+			report_bio_cache(w, &j);
 		bw_json_close(&j, '}');
 		bw_json_end(&j);
 	} else {
 		if (a->w.core.streams)
 			report_streams(w, NULL);
+		if (a->w.core.bio_cache)
+			report_bio_cache(w, NULL);
 		fflush(stdout);
 	}
 }
