@@ -45,6 +45,7 @@ struct bw_snap_dev {
 	char name[BW_NAME_LEN];
 	struct bw_op_stats op[BW_NR_OPS];
 	__u64 busy_ns;		/* closed periods plus the open one */
+	bool busy_unknown;	/* not measured: no BPF atomic fetch-and-add (< 5.12) */
 	__u64 inflight;		/* at read time */
 	__u64 max_depth;	/* over the epoch just closed */
 	__u64 unmatched;

@@ -756,9 +756,11 @@ int bw_core_snapshot(struct bw_core *c, struct bw_snap *s)
 			return -ENOMEM;
 		bw_snap_add_pcpu(d, c->pcpu_buf, c->ncpus, closed, c->hist[slot]);
 		d->lost += c->healed[slot];
+		d->busy_unknown = !c->have_fetch;
 		if (sh.word & BW_INFLIGHT_MASK) {
 			d->inflight += sh.word & BW_INFLIGHT_MASK;
-			if (s->ts_ns > sh.busy_start)
+			/* Without fetch atomics no busy period is ever opened. */
+			if (c->have_fetch && s->ts_ns > sh.busy_start)
 				d->busy_ns += s->ts_ns - sh.busy_start;
 		}
 	}

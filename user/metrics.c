@@ -202,6 +202,10 @@ void bw_interval_compute(const struct bw_snap_dev *prev, const struct bw_snap_de
 	o->busy_pct = ratio(dbusy / 1e7, secs);
 	if (o->busy_pct > 100)
 		o->busy_pct = 100;
+	if (cur->busy_unknown) {	/* before 5.12: README, "How it measures" */
+		o->busy_pct = NAN;
+		o->depth_busy = NAN;
+	}
 	o->seg_per_rq = ratio(seg, n);
 	o->kb_per_rq = ratio(bytes / 1024.0, n);
 	o->merges_per_s = ratio(all.merges, secs);
