@@ -16,8 +16,8 @@
  *   shared by all devices and sized by how many requests may be live at
  *   once, so its memory does not grow with hw queues x tags.  The kernel's
  *   own rq->io_start_time_ns would save the clock read, but since 6.9 it
- *   comes from the plug's cached clock (blk_time_get_ns), measured here at
- *   363 ns before the issue on average: less exact, so not used.  An issue
+ *   comes from the plug's cached clock (blk_time_get_ns), which can precede
+ *   the issue by the plug's whole life: less exact, so not used.  An issue
  *   that finds its own request still in the table knows that request's
  *   previous completion never reached us (README, "Lost completions").
  * - Queue time needs no Q program: the kernel stamps rq->start_time_ns at
