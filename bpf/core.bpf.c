@@ -17,8 +17,11 @@
  *   once, so its memory does not grow with hw queues x tags.  The kernel's
  *   own rq->io_start_time_ns would save the clock read, but since 6.9 it
  *   comes from the plug's cached clock (blk_time_get_ns), which can precede
- *   the issue by the plug's whole life: less exact, so not used.  An issue
- *   that finds its own request still in the table knows that request's
+ *   the issue by the plug's whole life: less exact, so not used.  An
+ *   entry is 16 bytes, never across two cache lines: the issue time's low
+ *   54 bits (a service time is their difference modulo 2^54) under the
+ *   device's slot, which user space needs to heal the entries of lost
+ *   completions.  An issue that finds its own request still in the table knows that request's
  *   previous completion never reached us (README, "Lost completions").
  * - Queue time needs no Q program: the kernel stamps rq->start_time_ns at
  *   allocation for every request it accounts in /proc/diskstats, so Q2D and
@@ -291,22 +294,29 @@ static __always_inline struct bw_rq_state *rq_claim(__u64 rq, bool *lost, const 
 	return NULL;
 }
 
-/* C or requeue: D's time of the request (0: D never seen); frees its entry. */
-static __always_inline __u64 rq_take(__u64 rq)
+/* C or requeue: the request's entry, NULL when its D was never seen. */
+static __always_inline struct bw_rq_state *rq_find(__u64 rq)
 {
 	__u32 h = hash_ptr(rq, rq_hash_bits), i;
 	struct bw_rq_state *st;
-	__u64 d_ts;
 
 	for (i = 0; i < BW_RQ_PROBES; i++) {
 		st = rq_entry(h, i);
-		if (!st || st->rq != rq)
-			continue;
-		d_ts = st->d_ts;
-		st->rq = 0;
-		return d_ts;
+		if (st && st->rq == rq)
+			return st;
 	}
-	return 0;
+	return NULL;
+}
+
+/* A slot's maps; false when the slot is not watched. */
+static __always_inline bool maps_of(__u32 *slot, struct bw_dev_shared **sh,
+				    struct bw_dev_pcpu **pc)
+{
+	if (*slot == BW_SLOT_NONE)
+		return false;
+	*sh = bpf_map_lookup_elem(&shared, slot);
+	*pc = bpf_map_lookup_elem(&pcpu, slot);
+	return *sh && *pc;
 }
 
 /* A request's device: its slot and maps; false when the device is not watched. */
@@ -314,11 +324,7 @@ static __always_inline bool dev_of(struct request *rq, const struct rq_view *v, 
 				   struct bw_dev_shared **sh, struct bw_dev_pcpu **pc, const bool fetch)
 {
 	*slot = slot_of(v->qk, rq, NULL, fetch);
-	if (*slot == BW_SLOT_NONE)
-		return false;
-	*sh = bpf_map_lookup_elem(&shared, slot);
-	*pc = bpf_map_lookup_elem(&pcpu, slot);
-	return *sh && *pc;
+	return maps_of(slot, sh, pc);
 }
 
 static __always_inline void on_issue(struct request *rq, const struct rq_view *v, __u64 *ctx,
@@ -335,25 +341,32 @@ static __always_inline void on_issue(struct request *rq, const struct rq_view *v
 		return;
 	if (skip & BW_SKIP_BODY)
 		return;
+	now = (skip & BW_SKIP_CLOCK_D) ? v->start_ns + 1 : bpf_ktime_get_ns();
+	if (skip & BW_SKIP_TABLE) {
+		lost = false;
+		goto flight;
+	}
 	st = rq_claim(v->rqk, &lost, fetch);
 	if (!st) {
 		pc->untracked++;
 		return;
 	}
-	now = (skip & BW_SKIP_CLOCK_D) ? v->start_ns + 1 : bpf_ktime_get_ns();
-	st->d_ts = now;
-	st->slot = slot;
+	st->d = (now & BW_RQ_TS_MASK) | (__u64)slot << BW_RQ_TS_BITS;
 	/* Its previous C never reached us: this issue takes its place in the count. */
 	if (lost) {
 		pc->lost++;
 		inc = BW_D_INC - 1;
 	}
+flight:
+	if (skip & BW_SKIP_FLIGHT)
+		return;
 	bw_flight_enter(sh, pc, now, v->rqk, epoch, inc, fetch, skip & BW_SKIP_ATOMIC);
 }
 
 static __always_inline void on_complete(struct request *rq, const struct rq_view *v, int error,
 					__u32 nr_bytes, const bool fetch)
 {
+	struct bw_rq_state *st;
 	struct bw_dev_shared *sh;
 	struct bw_dev_pcpu *pc;
 	struct bw_op_pcpu *os;
@@ -374,14 +387,24 @@ static __always_inline void on_complete(struct request *rq, const struct rq_view
 		os->bytes += nr_bytes;
 		return;
 	}
-	d_ts = rq_take(v->rqk);
-	if (!d_ts) {
+	st = (skip & BW_SKIP_TABLE) ? NULL : rq_find(v->rqk);
+	if (!st && !(skip & BW_SKIP_TABLE)) {
 		pc->unmatched++;
 		return;
 	}
 	now = bpf_ktime_get_ns();
-	solo = bw_flight_leave(sh, pc, now, v->rqk, fetch, skip & BW_SKIP_ATOMIC);
-	d2c = now > d_ts ? now - d_ts : 0;
+	/* The issue time's low bits: the difference modulo 2^54 is exact. */
+	d2c = st ? (now - st->d) & BW_RQ_TS_MASK : now - v->start_ns;
+	if (st)
+		st->rq = 0;
+	d_ts = now - d2c;
+	solo = false;
+	if (!(skip & BW_SKIP_FLIGHT))
+		solo = bw_flight_leave(sh, pc, now, v->rqk, fetch, skip & BW_SKIP_ATOMIC);
+	if (skip & BW_SKIP_SUMS) {
+		os->d2c_ns += d2c;
+		return;
+	}
 
 	os->ios++;
 	os->bytes += nr_bytes;
@@ -410,6 +433,7 @@ static __always_inline void on_complete(struct request *rq, const struct rq_view
 static __always_inline void on_requeue(struct request *rq, const struct rq_view *v, __u64 *ctx,
 				       const bool fetch)
 {
+	struct bw_rq_state *st;
 	struct bw_dev_shared *sh;
 	struct bw_dev_pcpu *pc;
 	__u32 slot, op;
@@ -419,10 +443,12 @@ static __always_inline void on_requeue(struct request *rq, const struct rq_view 
 	op = bw_op_of(v->flags);
 	if (op < BW_NR_OPS)
 		pc->op[op].requeues++;
-	if (!rq_take(v->rqk)) {
+	st = rq_find(v->rqk);
+	if (!st) {
 		pc->unmatched++;
 		return;
 	}
+	st->rq = 0;
 	bw_flight_leave(sh, pc, bpf_ktime_get_ns(), v->rqk, fetch, skip & BW_SKIP_ATOMIC);
 }
 

@@ -56,6 +56,9 @@ static inline __attribute__((always_inline)) __u32 bw_op_of(__u32 cmd_flags)
 #define BW_SKIP_ATOMIC (1u << 1)	/* the in-flight word updated without atomics */
 #define BW_SKIP_HIST (1u << 2)		/* no histograms */
 #define BW_SKIP_BODY (1u << 3)		/* return once the device is found */
+#define BW_SKIP_FLIGHT (1u << 4)	/* no in-flight word: no busy, solo or depth */
+#define BW_SKIP_TABLE (1u << 5)		/* no per-request table: D's time is rq->start_time_ns */
+#define BW_SKIP_SUMS (1u << 6)		/* C stops once it knows the service time */
 
 #define BW_SLOT_NONE 0xffffffffu	/* queue seen, device not watched */
 #define BW_QMAP_BITS 10		/* queue map: 1024 entries, two-way */
@@ -110,17 +113,22 @@ struct bw_dev_shared {
 };
 
 /*
- * Per live request: its issue time, in a table shared by all devices and
- * keyed by the request's address (open addressing, BW_RQ_PROBES entries
- * from its hash).  Sized by how many requests may be live at once, not by
- * hw queues x tags.
+ * Per live request: its issue time and device, in a table shared by all
+ * devices and keyed by the request's address (open addressing,
+ * BW_RQ_PROBES entries from its hash).  Sized by how many requests may be
+ * live at once, not by hw queues x tags.  16 bytes, so an entry never
+ * straddles two cache lines: the issue time keeps its low BW_RQ_TS_BITS
+ * bits (208 days; a service time is their difference modulo 2^54), the
+ * device's slot the bits above (BW_MAX_SLOTS).
  */
 struct bw_rq_state {
 	__u64 rq;		/* struct request address; 0 when free */
-	__u64 d_ts;		/* issue time */
-	__u32 slot;		/* its device, for user space's healing */
-	__u32 pad;
+	__u64 d;		/* issue time's low bits | slot << BW_RQ_TS_BITS */
 };
+#define BW_RQ_TS_BITS 54
+#define BW_RQ_TS_MASK ((1ULL << BW_RQ_TS_BITS) - 1)
+#define BW_MAX_SLOTS (1u << (64 - BW_RQ_TS_BITS))
+#define bw_rq_slot(d) ((__u32)((d) >> BW_RQ_TS_BITS))
 #define BW_RQ_PROBES 4
 
 /* request_queue address -> slot, hashed; filled by the first event of a queue. */

@@ -20,6 +20,10 @@
 #   BENCH_SCALE_ROUNDS=2  rounds of the scaling runs (0 skips them)
 #   BENCH_MEM_SECS=4      seconds blkwise watches 8 devices before measuring
 #   BENCH_CONFIGS="floor blkwise"  run only these main configurations
+#   BENCH_SCALE_CONFIGS="none floor floor_clock blkwise"  configurations of the scaling runs
+#   BENCH_SHAPES="qd1 qd32same"    run only these scaling shapes
+#   BENCH_BASELINE=path   also run another build of blkwise (config baseline),
+#                         side by side with this one: a change is kept if it pays
 #   BENCH_PROFILE=1       also run blkwise with parts of its hot path left out
 #                         (prof_*: BLKWISE_BENCH_SKIP, bpf/core.h BW_SKIP_*), and
 #                         report what each part costs: blkwise minus the variant
@@ -46,18 +50,23 @@ CONFIGS='
 none            | -
 floor           | build/bench/floor
 floor_streams   | build/bench/floor --streams
+floor_clock     | build/bench/floor --clock
 blkwise         | $BLKWISE stat --no-state -d $DEV -i 1
 blkwise_streams | $BLKWISE stat --no-state --streams -d $DEV -i 1
 biolatency      | biolatency -d $DEV 600
 bpftrace        | bpftrace -e "$BT_PROG"
 record          | $BLKWISE record -d $DEV -o $WORK/record.bwt
+baseline        | $BASELINE stat --no-state -d $DEV -i 1
 prof_body       | env BLKWISE_BENCH_SKIP=8 $BLKWISE stat --no-state -d $DEV -i 1
 prof_clock_d    | env BLKWISE_BENCH_SKIP=1 $BLKWISE stat --no-state -d $DEV -i 1
 prof_atomic     | env BLKWISE_BENCH_SKIP=2 $BLKWISE stat --no-state -d $DEV -i 1
 prof_hist       | env BLKWISE_BENCH_SKIP=4 $BLKWISE stat --no-state -d $DEV -i 1
+prof_flight     | env BLKWISE_BENCH_SKIP=16 $BLKWISE stat --no-state -d $DEV -i 1
+prof_table      | env BLKWISE_BENCH_SKIP=32 $BLKWISE stat --no-state -d $DEV -i 1
+prof_sums       | env BLKWISE_BENCH_SKIP=64 $BLKWISE stat --no-state -d $DEV -i 1
 '
 # Scaling: blkwise next to the floor (and none, for IOPS) in other shapes.
-SCALE_CONFIGS="none floor blkwise"
+SCALE_CONFIGS=${BENCH_SCALE_CONFIGS:-"none floor floor_clock blkwise"}
 # name | iodepth | jobs (2 jobs are pinned to different CPUs) | where
 # completions run: any (the kernel's choice), same (the submitting CPU:
 # rq_affinity=2) or other (loop's workers, hence completions, kept off the
@@ -507,6 +516,14 @@ if [ -x ./blkwise ]; then
 		'{sha256: $sha, built: $mtime, git: $git}')
 fi
 
+BASELINE=""
+if [ -n "${BENCH_BASELINE:-}" ]; then
+	[ -x "$BENCH_BASELINE" ] || die "BENCH_BASELINE=$BENCH_BASELINE is not an executable" \
+		"build the other version and name its blkwise binary"
+	BASELINE=$OUTDIR/blkwise.baseline
+	cp "$BENCH_BASELINE" "$BASELINE" || die "cannot copy $BENCH_BASELINE to $BASELINE" "check space in $OUTDIR"
+fi
+
 mkdir -p "$OUTDIR" "$(dirname "$JSON_OUT")"
 WORK=$(mktemp -d /dev/shm/blkwise-bench.XXXXXX) ||
 	die "cannot create a directory in /dev/shm" "mount tmpfs on /dev/shm"
@@ -555,10 +572,13 @@ if [ -n "${BENCH_CONFIGS:-}" ]; then
 	MAIN="none"
 	for c in $BENCH_CONFIGS; do
 		case " $ALL " in *" $c "*) ;; *) die "unknown configuration $c" "one of: $ALL" ;; esac
+		[ "$c" != baseline ] || [ -n "$BASELINE" ] ||
+			die "configuration baseline needs BENCH_BASELINE" "BENCH_BASELINE=path/to/other/blkwise"
 		[ "$c" = none ] || MAIN="$MAIN $c"
 	done
 else
-	MAIN=$(printf '%s\n' $ALL | grep -v '^prof_' | tr '\n' ' ')
+	MAIN=$(printf '%s\n' $ALL | grep -v '^prof_' | grep -vx baseline | tr '\n' ' ')
+	[ -z "$BASELINE" ] || MAIN="$MAIN baseline"
 	[ "${BENCH_PROFILE:-0}" = 1 ] && MAIN="$MAIN $(printf '%s\n' $ALL | grep '^prof_' | tr '\n' ' ')"
 	MAIN=${MAIN% }
 fi
@@ -611,6 +631,7 @@ if [ "$SCALE_ROUNDS" -gt 0 ]; then
 			jobs=${jobs//[[:space:]]/}
 			comp=${comp//[[:space:]]/}
 			[ -n "$shape" ] || continue
+			case " ${BENCH_SHAPES:-$shape} " in *" $shape "*) ;; *) continue ;; esac
 			log "scaling $shape round $r/$SCALE_ROUNDS (completions: $comp)"
 			place_completions "$comp"
 			for c in $SCALE_CONFIGS; do
@@ -748,7 +769,7 @@ SUMMARY=$(jq -s --argjson mem "$MEM_JSON" --argjson order "$ORDER" \
 	  def ratio($a; $b): if ($a.ns_per_io.median // null) != null and ($b.ns_per_io.median // null) != null
 		and $b.ns_per_io.median > 0 then $a.ns_per_io.median / $b.ns_per_io.median else null end;
 	($agg | map(select(.section == "scale"))
-	 + ($agg | map(select(.section == "main" and (.config | IN("none", "floor", "blkwise"))) | .section = "scale"))) as $scale
+	 + ($agg | map(select(.section == "main" and (.config | IN("none", "floor", "floor_clock", "blkwise"))) | .section = "scale"))) as $scale
 	| {date: $date, kernel: $kernel, cpu: $cpu, ncpu: $ncpu, blkwise: $blkwise,
 	 fio: {ioengine: "io_uring", rw: "randread", bs: "4k", iodepth: 32, runtime_s: $runtime,
 	       cpus_allowed: $cpu_pin},
@@ -770,12 +791,18 @@ SUMMARY=$(jq -s --argjson mem "$MEM_JSON" --argjson order "$ORDER" \
 		{what: "blkwise / floor", ratio: ratio(get("main"; "qd32"; "blkwise"); get("main"; "qd32"; "floor")), max: $tf},
 		{what: "blkwise_streams / floor_streams", ratio: ratio(get("main"; "qd32"; "blkwise_streams"); get("main"; "qd32"; "floor_streams")), max: $tf},
 		{what: "blkwise / biolatency", ratio: ratio(get("main"; "qd32"; "blkwise"); get("main"; "qd32"; "biolatency")), max: $tp},
-		{what: "blkwise / bpftrace", ratio: ratio(get("main"; "qd32"; "blkwise"); get("main"; "qd32"; "bpftrace")), max: null}
+		{what: "blkwise / bpftrace", ratio: ratio(get("main"; "qd32"; "blkwise"); get("main"; "qd32"; "bpftrace")), max: null},
+		{what: "floor_clock / floor (two clock reads, nothing else)", ratio: ratio(get("main"; "qd32"; "floor_clock"); get("main"; "qd32"; "floor")), max: null},
+		{what: "blkwise / baseline (BENCH_BASELINE)", ratio: ratio(get("main"; "qd32"; "blkwise"); get("main"; "qd32"; "baseline")), max: null},
+		{what: "blkwise / floor_clock", ratio: ratio(get("main"; "qd32"; "blkwise"); get("main"; "qd32"; "floor_clock")), max: null}
 	 ] | map(. + {pass: (if .ratio == null or .max == null then null else .ratio <= .max end)}),
 	 profile: [[["prof_body", "everything after finding the device"],
 		    ["prof_clock_d", "the clock read at issue"],
 		    ["prof_atomic", "atomics on the in-flight word"],
-		    ["prof_hist", "histograms"]][] as [$c, $what]
+		    ["prof_hist", "histograms"],
+		    ["prof_flight", "the in-flight word (busy, solo, depth)"],
+		    ["prof_table", "the per-request table"],
+		    ["prof_sums", "the per-op sums and histograms at C"]][] as [$c, $what]
 		  | get("main"; "qd32"; $c) as $v | select($v != null and $v.status == "ok")
 		  | {config: $c, part: $what,
 		     ns_per_io: ((get("main"; "qd32"; "blkwise") // {}).ns_per_io.median as $b

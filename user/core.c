@@ -246,8 +246,8 @@ static int size_maps(struct bw_core *c, const struct bw_core_opts *o)
 		c->max_slots = o->nr_watch;
 	else
 		c->max_slots = count_disks() + spare_slots(c->ncpus);
-	if (c->max_slots > 1024)
-		c->max_slots = 1024;
+	if (c->max_slots > BW_MAX_SLOTS)
+		c->max_slots = BW_MAX_SLOTS;
 	c->rq_entries = size_rq_table(c);
 	s->rodata->rq_hash_bits = roundup_bits(c->rq_entries);
 	s->rodata->max_slots = c->max_slots;
@@ -679,7 +679,7 @@ static void clear_rq_states(struct bw_core *c, __u32 slot)
 	__u32 i;
 
 	for (i = 0; i < c->rq_entries; i++) {
-		if (!bpf_map_lookup_elem(fd, &i, &st) && st.rq && st.slot == slot)
+		if (!bpf_map_lookup_elem(fd, &i, &st) && st.rq && bw_rq_slot(st.d) == slot)
 			bpf_map_update_elem(fd, &i, &zero, BPF_ANY);
 	}
 }

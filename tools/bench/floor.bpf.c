@@ -6,6 +6,10 @@
  * cost per I/O is the floor that no real tracer on the same hooks can beat:
  * the BPF trampoline entry plus an empty program body.  floor_io_start is
  * only attached for the "floor_streams" set (blkwise stat --streams).
+ *
+ * The _clk pair (floor --clock) replaces floor_issue and floor_complete
+ * with programs that read the clock once each and store it: the floor of
+ * any tracer that times a request from issue to completion.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -22,6 +26,22 @@ int BPF_PROG(floor_issue)
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(floor_complete)
 {
+	return 0;
+}
+
+__u64 clk_sink;
+
+SEC("tp_btf/block_rq_issue")
+int BPF_PROG(floor_issue_clk)
+{
+	clk_sink = bpf_ktime_get_ns();
+	return 0;
+}
+
+SEC("tp_btf/block_rq_complete")
+int BPF_PROG(floor_complete_clk)
+{
+	clk_sink = bpf_ktime_get_ns();
 	return 0;
 }
 

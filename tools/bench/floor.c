@@ -3,8 +3,9 @@
  * floor - attach the empty tp_btf programs of floor.bpf.c and stay attached
  * until SIGTERM, SIGINT or SIGHUP.  Used by tools/bench.sh as the cost floor.
  *
- * usage: floor [--streams | --stats]
+ * usage: floor [--streams | --clock | --stats]
  *   --streams  also attach block_io_start (the set blkwise stat --streams uses)
+ *   --clock    issue and complete programs that read the clock once each
  *   --stats    attach nothing; hold BPF run-time statistics on instead
  *              (BPF_ENABLE_STATS).  Unlike kernel.bpf_stats_enabled, this is
  *              reference counted: another process resetting the sysctl
@@ -62,7 +63,7 @@ int main(int argc, char **argv)
 {
 	struct floor_bpf *skel;
 	sigset_t sigs;
-	int streams = 0;
+	int streams = 0, clock = 0;
 	int err;
 
 	/* Block the stop signals first; sigwait() picks them up later. */
@@ -74,10 +75,12 @@ int main(int argc, char **argv)
 
 	if (argc == 2 && !strcmp(argv[1], "--streams")) {
 		streams = 1;
+	} else if (argc == 2 && !strcmp(argv[1], "--clock")) {
+		clock = 1;
 	} else if (argc == 2 && !strcmp(argv[1], "--stats")) {
 		return hold_stats();
 	} else if (argc != 1) {
-		fprintf(stderr, "usage: %s [--streams | --stats]\n", argv[0]);
+		fprintf(stderr, "usage: %s [--streams | --clock | --stats]\n", argv[0]);
 		return 2;
 	}
 
@@ -91,6 +94,10 @@ int main(int argc, char **argv)
 	}
 	if (!streams)
 		bpf_program__set_autoload(skel->progs.floor_io_start, false);
+	bpf_program__set_autoload(clock ? skel->progs.floor_issue : skel->progs.floor_issue_clk,
+				  false);
+	bpf_program__set_autoload(clock ? skel->progs.floor_complete : skel->progs.floor_complete_clk,
+				  false);
 
 	err = floor_bpf__load(skel);
 	if (err) {
