@@ -786,7 +786,9 @@ SUMMARY=$(jq -s --argjson mem "$MEM_JSON" --argjson order "$ORDER" \
 		     jobs: (if $sh == "qd32x2" then 2 else 1 end),
 		     configs: $s,
 		     blkwise_over_floor: ratio($s | map(select(.config == "blkwise"))[0];
-					       $s | map(select(.config == "floor"))[0])})),
+					       $s | map(select(.config == "floor"))[0]),
+		     blkwise_over_floor_clock: ratio($s | map(select(.config == "blkwise"))[0];
+						     $s | map(select(.config == "floor_clock"))[0])})),
 	 targets: [
 		{what: "blkwise / floor", ratio: ratio(get("main"; "qd32"; "blkwise"); get("main"; "qd32"; "floor")), max: $tf},
 		{what: "blkwise_streams / floor_streams", ratio: ratio(get("main"; "qd32"; "blkwise_streams"); get("main"; "qd32"; "floor_streams")), max: $tf},
@@ -850,12 +852,17 @@ JQ_FMT='
 		+ (if .max then " (target <= \(.max)x): " + verdict else "" end) end);
 	def scale_rows:
 		(["config"] + [.scaling[] | "\(.shape)"]),
-		(.scaling as $S | ["none", "floor", "blkwise"][] as $c
+		(.scaling as $S | [$S[].configs[].config] as $have
+		 | ["none", "floor", "floor_clock", "blkwise", "baseline"] + ($have | unique)
+		 | reduce .[] as $x ([]; if index([$x]) == null and ($have | index([$x])) != null
+					    then . + [$x] else . end)
+		 | .[] as $c
 		 | [$c] + [$S[] | (.configs | map(select(.config == $c))[0])
 			| if . == null then "-" elif .status != "ok" then .status
 			  elif $c == "none" then "\(.iops.median | kilo) IOPS"
 			  else "\(.ns_per_io.median | r0) ns (\(.rel_iops.median | pct))" end]),
-		(["blkwise/floor"] + [.scaling[] | .blkwise_over_floor | if . then "\(r2)x" else "-" end]);
+		(["blkwise/floor"] + [.scaling[] | .blkwise_over_floor | if . then "\(r2)x" else "-" end]),
+		(["blkwise/floor_clock"] + [.scaling[] | .blkwise_over_floor_clock | if . then "\(r2)x" else "-" end]);
 	def mem_line:
 		.memory | if .status != "ok" then "memory (blkwise, 8 devices): \(.status)" else
 		"memory (\(.command)): BPF maps \(.map_mib | r1) MiB in \(.maps) maps (target <= \(.target_map_mib) MiB): \(if .map_pass then "PASS" else "MISS" end); RSS \(.rss_mib | r1) MiB, peak \(.rss_peak_kb / 1024 | r1) MiB (target <= \(.target_rss_mib) MiB): \(if .rss_pass then "PASS" else "MISS" end)" end;
