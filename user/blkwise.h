@@ -81,6 +81,7 @@ struct bw_interval {
 	double queue_mean_ms, total_mean_ms;
 	double depth_busy;	/* mean in flight while busy: sum(D2C) / busy */
 	__u64 depth_max;
+	bool depth_max_unknown;	/* not measured before 5.12, as busy time */
 	double busy_pct;
 	double seg_per_rq, kb_per_rq;
 	double merges_per_s, requeues_per_s;

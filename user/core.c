@@ -19,7 +19,6 @@
 #include "loader.h"
 #include "core.skel.h"
 #include "streams.h"
-#include "biocache.skel.h"
 
 /* Requests one device may have live at once, as the table is sized (README). */
 #define BW_LIVE_CAP 4096
@@ -43,11 +42,8 @@ struct bw_core {
 	struct bw_op_stats **hist;	/* per slot: histograms extended to 64 bits */
 	struct bw_bio *bio;		/* bio-based devices (user/bio.c), or NULL */
 	struct bw_streams *streams;	/* with --streams (user/streams.c), or NULL */
-	struct bw_bc *bc;		/* bpf/biocache.bpf.c, when asked for */
+	struct bw_bc *bc;		/* with --bio-cache (user/bcload.c), or NULL */
 };
-
-static int bc_open(struct bw_core *c, const struct bw_load_env *env);
-static void bc_close(struct bw_bc *b);
 
 static bool libbpf_verbose;
 
@@ -523,7 +519,7 @@ int bw_core_open(struct bw_core **out, const struct bw_core_opts *o)
 	err = open_others(c, o, &env);
 	if (err)
 		goto fail;
-	err = o->bio_cache ? bc_open(c, &env) : 0;
+	err = o->bio_cache ? bw_bc_open(&c->bc, &env, c->verbose) : 0;
 	if (err)
 		goto fail;
 	*out = c;
@@ -544,7 +540,7 @@ void bw_core_close(struct bw_core *c)
 		munmap(c->sh, c->sh_len);
 	bw_streams_close(c->streams);
 	bw_bio_close(c->bio);
-	bc_close(c->bc);
+	bw_bc_close(c->bc);
 	core_bpf__destroy(c->skel);
 	free(c->healed);
 	free(c->last_word);
@@ -852,6 +848,8 @@ static int objects(const struct bw_core *c, struct bpf_object **objs)
 		objs[n++] = bw_bio_obj(c->bio);
 	if (c->streams)
 		objs[n++] = bw_streams_obj(c->streams);
+	if (bw_bc_obj(c->bc))
+		objs[n++] = bw_bc_obj(c->bc);
 	return n;
 }
 
@@ -877,7 +875,7 @@ static __u64 print_maps(const struct bw_core *c, struct bpf_object *obj, FILE *f
 
 void bw_core_print_memory(const struct bw_core *c, FILE *f)
 {
-	struct bpf_object *objs[3];
+	struct bpf_object *objs[4];
 	__u64 total = 0;
 	int i, n = objects(c, objs);
 
@@ -921,7 +919,7 @@ static int prog_stats_of(struct bpf_object *obj, struct bw_prog_stat *out, int m
 
 int bw_core_prog_stats(const struct bw_core *c, struct bw_prog_stat *out, int max)
 {
-	struct bpf_object *objs[3];
+	struct bpf_object *objs[4];
 	int i, nobj = objects(c, objs), n = 0;
 
 	for (i = 0; i < nobj && n >= 0; i++)
@@ -929,177 +927,7 @@ int bw_core_prog_stats(const struct bw_core *c, struct bw_prog_stat *out, int ma
 	return n;
 }
 
-/* ---- bpf/biocache.bpf.c: the per-cpu bio alloc cache ---- */
-
-#define BC_NAMES 1024
-
-struct bw_bc {
-	struct biocache_bpf *skel;
-	enum bw_bc_method method;
-	char why[200];
-	int nnames;
-	struct { __u64 addr; char name[48]; } names[BC_NAMES];
-};
-
-static void bc_read_names(struct bw_bc *b);
-
-/* Load and attach, exact (fentry/fexit too) or with the tracepoint alone. */
-static int bc_load(struct bw_bc *b, const struct bw_load_env *env, bool exact)
-{
-	struct biocache_bpf *s = biocache_bpf__open();
-	struct bpf_program *fprogs[5];
-	size_t i;
-	int err;
-
-	if (!s)
-		return -errno;
-	fprogs[0] = s->progs.bw_bc_alloc_in;
-	fprogs[1] = s->progs.bw_bc_mempool;
-	fprogs[2] = s->progs.bw_bc_alloc_out;
-	fprogs[3] = s->progs.bw_bc_put_in;
-	fprogs[4] = s->progs.bw_bc_put_out;
-	for (i = 0; i < 5; i++)
-		bpf_program__set_autoload(fprogs[i], exact);
-	/* Memory allocation profiling (6.10) renamed it mempool_alloc_noprof. */
-	if (exact && env->mempool_noprof)
-		bpf_program__set_attach_target(s->progs.bw_bc_mempool, 0, "mempool_alloc_noprof");
-	err = biocache_bpf__load(s);
-	err = err ?: biocache_bpf__attach(s);
-	if (err) {
-		biocache_bpf__destroy(s);
-		return err;
-	}
-	b->skel = s;
-	return 0;
-}
-
-/*
- * Exact where fentry/fexit load and attach; else the tracepoint alone,
- * saying why.  Neither: bio cache accounting off, the rest goes on.
- */
-static int bc_open(struct bw_core *c, const struct bw_load_env *env)
-{
-	struct bw_bc *b = calloc(1, sizeof(*b));
-	int err;
-
-	if (!b)
-		return -ENOMEM;
-	c->bc = b;
-	bc_read_names(b);
-	err = bc_load(b, env, true);
-	if (!err) {
-		b->method = BW_BC_EXACT;
-		return 0;
-	}
-	snprintf(b->why, sizeof(b->why), "fentry/fexit on bio_alloc_bioset, bio_put refused: %s",
-		 strerror(-err));
-	err = bc_load(b, env, false);
-	if (!err) {
-		b->method = BW_BC_TRACEPOINT;
-		if (c->verbose)
-			bw_warn("bio cache: %s; counting REQ_ALLOC_CACHE bios at block_bio_queue only",
-				b->why);
-		return 0;
-	}
-	snprintf(b->why + strlen(b->why), sizeof(b->why) - strlen(b->why),
-		 "; tp_btf/block_bio_queue refused: %s", strerror(-err));
-	bw_warn("bio cache accounting off: %s", b->why);
-	return 0;
-}
-
-static void bc_close(struct bw_bc *b)
-{
-	if (!b)
-		return;
-	biocache_bpf__destroy(b->skel);
-	free(b);
-}
-
-/*
- * Data symbols that may be bio_sets (fs_bio_set, blkdev_dio_pool, ...),
- * read at load while /proc/kallsyms still shows addresses (the exporter
- * drops privileges); a set is named only by an exact address match.
- */
-static void bc_read_names(struct bw_bc *b)
-{
-	char line[256], sym[128], type;
-	unsigned long long a;
-	FILE *f = fopen("/proc/kallsyms", "r");
-
-	while (f && b->nnames < BC_NAMES && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx %c %127s", &a, &type, sym) != 3 || !a ||
-		    !strchr("bBdD", type) || (!strstr(sym, "bio") && !strstr(sym, "pool") &&
-					       !strstr(sym, "_bs")))
-			continue;
-		b->names[b->nnames].addr = a;
-		snprintf(b->names[b->nnames].name, sizeof(b->names[0].name), "%.47s", sym);
-		b->nnames++;
-	}
-	if (f)
-		fclose(f);
-}
-
-static void bc_name(const struct bw_bc *b, __u64 addr, char *out, size_t len)
-{
-	int i;
-
-	for (i = 0; i < b->nnames; i++) {
-		if (b->names[i].addr == addr) {
-			snprintf(out, len, "%s", b->names[i].name);
-			return;
-		}
-	}
-	snprintf(out, len, addr ? "0x%llx" : "none", (unsigned long long)addr);
-}
-
 int bw_core_bio_cache(struct bw_core *c, struct bw_bc_snap *s)
 {
-	struct bw_bc *b = c->bc;
-	__u64 key, next, *prev = NULL;
-	int fd, cpu, f;
-
-	memset(s, 0, sizeof(*s));
-	s->ncpus = c->ncpus;
-	if (!b || !b->skel) {
-		s->why = b ? b->why : "not asked for";
-		return 0;
-	}
-	s->method = b->method;
-	s->why = b->why;
-	s->sets = calloc(BW_BC_MAX_SETS, sizeof(*s->sets));
-	if (!s->sets)
-		return -ENOMEM;
-	fd = bpf_map__fd(b->skel->maps.bc_stats);
-	while (s->nr < BW_BC_MAX_SETS && !bpf_map_get_next_key(fd, prev, &next)) {
-		struct bw_bc_set *set = &s->sets[s->nr];
-
-		key = next;
-		prev = &key;
-		set->cpu = calloc(c->ncpus, sizeof(*set->cpu));
-		if (!set->cpu)
-			return -ENOMEM;
-		if (bpf_map_lookup_elem(fd, &key, set->cpu)) {
-			free(set->cpu);
-			set->cpu = NULL;
-			continue;
-		}
-		set->bs = key;
-		bc_name(b, key, set->name, sizeof(set->name));
-		for (cpu = 0; cpu < c->ncpus; cpu++)
-			for (f = 0; f < BW_BC_NR; f++)
-				set->sum.v[f] += set->cpu[cpu].v[f];
-		s->nr++;
-	}
-	return 0;
-}
-
-void bw_bc_snap_free(struct bw_bc_snap *s)
-{
-	int i;
-
-	for (i = 0; i < s->nr; i++)
-		free(s->sets[i].cpu);
-	free(s->sets);
-	s->sets = NULL;
-	s->nr = 0;
+	return bw_bc_snapshot(c->bc, c->ncpus, s);
 }

@@ -66,6 +66,8 @@ struct bw_load_env {
 struct bpf_object;
 struct bw_bio;
 struct bw_streams;
+struct bw_bc;
+struct bw_bc_snap;
 
 /* *out stays NULL when there is no bio-based device to watch. */
 int bw_bio_open(struct bw_bio **out, const struct bw_core_opts *o, const struct bw_load_env *env);
@@ -84,6 +86,12 @@ struct bpf_object *bw_streams_obj(const struct bw_streams *st);
 void bw_streams_epoch(struct bw_streams *st);
 int bw_streams_read(struct bw_streams *st, struct bw_stream_snap *out, int max, __u64 now_ns);
 void bw_streams_print(const struct bw_streams *st, FILE *f);
+
+/* *out is set even when nothing loads: the snapshot then says why. */
+int bw_bc_open(struct bw_bc **out, const struct bw_load_env *env, bool verbose);
+void bw_bc_close(struct bw_bc *b);
+struct bpf_object *bw_bc_obj(const struct bw_bc *b);	/* NULL when not loaded */
+int bw_bc_snapshot(const struct bw_bc *b, int ncpus, struct bw_bc_snap *s);
 
 /* Shared by the loaders: a device's entry in a snapshot (added if new), per-CPU sums. */
 struct bw_snap_dev *bw_snap_dev_get(struct bw_snap *s, __u32 dev, int cap);

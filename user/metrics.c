@@ -205,6 +205,7 @@ void bw_interval_compute(const struct bw_snap_dev *prev, const struct bw_snap_de
 	if (cur->busy_unknown) {	/* before 5.12: README, "How it measures" */
 		o->busy_pct = NAN;
 		o->depth_busy = NAN;
+		o->depth_max_unknown = true;
 	}
 	o->seg_per_rq = ratio(seg, n);
 	o->kb_per_rq = ratio(bytes / 1024.0, n);

@@ -319,7 +319,12 @@ static void dev_series(struct bw_prom *p, const struct bw_expo_dev *d, int n, co
 	}
 }
 
-static double get_busy(const struct bw_expo_dev *d) { return d->cum->busy_ns / 1e9; }
+/* Absent before 5.12, where busy time is not measured. */
+static double get_busy(const struct bw_expo_dev *d)
+{
+	return d->cum->busy_unknown ? NAN : d->cum->busy_ns / 1e9;
+}
+
 static double get_inflight(const struct bw_expo_dev *d) { return (double)d->cum->inflight; }
 static double get_depth(const struct bw_expo_dev *d) { return d->depth_mean; }
 static double get_peff(const struct bw_expo_dev *d) { return d->p_eff; }

@@ -35,7 +35,10 @@ void bw_render_row(FILE *f, const struct bw_interval *iv, const struct bw_class 
 	cell(f, 7, 3, iv->svc_p99_ms);
 	cell(f, 7, 3, iv->queue_mean_ms);
 	cell(f, 6, 2, iv->depth_busy);
-	fprintf(f, " %4llu", (unsigned long long)iv->depth_max);
+	if (iv->depth_max_unknown)
+		fprintf(f, " %4s", "-");
+	else
+		fprintf(f, " %4llu", (unsigned long long)iv->depth_max);
 	cell(f, 6, 1, iv->busy_pct);
 	if (isnan(iv->p_eff))
 		fprintf(f, " %6s", iv->p_eff_code ? iv->p_eff_code : "-");
@@ -100,7 +103,10 @@ void bw_render_json_dev(struct bw_json *j, const struct bw_interval *iv,
 	bw_json_num(j, "queue_mean_ms", iv->queue_mean_ms, 4);
 	bw_json_num(j, "total_mean_ms", iv->total_mean_ms, 4);
 	bw_json_num(j, "depth_mean_busy", iv->depth_busy, 3);
-	bw_json_u64(j, "depth_max", iv->depth_max);
+	if (iv->depth_max_unknown)
+		bw_json_num(j, "depth_max", NAN, 0);
+	else
+		bw_json_u64(j, "depth_max", iv->depth_max);
 	bw_json_u64(j, "inflight", inflight);
 	bw_json_num(j, "busy_pct", iv->busy_pct, 2);
 	bw_json_num(j, "p_eff", iv->p_eff, 3);

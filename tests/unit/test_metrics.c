@@ -209,6 +209,41 @@ static void test_uevent_identity(void)
 	CHECK(bw_dev_present(&di), "sized and backed is shown");
 }
 
+/* Before 5.12 (no BPF fetch-and-add): busy%, depth while busy and max depth unknown, not 0. */
+static void test_busy_unknown(void)
+{
+	static struct bw_snap_dev prev, cur;
+	struct bw_interval iv;
+	struct bw_json j;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	fill(&prev, 0, 0, 0, 0, 0);
+	fill(&cur, 2000, 8000000, 0, 0, 0);
+	cur.busy_unknown = true;
+	cur.max_depth = 0;
+	bw_interval_compute(&prev, &cur, 1.0, &bw_peff_default, NULL, 0, &iv);
+	CHECK(isnan(iv.busy_pct) && isnan(iv.depth_busy) && iv.depth_max_unknown,
+	      "busy %g, depth %g, max unknown %d", iv.busy_pct, iv.depth_busy, iv.depth_max_unknown);
+	CHECK_NEAR(iv.r_per_s, 2000, 1e-9, "counts still measured");
+	f = open_memstream(&buf, &len);
+	bw_render_row(f, &iv, NULL);
+	fclose(f);
+	CHECK(buf && strstr(buf, "8.383       -      -    -      -"),
+	      "row: queue time, then depth, max depth and busy%% as -: %s", buf);
+	free(buf);
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	bw_json_begin(&j, f);
+	bw_render_json_dev(&j, &iv, NULL, 0);
+	bw_json_end(&j);
+	fclose(f);
+	CHECK(buf && strstr(buf, "\"depth_max\":null") && strstr(buf, "\"busy_pct\":null"),
+	      "JSON nulls: %s", buf);
+	free(buf);
+}
+
 static void test_json(void)
 {
 	char *buf = NULL;
@@ -237,7 +272,7 @@ int main(void)
 		UNIT(test_peff_parallel_device), UNIT(test_peff_undetermined),
 		UNIT(test_class_hysteresis), UNIT(test_parse_args), UNIT(test_stored_s1),
 		UNIT(test_peff_codes), UNIT(test_uevent_identity),
-		UNIT(test_json),
+		UNIT(test_busy_unknown), UNIT(test_json),
 	};
 
 	return unit_run("metrics", tests, sizeof(tests) / sizeof(tests[0]));

@@ -205,8 +205,17 @@ static void test_render(void)
 	CHECK(strstr(t, "blkwise_exporter_scrapes_total 3\n"), "scrapes");
 	CHECK(!strstr(t, "# EOF"), "text: no EOF");
 	CHECK(strlen(o) > 6 && !strcmp(o + strlen(o) - 6, "# EOF\n"), "OpenMetrics ends with EOF");
+	CHECK(strstr(t, "blkwise_device_busy_seconds_total{device=\"loop0\"} 1.5\n"), "busy seconds");
 	free(t);
 	free(o);
+	/* Before 5.12 busy time is not measured: absent, not 0. */
+	cum.busy_unknown = true;
+	t = render(false, &d, 1);
+	CHECK(!strstr(t, "blkwise_device_busy_seconds_total{"), "busy absent when unknown");
+	CHECK(strstr(t, "blkwise_requests_total{device=\"loop0\",op=\"read\"} 1287408\n"),
+	      "counts still there");
+	free(t);
+	cum.busy_unknown = false;
 }
 
 static void test_labels(void)
