@@ -84,6 +84,16 @@ bw_require_fetch() {
 	return 1
 }
 
+# bw_use_bfq DEV: DEV on bfq (loading the module where there is one), or
+# SKIP: the write can succeed and leave the scheduler as it was.
+bw_use_bfq() {
+	modprobe -q bfq 2>/dev/null
+	echo bfq >/sys/block/"$1"/queue/scheduler 2>/dev/null
+	grep -q '\[bfq\]' /sys/block/"$1"/queue/scheduler && return 0
+	bw_skip "no bfq scheduler for $1 on $(uname -r)"
+	return 1
+}
+
 # bw_loop VAR SIZE_MB WHERE [losetup options]: a loop device over a new
 # image; its name (loopN) goes into VAR.  WHERE is "shm" (memory, see
 # bw_mem_dir) or "disk" (root filesystem, real data written so reads reach

@@ -181,8 +181,7 @@ test_scsi_debug_p4() {
 # tr_tune DEV SECS: returns the tuner's decisions in TR_TUNE (JSON Lines).
 tr_tune() {
 	local dev=$1 i
-	modprobe -q bfq 2>/dev/null
-	echo bfq >/sys/block/"$dev"/queue/scheduler || { bw_skip "no bfq scheduler"; return 1; }
+	bw_use_bfq "$dev" || return 1
 	echo 1 >/sys/block/"$dev"/queue/rotational
 	echo 0 >/sys/block/"$dev"/queue/iosched/low_latency
 	echo 0 >/sys/block/"$dev"/queue/iosched/slice_idle_us
