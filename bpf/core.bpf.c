@@ -55,6 +55,7 @@
 #include "core.h"
 #include "util.bpf.h"
 #include "flight.bpf.h"
+#include "rq.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -484,42 +485,14 @@ static __always_inline void on_bio_merge(struct bio *bio, __u64 qk, const bool f
  * Every request tracepoint gets four programs from one handler: tp_btf
  * reads the request with plain loads, raw_tp (kernels whose tracepoints have
  * no BTF) through probe reads, each with fetch atomics and without (_nf:
- * before 5.12).  The loader keeps one of the four.  Before 5.11
- * insert/issue/merge/requeue passed (q, rq); complete never had q.
+ * before 5.12).  The loader keeps one of the four.  bpf/rq.bpf.h's
+ * BW_RQ_PROG, shared with the record object, makes each.
  */
-/*
- * The tracepoint's argument at byte offset off of ctx.  The verifier wants
- * every context load at a constant offset, and clang turns a choice between
- * two arguments into one load at a computed address, even of volatiles
- * (refused on 5.10: "dereference of modified ctx ptr"); a load in asm stays
- * where it is written.
- */
-#define CTX_ARG(ctx, off)							\
-	({									\
-		__u64 __v;							\
-										\
-		asm volatile("%0 = *(u64 *)(%1 + " #off ")" : "=r"(__v) : "r"(ctx));	\
-		__v;								\
-	})
-
-#define RQ_PROG(sec, name, qarg, view, handler, fetch)				\
-SEC(sec)									\
-int name(__u64 *ctx)								\
-{										\
-	struct request *rq;							\
-	struct rq_view v;							\
-										\
-	rq = (void *)(qarg && rq_arg_second ? CTX_ARG(ctx, 8) : CTX_ARG(ctx, 0));	\
-	view(rq, &v);								\
-	handler(rq, &v, ctx, fetch);						\
-	return 0;								\
-}
-
-#define RQ_PROGS(tp, name, qarg, handler)					\
-	RQ_PROG("tp_btf/" #tp, name, qarg, view_btf, handler, true)		\
-	RQ_PROG("raw_tp/" #tp, name##_raw, qarg, view_raw, handler, true)	\
-	RQ_PROG("tp_btf/" #tp, name##_nf, qarg, view_btf, handler, false)	\
-	RQ_PROG("raw_tp/" #tp, name##_raw_nf, qarg, view_raw, handler, false)
+#define RQ_PROGS(tp, name, qarg, handler)						\
+	BW_RQ_PROG("tp_btf/" #tp, name, qarg, struct rq_view, view_btf, handler, true)		\
+	BW_RQ_PROG("raw_tp/" #tp, name##_raw, qarg, struct rq_view, view_raw, handler, true)	\
+	BW_RQ_PROG("tp_btf/" #tp, name##_nf, qarg, struct rq_view, view_btf, handler, false)	\
+	BW_RQ_PROG("raw_tp/" #tp, name##_raw_nf, qarg, struct rq_view, view_raw, handler, false)
 
 static __always_inline void complete_args(struct request *rq, const struct rq_view *v, __u64 *ctx,
 					  const bool fetch)

@@ -57,49 +57,64 @@ static __always_inline void bw_rqv_raw(struct request *rq, struct bw_rqv *v)
 }
 
 /*
- * One handler, two programs.  Before 5.11 insert/issue/merge/requeue passed
- * (q, rq) (commit a54895fa057c, "block: remove the request_queue to argument
- * request based tracepoints"); complete and io_start never had q.  The
- * object defines `const volatile bool rq_arg_second`.
+ * The tracepoint's argument at byte offset off of ctx.  The verifier wants
+ * every context load at a constant offset, and clang turns a choice between
+ * two arguments into one load at a computed address, even of volatiles
+ * (refused on 5.10: "dereference of modified ctx ptr"); a load in asm stays
+ * where it is written.
  */
-#define BW_RQ_PROGS(tp, name, qarg, handler)					\
-SEC("tp_btf/" #tp)								\
+#define CTX_ARG(ctx, off)							\
+	({									\
+		__u64 __v;							\
+										\
+		asm volatile("%0 = *(u64 *)(%1 + " #off ")" : "=r"(__v) : "r"(ctx));	\
+		__v;								\
+	})
+
+/*
+ * One program on a request tracepoint: the request read into a vtype by
+ * view, then handler(rq, &v, ctx, extra arguments).  Before 5.11
+ * insert/issue/merge/requeue passed (q, rq) (commit a54895fa057c, "block:
+ * remove the request_queue to argument request based tracepoints");
+ * complete and io_start never had q.  The object defines
+ * `const volatile bool rq_arg_second`.
+ */
+#define BW_RQ_PROG(sec, name, qarg, vtype, view, handler, ...)			\
+SEC(sec)									\
 int name(__u64 *ctx)								\
 {										\
-	struct request *rq = (void *)(qarg && rq_arg_second ? ctx[1] : ctx[0]);	\
-	struct bw_rqv v;							\
+	struct request *rq;							\
+	vtype v;								\
 										\
-	bw_rqv_btf(rq, &v);							\
-	handler(rq, &v, ctx);							\
-	return 0;								\
-}										\
-SEC("raw_tp/" #tp)								\
-int name##_raw(__u64 *ctx)							\
-{										\
-	struct request *rq = (void *)(qarg && rq_arg_second ? ctx[1] : ctx[0]);	\
-	struct bw_rqv v;							\
-										\
-	bw_rqv_raw(rq, &v);							\
-	handler(rq, &v, ctx);							\
+	rq = (void *)(qarg && rq_arg_second ? CTX_ARG(ctx, 8) : CTX_ARG(ctx, 0));	\
+	view(rq, &v);								\
+	handler(rq, &v, ctx, ##__VA_ARGS__);					\
 	return 0;								\
 }
 
+/* One handler, two programs: tp_btf and raw_tp.  The loader keeps one. */
+#define BW_RQ_PROGS(tp, name, qarg, handler)					\
+	BW_RQ_PROG("tp_btf/" #tp, name, qarg, struct bw_rqv, bw_rqv_btf, handler)	\
+	BW_RQ_PROG("raw_tp/" #tp, name##_raw, qarg, struct bw_rqv, bw_rqv_raw, handler)
+
 /*
  * A bio's tracepoint: the bio is the first argument since 5.11; before, it
- * was argument oldarg (getrq: (q, bio, rw); back/front merge: (q, rq, bio)).
+ * was at byte offset oldoff (getrq: (q, bio, rw), 8; back/front merge:
+ * (q, rq, bio), 16).
  */
-#define BW_BIO_PROGS(tp, name, oldarg, handler)					\
-SEC("tp_btf/" #tp)								\
+#define BW_BIO_PROG(sec, name, oldoff, handler)					\
+SEC(sec)									\
 int name(__u64 *ctx)								\
 {										\
-	handler((struct bio *)(rq_arg_second ? ctx[oldarg] : ctx[0]), ctx);	\
-	return 0;								\
-}										\
-SEC("raw_tp/" #tp)								\
-int name##_raw(__u64 *ctx)							\
-{										\
-	handler((struct bio *)(rq_arg_second ? ctx[oldarg] : ctx[0]), ctx);	\
+	struct bio *bio;							\
+										\
+	bio = (void *)(rq_arg_second ? CTX_ARG(ctx, oldoff) : CTX_ARG(ctx, 0));	\
+	handler(bio, ctx);							\
 	return 0;								\
 }
+
+#define BW_BIO_PROGS(tp, name, oldoff, handler)					\
+	BW_BIO_PROG("tp_btf/" #tp, name, oldoff, handler)			\
+	BW_BIO_PROG("raw_tp/" #tp, name##_raw, oldoff, handler)
 
 #endif /* BLKWISE_RQ_BPF_H */
