@@ -21,8 +21,9 @@
  *   entry is 16 bytes, never across two cache lines: the issue time's low
  *   54 bits (a service time is their difference modulo 2^54) under the
  *   device's slot, which user space needs to heal the entries of lost
- *   completions.  An issue that finds its own request still in the table knows that request's
- *   previous completion never reached us (README, "Lost completions").
+ *   completions.  An issue that finds its own request still in the table
+ *   knows that request's previous completion never reached us (README,
+ *   "Lost completions").
  * - Queue time needs no Q program: the kernel stamps rq->start_time_ns at
  *   allocation for every request it accounts in /proc/diskstats, so Q2D and
  *   Q2C here share diskstats' origin exactly.
@@ -394,8 +395,14 @@ static __always_inline void on_complete(struct request *rq, const struct rq_view
 		return;
 	}
 	now = bpf_ktime_get_ns();
-	/* The issue time's low bits: the difference modulo 2^54 is exact. */
+	/*
+	 * The issue time's low bits: the difference modulo 2^54 is exact.  A
+	 * clock a hair behind the issuing CPU's (the NMI-safe clock may step
+	 * back a little across an update) wraps to the top: 0, as before.
+	 */
 	d2c = st ? (now - st->d) & BW_RQ_TS_MASK : now - v->start_ns;
+	if (d2c > BW_RQ_TS_MASK / 2)
+		d2c = 0;
 	if (st)
 		st->rq = 0;
 	d_ts = now - d2c;

@@ -118,8 +118,9 @@ struct bw_dev_shared {
  * BW_RQ_PROBES entries from its hash).  Sized by how many requests may be
  * live at once, not by hw queues x tags.  16 bytes, so an entry never
  * straddles two cache lines: the issue time keeps its low BW_RQ_TS_BITS
- * bits (208 days; a service time is their difference modulo 2^54), the
- * device's slot the bits above (BW_MAX_SLOTS).
+ * bits (a service time is their difference modulo 2^54, up to 104 days:
+ * the top half is a clock that stepped back, 0), the device's slot the
+ * bits above (BW_MAX_SLOTS).
  */
 struct bw_rq_state {
 	__u64 rq;		/* struct request address; 0 when free */
