@@ -238,7 +238,7 @@ static __always_inline void on_bio_complete(struct bio *bio)
 SEC("tp_btf/block_bio_queue")
 int bwb_queue(__u64 *ctx)
 {
-	struct bio *bio = (void *)(bio_arg_second ? ctx[1] : ctx[0]);
+	struct bio *bio = (void *)(bio_arg_second ? CTX_ARG(ctx, 8) : CTX_ARG(ctx, 0));
 	struct gendisk *disk = bio_based_disk_btf(bio);
 
 	if (disk)
@@ -249,7 +249,7 @@ int bwb_queue(__u64 *ctx)
 SEC("raw_tp/block_bio_queue")
 int bwb_queue_raw(__u64 *ctx)
 {
-	struct bio *bio = (void *)(bio_arg_second ? ctx[1] : ctx[0]);
+	struct bio *bio = (void *)(bio_arg_second ? CTX_ARG(ctx, 8) : CTX_ARG(ctx, 0));
 	struct gendisk *disk = bio_based_disk_raw(bio);
 
 	if (disk)

@@ -65,4 +65,19 @@ static __always_inline __u32 bw_disk_dev(struct gendisk *disk)
 	return (major << 20) | minor;
 }
 
+/*
+ * The tracepoint's argument at byte offset off of ctx.  The verifier wants
+ * every context load at a constant offset, and clang turns a choice between
+ * two arguments into one load at a computed address, even of volatiles
+ * (refused on 5.10: "dereference of modified ctx ptr"); a load in asm stays
+ * where it is written.
+ */
+#define CTX_ARG(ctx, off)							\
+	({									\
+		__u64 __v;							\
+										\
+		asm volatile("%0 = *(u64 *)(%1 + " #off ")" : "=r"(__v) : "r"(ctx));	\
+		__v;								\
+	})
+
 #endif /* BLKWISE_COMPAT_BPF_H */

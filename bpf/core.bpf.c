@@ -213,6 +213,7 @@ static __always_inline __u32 claim_slot(struct bw_qmap *e, __u64 q, struct reque
 	if (e->q)
 		__sync_fetch_and_add(&qmap_evictions, 1);
 	e->slot = slot;
+	barrier();	/* the slot before the queue that makes it found */
 	e->q = q;
 	return slot;
 }
@@ -403,8 +404,10 @@ static __always_inline void on_complete(struct request *rq, const struct rq_view
 	d2c = st ? (now - st->d) & BW_RQ_TS_MASK : now - v->start_ns;
 	if (d2c > BW_RQ_TS_MASK / 2)
 		d2c = 0;
-	if (st)
+	if (st) {
+		barrier();	/* d read before the entry is free for another D */
 		st->rq = 0;
+	}
 	d_ts = now - d2c;
 	solo = false;
 	if (!(skip & BW_SKIP_FLIGHT))

@@ -2,8 +2,9 @@
 /*
  * Structures shared by bpf/core.bpf.c and its loader user/core.c.
  *
- * Layout rules: every map value is a plain array of __u64 so user space can
- * sum per-CPU copies field by field; the histogram geometry lives in
+ * Layout rules: every map value is a plain array of __u64 (histogram
+ * buckets of __u32, extended by user space) so user space can sum per-CPU
+ * copies field by field; the histogram geometry lives in
  * bpf/hist.h so the BPF side and the percentile math agree by construction.
  */
 #ifndef BLKWISE_CORE_H
@@ -94,9 +95,9 @@ struct bw_dev_pcpu {
 	__u64 busy_ns;		/* closed busy periods, added at their last C */
 	__u64 max_epoch;	/* epoch the max below belongs to */
 	__u64 max_depth;
-	__u64 unmatched;	/* C or requeue with no D seen (issued before attach) */
+	__u64 unmatched;	/* C or requeue with no D seen (issued before attach, or healed) */
 	__u64 untracked;	/* no free entry in the per-request table */
-	__u64 lost;		/* D found its tag still in flight: a C was never seen */
+	__u64 lost;		/* D found its own table entry: a C was never seen */
 };
 
 /*

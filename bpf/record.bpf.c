@@ -35,6 +35,8 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* Set by the loader before load. */
 const volatile bool rq_arg_second = false;	/* pre-5.11 (q, rq) prototypes */
+const volatile bool bio_merge_old = false;	/* pre-5.11 bio merges: (q, rq, bio) */
+const volatile bool getrq_old = false;		/* pre-5.11 getrq: (q, bio, rw) */
 const volatile bool filter_on = false;
 const volatile __u32 max_qid = 4096;
 const volatile __u64 wakeup_at = 1 << 20;	/* bytes waiting before a wakeup */
@@ -270,6 +272,6 @@ BW_RQ_PROGS(block_rq_issue, rec_issue, true, on_issue)
 BW_RQ_PROGS(block_rq_complete, rec_complete, false, on_complete)
 BW_RQ_PROGS(block_rq_requeue, rec_requeue, true, on_requeue)
 BW_RQ_PROGS(block_rq_merge, rec_rq_merge, true, on_rq_merge)
-BW_BIO_PROGS(block_bio_backmerge, rec_backmerge, 16, on_backmerge)
-BW_BIO_PROGS(block_bio_frontmerge, rec_frontmerge, 16, on_frontmerge)
-BW_BIO_PROGS(block_getrq, rec_getrq, 8, on_getrq)
+BW_BIO_PROGS(block_bio_backmerge, rec_backmerge, bio_merge_old, 16, on_backmerge)
+BW_BIO_PROGS(block_bio_frontmerge, rec_frontmerge, bio_merge_old, 16, on_frontmerge)
+BW_BIO_PROGS(block_getrq, rec_getrq, getrq_old, 8, on_getrq)

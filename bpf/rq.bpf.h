@@ -57,21 +57,6 @@ static __always_inline void bw_rqv_raw(struct request *rq, struct bw_rqv *v)
 }
 
 /*
- * The tracepoint's argument at byte offset off of ctx.  The verifier wants
- * every context load at a constant offset, and clang turns a choice between
- * two arguments into one load at a computed address, even of volatiles
- * (refused on 5.10: "dereference of modified ctx ptr"); a load in asm stays
- * where it is written.
- */
-#define CTX_ARG(ctx, off)							\
-	({									\
-		__u64 __v;							\
-										\
-		asm volatile("%0 = *(u64 *)(%1 + " #off ")" : "=r"(__v) : "r"(ctx));	\
-		__v;								\
-	})
-
-/*
  * One program on a request tracepoint: the request read into a vtype by
  * view, then handler(rq, &v, ctx, extra arguments).  Before 5.11
  * insert/issue/merge/requeue passed (q, rq) (commit a54895fa057c, "block:
@@ -100,21 +85,24 @@ int name(__u64 *ctx)								\
 /*
  * A bio's tracepoint: the bio is the first argument since 5.11; before, it
  * was at byte offset oldoff (getrq: (q, bio, rw), 8; back/front merge:
- * (q, rq, bio), 16).
+ * (q, rq, bio), 16).  old is the object's rodata flag for that prototype,
+ * read from BTF by the loader: the request tracepoints' change was
+ * backported to 5.10.137, the bio ones' was not, so rq_arg_second does not
+ * tell.
  */
-#define BW_BIO_PROG(sec, name, oldoff, handler)					\
+#define BW_BIO_PROG(sec, name, old, oldoff, handler)				\
 SEC(sec)									\
 int name(__u64 *ctx)								\
 {										\
 	struct bio *bio;							\
 										\
-	bio = (void *)(rq_arg_second ? CTX_ARG(ctx, oldoff) : CTX_ARG(ctx, 0));	\
+	bio = (void *)(old ? CTX_ARG(ctx, oldoff) : CTX_ARG(ctx, 0));		\
 	handler(bio, ctx);							\
 	return 0;								\
 }
 
-#define BW_BIO_PROGS(tp, name, oldoff, handler)					\
-	BW_BIO_PROG("tp_btf/" #tp, name, oldoff, handler)			\
-	BW_BIO_PROG("raw_tp/" #tp, name##_raw, oldoff, handler)
+#define BW_BIO_PROGS(tp, name, old, oldoff, handler)				\
+	BW_BIO_PROG("tp_btf/" #tp, name, old, oldoff, handler)			\
+	BW_BIO_PROG("raw_tp/" #tp, name##_raw, old, oldoff, handler)
 
 #endif /* BLKWISE_RQ_BPF_H */

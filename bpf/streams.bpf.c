@@ -280,7 +280,8 @@ static __always_inline void on_leave(struct request *rq, __u32 len, __u32 nr_byt
  * of each pair, as for the core.  Before 5.11 insert/issue/merge passed
  * (q, rq); complete never had q.
  */
-#define RQ_ARG(ctx, qarg) ((struct request *)(qarg && rq_arg_second ? ctx[1] : ctx[0]))
+#define RQ_ARG(ctx, qarg)							\
+	((struct request *)(qarg && rq_arg_second ? CTX_ARG(ctx, 8) : CTX_ARG(ctx, 0)))
 
 #define Q_PROGS(tp, name, qarg)							\
 SEC("tp_btf/" #tp)								\

@@ -115,8 +115,10 @@ interrupted() {
 	bw_loop dev 64 shm --direct-io=on || { fail "loop device"; return; }
 	trace=$BW_TMP/int.bwt
 	rec_start "$trace" -d "$dev" || { fail "record start"; return; }
-	bw_fio "$BW_TMP/fio.json" --name=c --filename=/dev/"$dev" --direct=1 --rw=randread \
-		--bs=4k --iodepth=4 --ioengine=io_uring --time_based --runtime=4 &
+	# fio itself in the background (not bw_fio's subshell), so $! is fio.
+	fio --output-format=json --output="$BW_TMP/fio.json" --name=c --filename=/dev/"$dev" \
+		--direct=1 --rw=randread --bs=4k --iodepth=4 --ioengine=io_uring --time_based \
+		--runtime=4 >/dev/null &
 	fio_pid=$!
 	bw_on_cleanup "kill $fio_pid"
 	sleep 2.5
@@ -151,8 +153,9 @@ test_duration_and_max_size() {
 	local dev trace t0 t1 size fio_pid
 	bw_require fio jq || return 0
 	bw_loop dev 64 shm --direct-io=on || { fail "loop device"; return; }
-	bw_fio "$BW_TMP/fio.json" --name=c --filename=/dev/"$dev" --direct=1 --rw=randread \
-		--bs=4k --iodepth=4 --ioengine=io_uring --time_based --runtime=6 &
+	fio --output-format=json --output="$BW_TMP/fio.json" --name=c --filename=/dev/"$dev" \
+		--direct=1 --rw=randread --bs=4k --iodepth=4 --ioengine=io_uring --time_based \
+		--runtime=6 >/dev/null &
 	fio_pid=$!
 	bw_on_cleanup "kill $fio_pid"
 	trace=$BW_TMP/dur.bwt

@@ -134,6 +134,7 @@ TRACER_PID=""
 FIO_PID=""
 STATS_PID=""
 BLKWISE=""
+BASELINE=""
 LOST=0
 STATS_OLD=""
 TRACEFS_MOUNTED=""
@@ -164,6 +165,7 @@ cleanup() {
 	done
 	[ -n "$WORK" ] && rm -rf "$WORK"
 	[ -n "$BLKWISE" ] && rm -f "$BLKWISE"
+	[ -n "$BASELINE" ] && rm -f "$BASELINE"
 	if [ -n "$STATS_OLD" ]; then
 		if sysctl -qw kernel.bpf_stats_enabled="$STATS_OLD" 2>/dev/null; then
 			rm -f "$LOCK.sysctl"
@@ -516,7 +518,6 @@ if [ -x ./blkwise ]; then
 		'{sha256: $sha, built: $mtime, git: $git}')
 fi
 
-BASELINE=""
 if [ -n "${BENCH_BASELINE:-}" ]; then
 	[ -x "$BENCH_BASELINE" ] || die "BENCH_BASELINE=$BENCH_BASELINE is not an executable" \
 		"build the other version and name its blkwise binary"
@@ -730,7 +731,7 @@ fi
 # shellcheck disable=SC2086 # one name a line
 ORDER=$(printf '%s\n' $ALL | jq -R . | jq -sc .)
 SUMMARY=$(jq -s --argjson mem "$MEM_JSON" --argjson order "$ORDER" \
-	--argjson rounds "$ROUNDS" --argjson runtime "$RUNTIME" --argjson srounds "$SCALE_ROUNDS" \
+	--argjson rounds "$ROUNDS" --argjson runtime "$RUNTIME" --argjson srounds "$SCALE_ROUNDS" --arg sconfigs "$SCALE_CONFIGS" \
 	--argjson cpu_pin "$FIO_CPU" --argjson tf "$TARGET_FLOOR" --argjson tp "$TARGET_PEER" \
 	--arg kernel "$(uname -r)" --arg cpu "$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)" \
 	--argjson blkwise "$BLKWISE_VERSION" --argjson ncpu "$(nproc)" --arg date "$(date -u +%Y-%m-%dT%H:%M:%SZ)" '
@@ -769,7 +770,7 @@ SUMMARY=$(jq -s --argjson mem "$MEM_JSON" --argjson order "$ORDER" \
 	  def ratio($a; $b): if ($a.ns_per_io.median // null) != null and ($b.ns_per_io.median // null) != null
 		and $b.ns_per_io.median > 0 then $a.ns_per_io.median / $b.ns_per_io.median else null end;
 	($agg | map(select(.section == "scale"))
-	 + ($agg | map(select(.section == "main" and (.config | IN("none", "floor", "floor_clock", "blkwise"))) | .section = "scale"))) as $scale
+	 + ($agg | map(select(.section == "main" and (.config | IN($sconfigs | splits(" +")))) | .section = "scale"))) as $scale
 	| {date: $date, kernel: $kernel, cpu: $cpu, ncpu: $ncpu, blkwise: $blkwise,
 	 fio: {ioengine: "io_uring", rw: "randread", bs: "4k", iodepth: 32, runtime_s: $runtime,
 	       cpus_allowed: $cpu_pin},

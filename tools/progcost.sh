@@ -12,6 +12,7 @@ cd "$(dirname "$0")/.."
 tmp=$(mktemp -d /tmp/blkwise-progcost.XXXXXX)
 img=$(mktemp /dev/shm/blkwise-progcost.XXXXXX)
 cleanup() {
+	set +e
 	[ -n "${bpid:-}" ] && kill "$bpid" 2>/dev/null
 	[ -n "${spid:-}" ] && kill "$spid" 2>/dev/null
 	[ -n "${dev:-}" ] && losetup -d "$dev"
@@ -21,17 +22,11 @@ trap cleanup EXIT
 truncate -s 256M "$img"
 dev=$(losetup -f --show --direct-io=on "$img")
 echo none >/sys/block/"${dev#/dev/}"/queue/scheduler
-# bpf(BPF_ENABLE_STATS = 32, { .type = BPF_STATS_RUN_TIME }): stats on while the fd lives.
-python3 -c '
-import ctypes, sys, time
-libc = ctypes.CDLL(None, use_errno=True)
-attr = (ctypes.c_uint32 * 4)()
-if libc.syscall(321, 32, attr, 16) < 0:
-    sys.exit("BPF_ENABLE_STATS: errno %d" % ctypes.get_errno())
-open(sys.argv[1], "w").close()
-time.sleep(3600)' "$tmp/ready" &
+# Stats on while the bench floor's holder runs (BPF_ENABLE_STATS, reference counted).
+make -s -f tools/bench/Makefile
+build/bench/floor --stats >"$tmp/stats" &
 spid=$!
-while [ ! -e "$tmp/ready" ]; do kill -0 $spid || exit 1; sleep 0.1; done
+until grep -q ready "$tmp/stats"; do kill -0 $spid || exit 1; sleep 0.1; done
 ./blkwise "$@" >/dev/null 2>&1 &
 bpid=$!
 sleep 2

@@ -274,10 +274,9 @@ static void text_header(const struct bw_tsource *src, const char *file)
 		const struct bw_tdev *d = &src->devs[i];
 
 		printf("  %-10s %u:%-4u scheduler %s, nr_requests %u, hw queues %u, "
-		       "max_sectors_kb %u, rotational %u%s\n", d->name, BW_MAJOR(d->dev),
+		       "max_sectors_kb %u, rotational %u\n", d->name, BW_MAJOR(d->dev),
 		       BW_MINOR(d->dev), d->scheduler[0] ? d->scheduler : "?", d->nr_requests,
-		       d->nr_hw_queues, d->max_sectors_kb, d->rotational,
-		       d->model[0] ? "" : "");
+		       d->nr_hw_queues, d->max_sectors_kb, d->rotational);
 	}
 }
 
@@ -318,16 +317,6 @@ static void json_header(struct bw_json *j, const struct bw_tsource *src, const c
 	}
 	bw_json_close(j, ']');
 	bw_json_close(j, '}');
-}
-
-static __u64 sum_u64(const __u64 *v, int n)
-{
-	__u64 t = 0;
-	int i;
-
-	for (i = 0; i < n; i++)
-		t += v[i];
-	return t;
 }
 
 static void json_dist(struct bw_json *j, const char *key, const struct bw_xdist *x)
@@ -374,7 +363,7 @@ static void json_summary(struct an_out *o, const struct bw_replay *rp,
 	bw_json_u64(j, "events", bw_replay_events(rp));
 	bw_json_u64(j, "passes", bw_replay_passes(rp));
 	bw_json_bool(j, "truncated", *src->truncated);
-	bw_json_u64(j, "dropped_events", sum_u64(src->lost, src->info->ncpus));
+	bw_json_u64(j, "dropped_events", bw_hist_total(src->lost, src->info->ncpus));
 	bw_json_arr(j, "dropped_per_cpu");
 	for (i = 0; i < (int)src->info->ncpus; i++)
 		bw_json_u64(j, NULL, src->lost[i]);
@@ -454,7 +443,7 @@ static void text_summary(const struct bw_replay *rp, const struct bw_tsource *sr
 	const struct bw_rp_stream *s;
 	const struct bw_rp_dev *d;
 	int i, n, op, l, k;
-	__u64 drops = sum_u64(src->lost, src->info->ncpus);
+	__u64 drops = bw_hist_total(src->lost, src->info->ncpus);
 
 	n = bw_replay_devs(rp, &d);
 	printf("\nLatency per device and op, ms (%s)\n", exact ? "exact, from the events" :

@@ -14,7 +14,6 @@ struct bw_input {
 	char *names[BW_BT_MAX_FILES];
 	int nfiles;
 	char err[512];
-	bool trunc_none;
 };
 /* 0, or an exit code after saying why. */
 int bw_input_open(struct bw_input *in, const char *path, struct bw_tsource *src);

@@ -29,12 +29,7 @@ static int list_bio_disks(const struct bw_core_opts *o, __u32 *out, int max)
 	__u32 all[BW_MAX_WATCH];
 	int i, n, k = 0;
 
-	if (o->nr_watch) {
-		n = o->nr_watch;
-		memcpy(all, o->watch, n * sizeof(all[0]));
-	} else {
-		n = bw_list_disks(all, BW_MAX_WATCH);
-	}
+	n = bw_watched_or_all(o->nr_watch, o->watch, all, BW_MAX_WATCH);
 	for (i = 0; i < n && k < max; i++)
 		if (bw_dev_is_bio_based(all[i]))
 			out[k++] = all[i];

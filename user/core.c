@@ -322,6 +322,33 @@ int bw_list_disks(__u32 *out, int max)
 	return n;
 }
 
+/* The watched devices, else every disk; returns how many (at most max). */
+int bw_watched_or_all(int nr, const __u32 *watch, __u32 *out, int max)
+{
+	if (!nr)
+		return bw_list_disks(out, max);
+	if (nr > max)
+		nr = max;
+	memcpy(out, watch, nr * sizeof(*out));
+	return nr;
+}
+
+/* A device filter map (dev_t -> 1) of the watched devices; what names it in errors. */
+int bw_fill_watch_map(int fd, const struct bw_core_opts *o, const char *what)
+{
+	__u8 one = 1;
+	int i, err;
+
+	for (i = 0; i < o->nr_watch; i++) {
+		if (bpf_map_update_elem(fd, &o->watch[i], &one, BPF_ANY)) {
+			err = -errno;
+			bw_err("filling %s: %s", what, strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
 /* Slot i to devs[i] in a dev2slot hash and a bw_dev_shared array. */
 int bw_fill_dev_slots(int dev2slot_fd, int shared_fd, const __u32 *devs, int n)
 {
@@ -350,12 +377,7 @@ static int fill_slots(struct bw_core *c)
 	__u32 devs[BW_MAX_WATCH];
 	int n, err;
 
-	if (c->nr_watch) {
-		n = c->nr_watch;
-		memcpy(devs, c->watch, n * sizeof(devs[0]));
-	} else {
-		n = bw_list_disks(devs, BW_MAX_WATCH);
-	}
+	n = bw_watched_or_all(c->nr_watch, c->watch, devs, BW_MAX_WATCH);
 	if ((__u32)n > c->max_slots)
 		n = c->max_slots;
 	err = bw_fill_dev_slots(dfd, sfd, devs, n);

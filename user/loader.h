@@ -100,6 +100,8 @@ void bw_snap_add_pcpu(struct bw_snap_dev *d, const struct bw_dev_pcpu *pcpu, int
 /* ext extended from one slot's 32-bit buckets, nothing added anywhere. */
 void bw_pcpu_extend(const struct bw_dev_pcpu *pcpu, int ncpus, struct bw_op_stats *ext);
 int bw_list_disks(__u32 *out, int max);
+int bw_watched_or_all(int nr, const __u32 *watch, __u32 *out, int max);
+int bw_fill_watch_map(int fd, const struct bw_core_opts *o, const char *what);
 int bw_fill_dev_slots(int dev2slot_fd, int shared_fd, const __u32 *devs, int n);
 
 /* Shared by the loaders of the other BPF objects (user/recload.c). */

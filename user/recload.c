@@ -53,6 +53,8 @@ static void pick_programs(struct bw_rec *r, const struct btf *btf, bool force_ra
 		bpf_program__set_autoload(raw[i], want && !btf_ok);
 	}
 	s->rodata->rq_arg_second = bw_tp_nargs(btf, "block_rq_issue") == 2;
+	s->rodata->bio_merge_old = bw_tp_nargs(btf, "block_bio_backmerge") == 3;
+	s->rodata->getrq_old = bw_tp_nargs(btf, "block_getrq") == 3;
 }
 
 static int on_event(void *ctx, void *data, size_t size)
@@ -62,20 +64,6 @@ static int on_event(void *ctx, void *data, size_t size)
 	if (size < sizeof(struct bw_trec))
 		return 0;
 	return r->cb(r->ctx, data);
-}
-
-static int fill_watch(struct bw_rec *r, const struct bw_core_opts *o)
-{
-	int fd = bpf_map__fd(r->skel->maps.watch), i;
-	__u8 one = 1;
-
-	for (i = 0; i < o->nr_watch; i++) {
-		if (bpf_map_update_elem(fd, &o->watch[i], &one, BPF_ANY)) {
-			bw_err("filling the device filter map: %s", strerror(errno));
-			return -errno;
-		}
-	}
-	return 0;
 }
 
 int bw_rec_open(struct bw_rec **out, const struct bw_core_opts *o, __u32 ring_bytes,
@@ -122,7 +110,7 @@ int bw_rec_open(struct bw_rec **out, const struct bw_core_opts *o, __u32 ring_by
 		bw_explain_load_error(err);
 		goto fail;
 	}
-	err = fill_watch(r, o);
+	err = bw_fill_watch_map(bpf_map__fd(r->skel->maps.watch), o, "the device filter map");
 	if (err)
 		goto fail;
 	r->rb = ring_buffer__new(bpf_map__fd(r->skel->maps.events), on_event, r, NULL);

@@ -10,6 +10,7 @@
 #include <sys/utsname.h>
 #include "watch.h"
 #include "trace.h"
+#include "policy.h"
 
 #define RING_DEFAULT (16u << 20)
 
@@ -145,7 +146,7 @@ static __u32 count_hw_queues(const char *disk)
 static void describe(__u32 dev, struct bw_tdev *t)
 {
 	struct bw_devinfo di;
-	char sched[256], *open, *close;
+	char sched[256];
 	__u64 v;
 
 	memset(t, 0, sizeof(*t));
@@ -160,14 +161,8 @@ static void describe(__u32 dev, struct bw_tdev *t)
 	t->rotational = di.rotational;
 	t->size_sectors = di.size_sectors;
 	sysfs_str(di.name, "queue/scheduler", sched, sizeof(sched));
-	open = strchr(sched, '[');
-	close = open ? strchr(open, ']') : NULL;
-	if (open && close) {
-		*close = '\0';
-		snprintf(t->scheduler, sizeof(t->scheduler), "%s", open + 1);
-	} else {
+	if (bw_parse_scheduler(sched, t->scheduler, sizeof(t->scheduler)))
 		snprintf(t->scheduler, sizeof(t->scheduler), "%.31s", sched);
-	}
 	t->nr_requests = sysfs_u32(di.name, "queue/nr_requests", 0);
 	t->max_sectors_kb = sysfs_u32(di.name, "queue/max_sectors_kb", 0);
 	t->logical_block_size = sysfs_u32(di.name, "queue/logical_block_size", 0);
@@ -182,25 +177,14 @@ static void describe(__u32 dev, struct bw_tdev *t)
 static int device_table(const struct bw_core_opts *o, struct bw_tdev **out)
 {
 	struct bw_tdev *t = calloc(BW_TRACE_MAX_DEVS, sizeof(*t));
-	struct dirent *de;
-	__u32 dev;
-	int n = 0;
-	DIR *d;
+	__u32 devs[BW_TRACE_MAX_DEVS];
+	int i, n;
 
 	if (!t)
 		return -ENOMEM;
-	for (n = 0; n < o->nr_watch && n < BW_TRACE_MAX_DEVS; n++)
-		describe(o->watch[n], &t[n]);
-	if (o->nr_watch)
-		goto out;
-	d = opendir("/sys/block");
-	while (d && (de = readdir(d)) && n < BW_TRACE_MAX_DEVS) {
-		if (de->d_name[0] != '.' && !bw_dev_lookup(de->d_name, &dev))
-			describe(dev, &t[n++]);
-	}
-	if (d)
-		closedir(d);
-out:
+	n = bw_watched_or_all(o->nr_watch, o->watch, devs, BW_TRACE_MAX_DEVS);
+	for (i = 0; i < n; i++)
+		describe(devs[i], &t[i]);
 	*out = t;
 	return n;
 }
@@ -243,29 +227,20 @@ static int on_event(void *ctx, const struct bw_trec *ev)
 	return 0;
 }
 
-static __u64 total(const __u64 *v, int n)
-{
-	__u64 t = 0;
-	int i;
-
-	for (i = 0; i < n; i++)
-		t += v[i];
-	return t;
-}
-
 static void report_drops(const struct recorder *rc)
 {
+	__u64 dropped = bw_hist_total(rc->drops, rc->ncpus);
 	char line[512];
 	int i, len = 0;
 
-	if (!total(rc->drops, rc->ncpus))
+	if (!dropped)
 		return;
 	for (i = 0; i < rc->ncpus && len < (int)sizeof(line) - 32; i++)
 		if (rc->drops[i])
 			len += snprintf(line + len, sizeof(line) - len, " cpu%d=%llu", i,
 					(unsigned long long)rc->drops[i]);
 	bw_warn("ring buffer full: %llu events dropped (%s ); a larger --buffer may help",
-		(unsigned long long)total(rc->drops, rc->ncpus), line);
+		(unsigned long long)dropped, line);
 }
 
 static int run(struct recorder *rc, struct bw_rec *r)

@@ -671,7 +671,7 @@ static void complete(struct bw_replay *rp, struct bw_rp_dev *d, struct rp_rq *e,
 			.dev = d->dev, .pid = e->tgid, .op = op, .sector = ev->sector,
 			.bytes = ev->bytes, .depth = e->depth, .error = ev->error,
 			.q_ts = q0 && q0 <= d_ts ? rel(rp, q0) : 0, .d_ts = rel(rp, d_ts),
-			.c_ts = rel(rp, now), .cpu_c = ev->cpu,
+			.c_ts = rel(rp, now),
 		};
 
 		/* The name only for the few that are kept or handed on. */
@@ -890,11 +890,6 @@ static void event(struct bw_replay *rp, const struct bw_trec *ev)
 	rp->events++;
 	rp->last_ts = ev->ts;
 	d->events++;
-	if (!d->seen) {
-		d->seen = true;
-		d->first_ts = ev->ts;
-	}
-	d->last_ts = ev->ts;
 	switch (ev->type) {
 	case BW_EV_QUEUE:
 	case BW_EV_GETRQ:
@@ -1110,9 +1105,4 @@ __u64 bw_replay_skipped(const struct bw_replay *rp)
 __u64 bw_replay_abandoned(const struct bw_replay *rp)
 {
 	return rp->abandoned;
-}
-
-double bw_replay_rel(const struct bw_replay *rp, __u64 ts)
-{
-	return (double)rel(rp, ts) / 1e9;
 }

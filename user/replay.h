@@ -38,7 +38,6 @@ struct bw_rp_req {
 	__u32 depth;		/* in flight on the device after its D */
 	__s32 error;
 	__u64 q_ts, d_ts, c_ts;	/* q_ts 0: unknown; relative to the trace's start */
-	__u16 cpu_c;
 };
 
 /* Exact latency distribution of one series. */
@@ -77,8 +76,6 @@ struct bw_rp_dev {
 	__u64 inflight, issues, busy_start, opener_seq, opener_key;
 	__u64 max_depth;	/* this interval */
 	__u64 max_depth_all;
-	__u64 first_ts, last_ts;
-	bool seen;
 	__u64 tick_events;		/* events at the last interval's end */
 	bool idle_ok;			/* idle_iv holds an idle interval's figures */
 	struct bw_interval idle_iv;
@@ -125,7 +122,5 @@ int bw_replay_passes(const struct bw_replay *rp);
 __u64 bw_replay_abandoned(const struct bw_replay *rp);
 /* Idle intervals of long gaps (over 100 intervals) not emitted one by one. */
 __u64 bw_replay_skipped(const struct bw_replay *rp);
-/* Seconds from the trace's start of an absolute timestamp. */
-double bw_replay_rel(const struct bw_replay *rp, __u64 ts);
 
 #endif /* BLKWISE_REPLAY_H */

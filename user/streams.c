@@ -34,20 +34,6 @@ static void pick(struct streams_bpf *s, bool btf_ok, bool fallback)
 	}
 }
 
-static int fill_watched(struct bw_streams *st, const struct bw_core_opts *o)
-{
-	int fd = bpf_map__fd(st->skel->maps.watched), i;
-	__u8 one = 1;
-
-	for (i = 0; i < o->nr_watch; i++) {
-		if (bpf_map_update_elem(fd, &o->watch[i], &one, BPF_ANY)) {
-			bw_err("filling the streams' device filter: %s", strerror(errno));
-			return -errno;
-		}
-	}
-	return 0;
-}
-
 int bw_streams_open(struct bw_streams **out, const struct bw_core_opts *o,
 		    const struct bw_load_env *env)
 {
@@ -76,7 +62,8 @@ int bw_streams_open(struct bw_streams **out, const struct bw_core_opts *o,
 		bw_err("loading the streams BPF programs: %s; rerun with --verbose", strerror(-err));
 		goto fail;
 	}
-	err = fill_watched(st, o);
+	err = bw_fill_watch_map(bpf_map__fd(st->skel->maps.watched), o,
+				"the streams' device filter");
 	if (err)
 		goto fail;
 	err = streams_bpf__attach(st->skel);

@@ -17,6 +17,7 @@ T=/sys/kernel/tracing
 I=$T/instances/lostdiag.$$
 img=$(mktemp "$dir/lostdiag.XXXXXX")
 cleanup() {
+	set +e
 	[ -n "${dp:-}" ] && kill -INT "$dp" 2>/dev/null
 	[ -d "$I" ] && { echo 0 >"$I/tracing_on"; for e in block_rq_issue block_rq_complete; do
 		echo 0 >"$I/events/block/$e/enable"; done; echo 0 >"$I/events/sched/sched_switch/enable"
