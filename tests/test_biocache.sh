@@ -26,9 +26,10 @@ bc_stat() {	# OUT ARGS...: one --bio-cache JSON line per interval, in the backgr
 # bc_last OUT JQ: of the last line's bio_cache.
 bc_last() { tail -n 1 "$1" | jq -r ".bio_cache | $2"; }
 
-# bc_set OUT NAME FIELD: a bio_set's field in the last line (0 if absent).
+# bc_set OUT NAME FIELD: a bio_set's field in the last line ("absent": no
+# such set or field, which no count assertion takes for 0).
 bc_set() {
-	tail -n 1 "$1" | jq -r --arg n "$2" "[.bio_cache.bio_sets[] | select(.bio_set == \$n) | .$3] | first // 0"
+	tail -n 1 "$1" | jq -r --arg n "$2" "[.bio_cache.bio_sets[] | select(.bio_set == \$n) | .$3] | first // \"absent\""
 }
 
 test_method_is_labelled() {
