@@ -366,6 +366,25 @@ flight:
 	bw_flight_enter(sh, pc, now, v->rqk, epoch, inc, fetch, skip & BW_SKIP_ATOMIC);
 }
 
+/*
+ * A completion with no issue that diskstats counts: an empty PREFLUSH write
+ * (an fsync's blkdev_issue_flush) is never issued itself, the flush
+ * machinery issues a flush request in its place, then completes the write,
+ * and diskstats counts it as one.  Its bio has no pages at all (bi_io_vec
+ * NULL), which tells it from a data write of a flush sequence, whose last
+ * completion comes again with no bytes left, after the one that counted it.
+ */
+static __always_inline bool empty_flush_write(struct request *rq, const struct rq_view *v,
+					      __u32 op, __u32 nr_bytes)
+{
+	struct bio *bio;
+
+	if (op != BW_OP_WRITE || nr_bytes || v->data_len)
+		return false;
+	bio = BPF_CORE_READ(rq, bio);
+	return bio && !BPF_CORE_READ(bio, bi_io_vec);
+}
+
 static __always_inline void on_complete(struct request *rq, const struct rq_view *v, int error,
 					__u32 nr_bytes, const bool fetch)
 {
@@ -392,7 +411,10 @@ static __always_inline void on_complete(struct request *rq, const struct rq_view
 	}
 	st = (skip & BW_SKIP_TABLE) ? NULL : rq_find(v->rqk);
 	if (!st && !(skip & BW_SKIP_TABLE)) {
-		pc->unmatched++;
+		if (empty_flush_write(rq, v, op, nr_bytes))
+			pc->fsync_writes++;
+		else
+			pc->unmatched++;
 		return;
 	}
 	now = bpf_ktime_get_ns();
@@ -425,7 +447,8 @@ static __always_inline void on_complete(struct request *rq, const struct rq_view
 	hist_inc(os->hist_d2c, d2c >> BW_LAT_SHIFT, BW_LAT_BUCKETS);
 	os->segments += v->nr_seg;
 	hist_inc(os->hist_seg, v->nr_seg, BW_SEG_BUCKETS);
-	q0 = v->start_ns;
+	/* Passthrough requests are not stamped at allocation (diskstats does not count them). */
+	q0 = op == BW_OP_PASSTHROUGH ? 0 : v->start_ns;
 	if (q0 && q0 <= d_ts) {
 		os->q_ios++;
 		os->q2d_ns += d_ts - q0;

@@ -17,25 +17,33 @@ enum bw_op {
 	BW_OP_WRITE,
 	BW_OP_DISCARD,
 	BW_OP_FLUSH,
-	BW_OP_OTHER,
+	BW_OP_PASSTHROUGH,	/* driver-private requests (REQ_OP_DRV_IN/OUT): not in diskstats */
 	BW_NR_OPS,
 };
 
-/* The op of a request's cmd_flags (REQ_OP_MASK: the low 8 bits), for BPF and user space. */
+#define BW_REQ_OP_DISCARD 3
+#define BW_REQ_OP_FLUSH 2
+#define BW_REQ_OP_PASSTHROUGH 32	/* SCSI_IN/OUT (32, 33, before 5.18), DRV_IN/OUT (34, 35) */
+
+/*
+ * The op of a request's cmd_flags (REQ_OP_MASK: the low 8 bits), for BPF
+ * and user space, filed as the kernel's op_stat_group() files it for
+ * /proc/diskstats: discard, else write when the op's low bit is set
+ * (op_is_write: write zeroes, secure erase, zone ops), else read; flush
+ * requests are diskstats' fourth group.  Passthrough requests, which
+ * diskstats does not count, are an op of their own.
+ */
 static inline __attribute__((always_inline)) __u32 bw_op_of(__u32 cmd_flags)
 {
-	switch (cmd_flags & 0xff) {
-	case 0:
-		return BW_OP_READ;
-	case 1:
-		return BW_OP_WRITE;
-	case 2:
-		return BW_OP_FLUSH;
-	case 3:
+	__u32 op = cmd_flags & 0xff;
+
+	if (op >= BW_REQ_OP_PASSTHROUGH)
+		return BW_OP_PASSTHROUGH;
+	if (op == BW_REQ_OP_DISCARD)
 		return BW_OP_DISCARD;
-	default:
-		return BW_OP_OTHER;
-	}
+	if (op == BW_REQ_OP_FLUSH)
+		return BW_OP_FLUSH;
+	return op & 1 ? BW_OP_WRITE : BW_OP_READ;
 }
 
 /*
@@ -98,6 +106,7 @@ struct bw_dev_pcpu {
 	__u64 unmatched;	/* C or requeue with no D seen (issued before attach, or healed) */
 	__u64 untracked;	/* no free entry in the per-request table */
 	__u64 lost;		/* D found its own table entry: a C was never seen */
+	__u64 fsync_writes;	/* empty PREFLUSH writes: completed, never issued (see core.bpf.c) */
 };
 
 /*

@@ -51,6 +51,8 @@ struct bw_snap_dev {
 	__u64 unmatched;
 	__u64 untracked;
 	__u64 lost;
+	__u64 fsync_writes;	/* empty PREFLUSH writes: completed as writes, never issued */
+	__u64 open_area_ns;	/* requests in flight at read time: their time since issue */
 };
 
 struct bw_snap {
@@ -79,7 +81,8 @@ struct bw_interval {
 	double r_mb_per_s, w_mb_per_s;
 	double svc_mean_ms, svc_p50_ms, svc_p99_ms;
 	double queue_mean_ms, total_mean_ms;
-	double depth_busy;	/* mean in flight while busy: sum(D2C) / busy */
+	__u64 fsync_writes;	/* empty flush writes, in ios[BW_OP_WRITE] (diskstats counts them) */
+	double depth_busy;	/* mean in flight while busy: bw_flight_area / busy */
 	__u64 depth_max;
 	bool depth_max_unknown;	/* not measured before 5.12, as busy time */
 	double busy_pct;
@@ -124,6 +127,8 @@ extern const char *const bw_op_names[BW_NR_OPS];
 void bw_interval_compute(const struct bw_snap_dev *prev, const struct bw_snap_dev *cur,
 			 double secs, const struct bw_peff_params *pp, const struct bw_s1_dev *stored,
 			 __s64 now_unix, struct bw_interval *out);
+/* The integral of requests in flight over an interval, ns (the rule stat and analyze share). */
+__u64 bw_flight_area(__u64 d2c, __u64 open_start, __u64 open_end);
 void bw_render_legend(FILE *f);
 bool bw_interval_active(const struct bw_interval *iv);
 void bw_op_stats_add(struct bw_op_stats *dst, const struct bw_op_stats *src);

@@ -40,6 +40,8 @@ struct bw_core {
 	__u64 *healed;			/* per slot: lost completions healed here */
 	__u64 *last_word;		/* per slot: the word at the previous snapshot */
 	struct bw_op_stats **hist;	/* per slot: histograms extended to 64 bits */
+	struct bw_rq_state *rq_buf;	/* rq_entries, for one pass over the table */
+	__u32 *rq_keys;
 	struct bw_bio *bio;		/* bio-based devices (user/bio.c), or NULL */
 	struct bw_streams *streams;	/* with --streams (user/streams.c), or NULL */
 	struct bw_bc *bc;		/* with --bio-cache (user/bcload.c), or NULL */
@@ -565,6 +567,8 @@ void bw_core_close(struct bw_core *c)
 	bw_bc_close(c->bc);
 	core_bpf__destroy(c->skel);
 	free(c->healed);
+	free(c->rq_buf);
+	free(c->rq_keys);
 	free(c->last_word);
 	for (i = 0; c->hist && i < c->max_slots; i++)
 		free(c->hist[i]);
@@ -667,6 +671,7 @@ void bw_snap_add_pcpu(struct bw_snap_dev *d, const struct bw_dev_pcpu *pcpu, int
 		d->unmatched += p->unmatched;
 		d->untracked += p->untracked;
 		d->lost += p->lost;
+		d->fsync_writes += p->fsync_writes;
 		if (p->max_epoch == closed_epoch && p->max_depth > d->max_depth)
 			d->max_depth = p->max_depth;
 	}
@@ -728,13 +733,78 @@ static void heal_slot(struct bw_core *c, __u32 slot)
 	clear_rq_states(c, slot);
 }
 
+/* The table into c->rq_buf, in batches where the kernel has them; entries read, or -errno. */
+static long read_rq_table(struct bw_core *c)
+{
+	int fd = bpf_map__fd(c->skel->maps.rqs);
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	__u32 i, n, done = 0, in = 0, out;
+	bool first = true;
+	int err;
+
+	if (!c->rq_buf) {
+		c->rq_buf = calloc(c->rq_entries, sizeof(*c->rq_buf));
+		c->rq_keys = calloc(c->rq_entries, sizeof(*c->rq_keys));
+		if (!c->rq_buf || !c->rq_keys)
+			return -ENOMEM;
+	}
+	while (done < c->rq_entries) {
+		n = c->rq_entries - done;
+		err = bpf_map_lookup_batch(fd, first ? NULL : &in, &out, c->rq_keys + done,
+					   c->rq_buf + done, &n, &opts);
+		done += n;
+		if (err && errno == ENOENT)
+			return done;
+		if (err)
+			break;
+		in = out;
+		first = false;
+	}
+	if (done >= c->rq_entries)
+		return done;
+	for (i = 0; i < c->rq_entries; i++)	/* no batch operations: one by one */
+		if (bpf_map_lookup_elem(fd, &i, &c->rq_buf[i]))
+			memset(&c->rq_buf[i], 0, sizeof(c->rq_buf[i]));
+	return c->rq_entries;
+}
+
+/*
+ * Each slot's requests in flight: their time since issue at now, summed
+ * into area[slot] (what metrics.c's bw_flight_area credits to the interval
+ * it was spent in).  One pass over the table, only when something is in
+ * flight.
+ */
+static void open_areas(struct bw_core *c, __u64 now, __u32 nslots, __u64 *area)
+{
+	long i, n;
+	__u32 slot;
+	__u64 age;
+
+	for (slot = 0; slot < nslots; slot++)
+		if (c->sh[slot].word & BW_INFLIGHT_MASK)
+			break;
+	if (slot == nslots)
+		return;
+	n = read_rq_table(c);
+	for (i = 0; i < n; i++) {
+		const struct bw_rq_state *st = &c->rq_buf[i];
+
+		slot = bw_rq_slot(st->d);
+		if (!st->rq || slot >= nslots)
+			continue;
+		age = (now - st->d) & BW_RQ_TS_MASK;
+		if (age <= BW_RQ_TS_MASK / 2)	/* else issued after now */
+			area[slot] += age;
+	}
+}
+
 int bw_core_snapshot(struct bw_core *c, struct bw_snap *s)
 {
 	int pcpu_fd = bpf_map__fd(c->skel->maps.pcpu);
 	int cap = c->max_slots + c->nr_watch + bw_bio_slots(c->bio);
 	__u32 slot, nslots;
-	__u64 closed, bio_closed = 0;
-	int i;
+	__u64 closed, bio_closed = 0, *area;
+	int i, err = 0;
 
 	s->devs = calloc(cap, sizeof(*s->devs));
 	if (!s->devs)
@@ -752,16 +822,22 @@ int bw_core_snapshot(struct bw_core *c, struct bw_snap *s)
 	nslots = c->skel->bss->next_slot;
 	if (nslots > c->max_slots)
 		nslots = c->max_slots;
+	area = calloc(nslots ? nslots : 1, sizeof(*area));
+	if (!area)
+		return -ENOMEM;
+	for (slot = 0; slot < nslots; slot++)
+		heal_slot(c, slot);
 	s->ts_ns = bw_now_ns();
+	open_areas(c, s->ts_ns, nslots, area);
 	for (slot = 0; slot < nslots; slot++) {
 		struct bw_dev_shared sh;
 		struct bw_snap_dev *d;
 
-		heal_slot(c, slot);
 		memcpy(&sh, &c->sh[slot], sizeof(sh));
 		if (bpf_map_lookup_elem(pcpu_fd, &slot, c->pcpu_buf)) {
+			err = -errno;
 			bw_err("reading BPF map slot %u: %s", slot, strerror(errno));
-			return -errno;
+			goto out;
 		}
 		if (!sh.dev)	/* claimed but not yet published */
 			continue;
@@ -770,19 +846,26 @@ int bw_core_snapshot(struct bw_core *c, struct bw_snap *s)
 			continue;
 		if (!c->hist[slot])
 			c->hist[slot] = calloc(BW_NR_OPS, sizeof(*c->hist[slot]));
-		if (!c->hist[slot])
-			return -ENOMEM;
+		if (!c->hist[slot]) {
+			err = -ENOMEM;
+			goto out;
+		}
 		bw_snap_add_pcpu(d, c->pcpu_buf, c->ncpus, closed, c->hist[slot]);
 		d->lost += c->healed[slot];
 		d->busy_unknown = !c->have_fetch;
 		if (sh.word & BW_INFLIGHT_MASK) {
 			d->inflight += sh.word & BW_INFLIGHT_MASK;
+			d->open_area_ns += area[slot];
 			/* Without fetch atomics no busy period is ever opened. */
 			if (c->have_fetch && s->ts_ns > sh.busy_start)
 				d->busy_ns += s->ts_ns - sh.busy_start;
 		}
 	}
-	return c->bio ? bw_bio_snapshot(c->bio, s, cap, bio_closed) : 0;
+	if (c->bio)
+		err = bw_bio_snapshot(c->bio, s, cap, bio_closed);
+out:
+	free(area);
+	return err;
 }
 
 /*

@@ -7,7 +7,7 @@
 #include <string.h>
 #include "blkwise.h"
 
-const char *const bw_op_names[BW_NR_OPS] = { "read", "write", "discard", "flush", "other" };
+const char *const bw_op_names[BW_NR_OPS] = { "read", "write", "discard", "flush", "passthrough" };
 
 /*
  * P_eff is defined only when the device was driven at depth: L >= 1.5, not
@@ -50,6 +50,27 @@ void bw_op_stats_sub(struct bw_op_stats *dst, const struct bw_op_stats *a,
 static double ratio(double num, double den)
 {
 	return den > 0 ? num / den : NAN;
+}
+
+/*
+ * The in-flight area of an interval (ns): the integral over it of the
+ * requests in flight.  Service time is known whole only at completion, so
+ * the interval a request completes in takes its d2c, less the part spent
+ * before the interval began (its open time in the snapshot at the start),
+ * and an interval that ends with requests in flight takes their open time
+ * so far.  Each request's time lands in the intervals it was in flight in,
+ * as busy time does: area / busy never exceeds the interval's max depth.
+ */
+__u64 bw_flight_area(__u64 d2c, __u64 open_start, __u64 open_end)
+{
+	__u64 a = d2c + open_end;
+
+	return a > open_start ? a - open_start : 0;
+}
+
+static __u64 delta(__u64 cur, __u64 prev)
+{
+	return cur >= prev ? cur - prev : cur;	/* backwards: a re-created device */
 }
 
 /* Why P_eff is undetermined: the JSON's words and the table's short code. */
@@ -152,7 +173,7 @@ void bw_interval_compute(const struct bw_snap_dev *prev, const struct bw_snap_de
 {
 	static const struct bw_snap_dev zero;
 	struct bw_op_stats d[BW_NR_OPS], all;
-	__u64 dbusy, n, d2c, q2d, q2c, seg, bytes;
+	__u64 dbusy, n, d2c, q2d, q2c, seg, bytes, area;
 	int op;
 
 	if (!prev)
@@ -162,32 +183,39 @@ void bw_interval_compute(const struct bw_snap_dev *prev, const struct bw_snap_de
 	o->dev = cur->dev;
 	memcpy(o->name, cur->name, sizeof(o->name));
 	o->secs = secs;
+	/* Passthrough requests keep out of the figures of data requests (all). */
 	for (op = 0; op < BW_NR_OPS; op++) {
 		bw_op_stats_sub(&d[op], &cur->op[op], &prev->op[op]);
-		bw_op_stats_add(&all, &d[op]);
+		if (op != BW_OP_PASSTHROUGH)
+			bw_op_stats_add(&all, &d[op]);
 		o->ios[op] = d[op].ios;
 		o->bytes[op] = d[op].bytes;
 	}
+	/* Empty flush writes: writes to diskstats (and iostat), with no service time. */
+	o->fsync_writes = delta(cur->fsync_writes, prev->fsync_writes);
+	o->ios[BW_OP_WRITE] += o->fsync_writes;
+	area = bw_flight_area(all.d2c_ns + d[BW_OP_PASSTHROUGH].d2c_ns, prev->open_area_ns,
+			      cur->open_area_ns);
 	n = all.ios;
 	d2c = all.d2c_ns;
 	q2d = all.q2d_ns;
 	q2c = all.q2c_ns;
 	seg = all.segments;
 	bytes = all.bytes;
-	o->errors = all.errors;
+	o->errors = all.errors + d[BW_OP_PASSTHROUGH].errors;
 	o->merges = all.merges;
-	o->requeues = all.requeues;
+	o->requeues = all.requeues + d[BW_OP_PASSTHROUGH].requeues;
 	o->q_ios = all.q_ios;
 	o->unmatched = cur->unmatched;
 	o->untracked = cur->untracked;
 	o->lost = cur->lost;
-	o->lost_now = cur->lost >= prev->lost ? cur->lost - prev->lost : cur->lost;
+	o->lost_now = delta(cur->lost, prev->lost);
 	o->svc_hist_samples = bw_hist_total(all.hist_d2c, BW_LAT_BUCKETS);
 	o->queue_hist_samples = bw_hist_total(all.hist_q2d, BW_LAT_BUCKETS);
-	dbusy = cur->busy_ns >= prev->busy_ns ? cur->busy_ns - prev->busy_ns : cur->busy_ns;
+	dbusy = delta(cur->busy_ns, prev->busy_ns);
 
 	o->r_per_s = ratio(d[BW_OP_READ].ios, secs);
-	o->w_per_s = ratio(d[BW_OP_WRITE].ios, secs);
+	o->w_per_s = ratio(o->ios[BW_OP_WRITE], secs);
 	o->d_per_s = ratio(d[BW_OP_DISCARD].ios, secs);
 	o->f_per_s = ratio(d[BW_OP_FLUSH].ios, secs);
 	o->r_mb_per_s = ratio(d[BW_OP_READ].bytes / 1048576.0, secs);
@@ -197,8 +225,9 @@ void bw_interval_compute(const struct bw_snap_dev *prev, const struct bw_snap_de
 	o->svc_p99_ms = bw_hist_percentile(all.hist_d2c, BW_LAT_BUCKETS, 0.99) * 1024 / 1e6;
 	o->queue_mean_ms = ratio(q2d / 1e6, all.q_ios);
 	o->total_mean_ms = ratio(q2c / 1e6, all.q_ios);
-	o->depth_busy = ratio(d2c, dbusy);
-	o->depth_max = cur->max_depth;
+	o->depth_busy = ratio(area, dbusy);
+	/* The max is set at each D; what was in flight as the interval began counts too. */
+	o->depth_max = cur->max_depth > prev->inflight ? cur->max_depth : prev->inflight;
 	o->busy_pct = ratio(dbusy / 1e7, secs);
 	if (o->busy_pct > 100)
 		o->busy_pct = 100;

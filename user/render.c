@@ -131,6 +131,7 @@ void bw_render_json_dev(struct bw_json *j, const struct bw_interval *iv,
 	bw_json_num(j, "kb_per_rq", iv->kb_per_rq, 2);
 	bw_json_num(j, "merges_per_s", iv->merges_per_s, 2);
 	bw_json_num(j, "requeues_per_s", iv->requeues_per_s, 2);
+	bw_json_u64(j, "fsync_writes", iv->fsync_writes);
 	bw_json_u64(j, "merges", iv->merges);
 	bw_json_u64(j, "requeues", iv->requeues);
 	bw_json_u64(j, "errors", iv->errors);

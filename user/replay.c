@@ -592,8 +592,11 @@ static void issue(struct bw_replay *rp, struct bw_rp_dev *d, struct rp_rq *e,
 	bool lost = e->issued;
 
 	/* Issued again while in flight: its completion never reached us. */
-	if (lost)
+	if (lost) {
 		d->cur.lost++;
+		d->sum_d -= e->d_ts;
+	}
+	d->sum_d += now;
 	e->d_ts = now;
 	e->issued = 1;
 	n = d->inflight;
@@ -618,8 +621,8 @@ static void issue(struct bw_replay *rp, struct bw_rp_dev *d, struct rp_rq *e,
 	d->last_end = end;
 }
 
-/* core.bpf.c's leave_flight: the in-flight count before the decrement. */
-static __u64 leave_flight(struct bw_rp_dev *d, __u64 now)
+/* core.bpf.c's leave_flight for e: the in-flight count before the decrement. */
+static __u64 leave_flight(struct bw_rp_dev *d, const struct rp_rq *e, __u64 now)
 {
 	__u64 old = d->inflight;
 
@@ -628,6 +631,7 @@ static __u64 leave_flight(struct bw_rp_dev *d, __u64 now)
 		return ~0ULL;
 	}
 	d->inflight--;
+	d->sum_d -= e->d_ts;
 	if (old == 1 && now > d->busy_start)
 		d->cur.busy_ns += now - d->busy_start;
 	return old;
@@ -656,7 +660,7 @@ static void complete(struct bw_replay *rp, struct bw_rp_dev *d, struct rp_rq *e,
 	}
 	d_ts = e->d_ts;
 	opener = d->opener_key == (e->a ^ e->b) && d->issues == d->opener_seq;
-	old = leave_flight(d, now);
+	old = leave_flight(d, e, now);
 	d2c = now > d_ts ? now - d_ts : 0;
 	/* Q: the allocation stamp where recorded (stat's origin), else the Q event. */
 	q0 = ev->alloc_ns ? ev->alloc_ns : e->q_ts;
@@ -752,7 +756,7 @@ static void requeue(struct bw_rp_dev *d, struct rp_rq *e, const struct bw_trec *
 		return;
 	}
 	e->issued = 0;
-	leave_flight(d, ev->ts);
+	leave_flight(d, e, ev->ts);
 }
 
 static void queued(struct bw_replay *rp, struct bw_rp_dev *d, const struct bw_trec *ev)
@@ -803,6 +807,14 @@ static int tick_streams(struct bw_replay *rp, const struct bw_rp_dev *d, __u64 e
 	return n;
 }
 
+/* The in-flight requests' time since issue at end (core.c's open_areas). */
+static __u64 open_area(const struct bw_rp_dev *d, __u64 end)
+{
+	__u64 all = d->inflight * end;
+
+	return d->inflight && all > d->sum_d ? all - d->sum_d : 0;
+}
+
 /* Close the interval ending at end for every device. */
 static void tick(struct bw_replay *rp, __u64 end)
 {
@@ -829,6 +841,7 @@ static void tick(struct bw_replay *rp, __u64 end)
 		*now = d->cur;
 		if (d->inflight && end > d->busy_start)
 			now->busy_ns += end - d->busy_start;
+		now->open_area_ns = open_area(d, end);
 		now->max_depth = d->max_depth;
 		now->inflight = d->inflight;
 		tk.inflight = d->inflight;
@@ -928,6 +941,7 @@ static void reset_pass(struct bw_replay *rp)
 		struct bw_rp_dev *d = &rp->devs[i];
 
 		d->inflight = d->issues = d->busy_start = d->opener_key = d->opener_seq = 0;
+		d->sum_d = 0;
 	}
 }
 
@@ -957,6 +971,7 @@ static void totals(struct bw_replay *rp)
 
 		if (d->inflight && rp->last_ts > d->busy_start)
 			end.busy_ns += rp->last_ts - d->busy_start;
+		end.open_area_ns = open_area(d, rp->last_ts);
 		end.inflight = d->inflight;
 		end.max_depth = d->max_depth_all;
 		bw_interval_compute(NULL, &end, span, &bw_peff_default, NULL, 0, &d->total);

@@ -74,6 +74,7 @@ struct bw_rp_dev {
 	int nslow;
 	/* The in-flight word of bpf/core.bpf.c, replayed. */
 	__u64 inflight, issues, busy_start, opener_seq, opener_key;
+	__u64 sum_d;		/* the D times of those in flight: their open area (bw_flight_area) */
 	__u64 max_depth;	/* this interval */
 	__u64 max_depth_all;
 	__u64 tick_events;		/* events at the last interval's end */

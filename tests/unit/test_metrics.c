@@ -210,6 +210,67 @@ static void test_uevent_identity(void)
 }
 
 /* Before 5.12 (no BPF fetch-and-add): busy%, depth while busy and max depth unknown, not 0. */
+/*
+ * Depth while busy: 8 requests issued together at 0.5 s, each in flight for
+ * 1 s, observed at 0 (idle), 1 s and 2 s.  Each second holds 0.5 s of them
+ * at depth 8: mean depth 8 both times, as the max, though all the service
+ * time is known only in the second.
+ */
+static void test_depth_split(void)
+{
+	static struct bw_snap_dev s0, s1, s2;
+	struct bw_interval iv;
+
+	CHECK(bw_flight_area(100, 0, 0) == 100, "all completed inside");
+	CHECK(bw_flight_area(100, 30, 20) == 90, "30 before the start, 20 still open");
+	CHECK(bw_flight_area(10, 30, 0) == 0, "never below 0 (a table healed meanwhile)");
+	fill(&s0, 0, 0, 0, 0, 0);
+	fill(&s1, 0, 0, 500 * 1000000ULL, 0, 0);
+	s1.open_area_ns = 8 * 500 * 1000000ULL;
+	s1.inflight = 8;
+	s1.max_depth = 8;
+	bw_interval_compute(&s0, &s1, 1.0, &bw_peff_default, NULL, 0, &iv);
+	CHECK_NEAR(iv.depth_busy, 8.0, 1e-9, "depth with the requests still in flight");
+	fill(&s2, 8, 1000000000ULL, 1000 * 1000000ULL, 0, 0);
+	s2.max_depth = 0;	/* no D in this interval: the 8 were in flight as it began */
+	bw_interval_compute(&s1, &s2, 1.0, &bw_peff_default, NULL, 0, &iv);
+	CHECK_NEAR(iv.depth_busy, 8.0, 1e-9, "depth where they complete (was 16)");
+	CHECK(iv.depth_busy <= iv.depth_max, "mean %g <= max %llu", iv.depth_busy,
+	      (unsigned long long)iv.depth_max);
+}
+
+/*
+ * Counted as diskstats counts: empty flush writes are writes (with no
+ * service time), passthrough requests are not averaged into the data ops.
+ */
+static void test_fsync_and_passthrough(void)
+{
+	static struct bw_snap_dev prev, cur;
+	struct bw_op_stats *pt;
+	struct bw_interval iv;
+
+	fill(&prev, 0, 0, 0, 0, 0);
+	fill(&cur, 100, 1000000, 100000000, 0, 0);
+	cur.op[BW_OP_WRITE] = cur.op[BW_OP_READ];
+	memset(&cur.op[BW_OP_READ], 0, sizeof(cur.op[BW_OP_READ]));
+	cur.fsync_writes = 25;
+	pt = &cur.op[BW_OP_PASSTHROUGH];
+	pt->ios = 1;
+	pt->bytes = 20;
+	pt->d2c_ns = 400000000;
+	pt->hist_d2c[bw_bucket(400000000 >> BW_LAT_SHIFT, BW_LAT_BUCKETS)] = 1;
+	bw_interval_compute(&prev, &cur, 1.0, &bw_peff_default, NULL, 0, &iv);
+	CHECK(iv.ios[BW_OP_WRITE] == 125, "writes as diskstats: %llu",
+	      (unsigned long long)iv.ios[BW_OP_WRITE]);
+	CHECK(iv.fsync_writes == 25, "shown apart");
+	CHECK_NEAR(iv.w_per_s, 125, 1e-9, "w/s as iostat");
+	CHECK_NEAR(iv.svc_mean_ms, 1.0, 1e-9, "service mean over serviced data requests");
+	CHECK(iv.svc_hist_samples == 100, "histogram of data requests");
+	CHECK(iv.ios[BW_OP_PASSTHROUGH] == 1, "passthrough an op of its own");
+	CHECK(!strcmp(bw_op_names[BW_OP_PASSTHROUGH], "passthrough"), "its name");
+	CHECK_NEAR(iv.kb_per_rq, 4.0, 1e-9, "size of data requests");
+}
+
 static void test_busy_unknown(void)
 {
 	static struct bw_snap_dev prev, cur;
@@ -272,7 +333,8 @@ int main(void)
 		UNIT(test_peff_parallel_device), UNIT(test_peff_undetermined),
 		UNIT(test_class_hysteresis), UNIT(test_parse_args), UNIT(test_stored_s1),
 		UNIT(test_peff_codes), UNIT(test_uevent_identity),
-		UNIT(test_busy_unknown), UNIT(test_json),
+		UNIT(test_busy_unknown), UNIT(test_json), UNIT(test_depth_split),
+		UNIT(test_fsync_and_passthrough),
 	};
 
 	return unit_run("metrics", tests, sizeof(tests) / sizeof(tests[0]));

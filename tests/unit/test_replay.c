@@ -207,6 +207,58 @@ static void test_peff_four_way(void)
 	free(b.ev);
 }
 
+struct depths {
+	int n, over;
+	double worst;	/* largest mean depth while busy seen */
+};
+
+static void on_depth(void *ctx, const struct bw_rp_tick *t)
+{
+	struct depths *k = ctx;
+
+	if (isnan(t->iv->depth_busy))
+		return;
+	k->n++;
+	if (t->iv->depth_busy > t->iv->depth_max + 1e-9)
+		k->over++;
+	if (t->iv->depth_busy > k->worst)
+		k->worst = t->iv->depth_busy;
+}
+
+/*
+ * Eight lanes, each a request of 3.3 ms issued as the last completes,
+ * looked at every 1 ms: the service time of a request is spread over the
+ * intervals it was in flight in, so no interval's mean depth while busy
+ * exceeds its max (8), as it did when each took its whole D2C.
+ */
+static void test_depth_split_intervals(void)
+{
+	struct bw_replay_opts o = { .interval = 0.001, .on_tick = on_depth };
+	struct evbuf b = {};
+	struct depths k = {};
+	struct memsrc m;
+	struct bw_tsource src;
+	struct bw_replay *rp;
+	__u64 rq = 1, t;
+	int i, lane;
+
+	o.ctx = &k;
+	for (lane = 0; lane < 8; lane++)
+		for (i = 0, t = lane * 100 * US; i < 60; i++, t += 3300 * US, rq++) {
+			add(&b, BW_EV_ISSUE, t, rq, rq * 8, 1);
+			add(&b, BW_EV_COMPLETE, t + 3300 * US - 1, rq, rq * 8, 1);
+		}
+	mem_source(&m, &b, &src);
+	CHECK(!bw_replay_new(&rp, &o, &src), "new");
+	CHECK(!bw_replay_run(rp), "run: %s", src.err);
+	CHECK(k.n >= 150, "busy intervals %d", k.n);
+	CHECK(k.over == 0, "%d of %d intervals with mean depth over the max (worst %g)", k.over,
+	      k.n, k.worst);
+	CHECK_NEAR(k.worst, 8.0, 1e-3, "depth 8 while all eight are in flight");
+	bw_replay_free(rp);
+	free(b.ev);
+}
+
 /* Streams: one process, sequential, 50 us think time between its requests. */
 static void test_stream(void)
 {
@@ -340,6 +392,7 @@ int main(void)
 		UNIT(test_peff_four_way),
 		UNIT(test_stream),
 		UNIT(test_blktrace),
+		UNIT(test_depth_split_intervals),
 	};
 
 	return unit_run("replay", t, sizeof(t) / sizeof(t[0]));

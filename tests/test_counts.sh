@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# blkwise's request counts against /proc/diskstats' deltas over the same
+# window, op by op, where the block layer completes requests it never
+# issued (an fsync's empty flush write) and files ops by op_stat_group()
+# (write zeroes is a write); and the watcher's own I/O: none.
+. "$(dirname "$0")/lib.sh"
+
+# counts_match OUT DEV S0 S1 WHAT: every op's requests equal diskstats'
+# (reads 1, writes 5, discards 12, flushes 16), less the completions
+# blkwise never saw (bw_missed, shared by all ops); nothing filed as
+# passthrough.
+counts_match() {
+	local out=$1 dev=$2 s0=$3 s1=$4 what=$5 missed ds bw op f all_ds=0 all_bw=0
+	missed=$(bw_missed "$out" "$dev")
+	for op in read:1 write:5 discard:12 flush:16; do
+		f=${op#*:}
+		op=${op%:*}
+		ds=$(bw_diskstat_delta "$s0" "$s1" "$f")
+		bw=$(bw_jsum "$out" "$dev" ".ops.$op.ios")
+		echo "  $what: $op diskstats $ds, blkwise $bw"
+		all_ds=$((all_ds + ds))
+		all_bw=$((all_bw + bw))
+		# Each op within the completions never seen, which may be of any op.
+		assertTrue "$what: $op: blkwise $bw, diskstats $ds, $missed never seen" \
+			"[ $bw -le $ds ] && [ $((bw + missed)) -ge $ds ]"
+	done
+	bw_expect_count "$what: all requests vs diskstats" "$all_ds" "$all_bw" "$missed"
+	assertEquals "$what: no passthrough requests" 0 "$(bw_jsum "$out" "$dev" .ops.passthrough.ios)"
+}
+
+# settle DEV: returns once the device's diskstats stopped moving for 0.5 s.
+settle() {
+	local a b i
+	b=$(bw_diskstats "$1")
+	for i in $(seq 40); do
+		sleep 0.5
+		a=$b
+		b=$(bw_diskstats "$1")
+		[ "$a" = "$b" ] && return 0
+	done
+	return 1
+}
+
+# fsync-heavy writes through ext4: each fsync's empty flush write completes
+# as a write that was never issued; diskstats counts it, and so does blkwise
+# (fsync_writes), apart from the writes that have a service time.
+test_fsync_ext4() {
+	local dev out s0 s1 mnt fsyncs ds_writes
+	bw_require fio jq mkfs.ext4 || return 0
+	bw_loop dev 256 shm || { fail "loop device"; return; }
+	mkfs.ext4 -q -E lazy_itable_init=0,lazy_journal_init=0 /dev/"$dev" || { fail "mkfs"; return; }
+	mnt=$BW_TMP/mnt
+	mkdir -p "$mnt"
+	mount /dev/"$dev" "$mnt" || { fail "mount"; return; }
+	bw_on_cleanup "umount $mnt 2>/dev/null"
+	settle "$dev"
+	out=$BW_TMP/ext4.json
+	bw_stat_start "$out" -d "$dev" -i 0.5 || { fail "blkwise start"; return; }
+	s0=$(bw_diskstats "$dev")
+	bw_fio "$BW_TMP/fio.json" --name=f --directory="$mnt" --rw=randwrite --bs=4k \
+		--fsync=4 --size=32M --ioengine=psync --time_based --runtime=3
+	# Unmounted, the device has nothing left to write: the windows close together.
+	umount "$mnt" || fail "umount"
+	s1=$(bw_diskstats "$dev")
+	bw_stat_stop INT
+	assertEquals "blkwise exit status" 0 $?
+	counts_match "$out" "$dev" "$s0" "$s1" "ext4 fsync"
+	fsyncs=$(bw_jsum "$out" "$dev" .fsync_writes)
+	ds_writes=$(bw_diskstat_delta "$s0" "$s1" 5)
+	echo "  ext4 fsync: $fsyncs empty flush writes of $ds_writes writes"
+	assertTrue "empty flush writes counted ($fsyncs)" "[ $fsyncs -gt 100 ]"
+	assertEquals "service histogram: the writes that were issued" \
+		"$(bw_jsum "$out" "$dev" '(.ops | [.[].ios] | add) - .ops.passthrough.ios')" \
+		"$(($(bw_jsum "$out" "$dev" .svc_hist_samples) + fsyncs))"
+}
+
+# The raw device, direct I/O, fsync every 4 writes: every fsync is an empty
+# flush write (no filesystem journal in between).
+test_fsync_raw() {
+	local dev out s0 s1 fsyncs fio_fsyncs
+	bw_require fio jq || return 0
+	bw_loop dev 64 shm --direct-io=on || { fail "loop device"; return; }
+	out=$BW_TMP/raw.json
+	bw_stat_start "$out" -d "$dev" -i 0.5 || { fail "blkwise start"; return; }
+	s0=$(bw_diskstats "$dev")
+	bw_fio "$BW_TMP/fio.json" --name=f --filename=/dev/"$dev" --direct=1 --rw=randwrite \
+		--bs=4k --fsync=4 --ioengine=psync --size=48M --io_size=16M
+	s1=$(bw_diskstats "$dev")
+	bw_stat_stop INT
+	counts_match "$out" "$dev" "$s0" "$s1" "raw fsync"
+	fsyncs=$(bw_jsum "$out" "$dev" .fsync_writes)
+	fio_fsyncs=$(jq '.jobs[0].sync.total_ios' "$BW_TMP/fio.json")
+	echo "  raw fsync: fio $fio_fsyncs fsyncs, blkwise $fsyncs empty flush writes," \
+		"$(bw_diskstat_delta "$s0" "$s1" 16) flushes in diskstats"
+	assertTrue "fio fsynced ($fio_fsyncs)" "[ $fio_fsyncs -gt 100 ]"
+	assertTrue "an empty flush write per fsync: $fsyncs, fio $fio_fsyncs" \
+		"[ $fsyncs -le $fio_fsyncs ] && [ $((fsyncs + $(bw_missed "$out" "$dev"))) -ge $fio_fsyncs ]"
+}
+
+# blkdiscard -z (REQ_OP_WRITE_ZEROES) and blkdiscard (REQ_OP_DISCARD):
+# filed as diskstats files them, writes and discards.
+test_write_zeroes_and_discard() {
+	local dev out s0 s1
+	bw_require jq blkdiscard || return 0
+	bw_loop dev 64 shm || { fail "loop device"; return; }
+	out=$BW_TMP/zero.json
+	bw_stat_start "$out" -d "$dev" -i 0.5 || { fail "blkwise start"; return; }
+	s0=$(bw_diskstats "$dev")
+	blkdiscard -z /dev/"$dev" || fail "blkdiscard -z"
+	blkdiscard /dev/"$dev" || fail "blkdiscard"
+	s1=$(bw_diskstats "$dev")
+	sleep 0.6
+	bw_stat_stop INT
+	assertTrue "write zeroes counted as writes in diskstats" \
+		"[ $(bw_diskstat_delta "$s0" "$s1" 5) -gt 0 ]"
+	assertTrue "discards in diskstats" "[ $(bw_diskstat_delta "$s0" "$s1" 12) -gt 0 ]"
+	counts_match "$out" "$dev" "$s0" "$s1" "write zeroes and discard"
+	assertEquals "bytes written = diskstats' sectors" \
+		"$(($(bw_diskstat_delta "$s0" "$s1" 7) * 512))" "$(bw_jsum "$out" "$dev" .ops.write.bytes)"
+}
+
+. shunit2
