@@ -119,4 +119,88 @@ test_write_zeroes_and_discard() {
 		"$(($(bw_diskstat_delta "$s0" "$s1" 7) * 512))" "$(bw_jsum "$out" "$dev" .ops.write.bytes)"
 }
 
+# A disk whose driver answers a read of its serial with a request to the
+# device (virtio-blk), or nothing.
+serial_disk() {
+	local f
+	for f in /sys/block/vd*/serial; do
+		[ -r "$f" ] && { basename "$(dirname "$f")"; return; }
+	done
+}
+
+# trace_issues VAR DEV: block_rq_issue of DEV into an ftrace instance of our
+# own; VAR gets its directory.
+trace_issues() {
+	local _t=/sys/kernel/tracing/instances/blkwise-test-$$ _d
+	[ -d /sys/kernel/tracing/instances ] || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
+	mkdir "$_t" || return 1
+	bw_on_cleanup "echo 0 >$_t/events/block/block_rq_issue/enable; rmdir $_t"
+	_d=$(cat /sys/block/"$2"/dev)
+	echo "dev == $(((${_d%:*} << 20) | ${_d#*:}))" >"$_t"/events/block/block_rq_issue/filter || return 1
+	echo 1 >"$_t"/events/block/block_rq_issue/enable || return 1
+	printf -v "$1" '%s' "$_t"
+}
+
+# The watcher makes no I/O: a disk whose serial costs a request (virtio-blk)
+# watched for 3 s gets none from blkwise but the one serial read, made once
+# and only when the disk has I/O of its own (its identity, once per
+# appearance); on an idle disk, none.  Read-only: nothing is written to it.
+test_watcher_makes_no_io() {
+	local dev t out pid ours identified
+	bw_require jq || return 0
+	dev=$(serial_disk)
+	[ -n "$dev" ] || { bw_skip "no disk with a serial attribute (virtio-blk)"; return 0; }
+	trace_issues t "$dev" || { fail "ftrace instance"; return; }
+	out=$BW_TMP/noio.json
+	bw_stat_start "$out" -d "$dev" -i 0.3 --no-state || { fail "blkwise start"; return; }
+	pid=$BW_STAT_PID
+	sleep 3
+	bw_stat_stop INT
+	echo 0 >"$t"/events/block/block_rq_issue/enable
+	ours=$(grep -c -- "-$pid *\[" "$t"/trace)
+	identified=$(jq -s --arg d "$dev" '[.[].devices[] | select(.device == $d and .identity != null)] | length > 0' "$out")
+	echo "  $dev: $(grep -vc '^#' "$t"/trace) requests issued, $ours by blkwise (pid $pid);" \
+		"identity read: $identified"
+	assertTrue "intervals recorded" "[ $(jq -s length "$out") -ge 5 ]"
+	if [ "$identified" = true ]; then
+		assertEquals "one request by blkwise: the serial, once" 1 "$ours"
+	else
+		assertEquals "no request by blkwise" 0 "$ours"
+		assertEquals "identity pending, said so" 1 "$(jq -s --arg d "$dev" \
+			'[.[].devices[] | select(.device == $d) | .identity_note | test("not read yet")] | all | if . then 1 else 0 end' "$out")"
+	fi
+}
+
+# Passthrough requests (a read of the serial: REQ_OP_DRV_IN) are an op of
+# their own, counted as ftrace sees them issued ('N'), and give no queue
+# time (they carry no allocation stamp): every request with a queue time is
+# a data request.
+test_passthrough_own_op() {
+	local dev t out i pt traced data q
+	bw_require jq || return 0
+	dev=$(serial_disk)
+	[ -n "$dev" ] || { bw_skip "no disk with a serial attribute (virtio-blk)"; return 0; }
+	trace_issues t "$dev" || { fail "ftrace instance"; return; }
+	out=$BW_TMP/pt.json
+	bw_stat_start "$out" -d "$dev" -i 0.3 --no-state || { fail "blkwise start"; return; }
+	for i in 1 2 3 4 5; do
+		cat /sys/block/"$dev"/serial >/dev/null
+		sleep 0.3
+	done
+	sleep 0.4
+	bw_stat_stop INT
+	echo 0 >"$t"/events/block/block_rq_issue/enable
+	pt=$(bw_jsum "$out" "$dev" .ops.passthrough.ios)
+	traced=$(grep -v '^#' "$t"/trace | grep -c "block_rq_issue: [0-9,]* N ")
+	data=$(bw_jsum "$out" "$dev" '.ops.read.ios + .ops.write.ios + .ops.discard.ios + .ops.flush.ios - .fsync_writes')
+	q=$(bw_jsum "$out" "$dev" .q_ios)
+	echo "  $dev: passthrough blkwise $pt, ftrace $traced; data requests $data, with a queue time $q"
+	assertTrue "our five serial reads counted: $pt" "[ $pt -ge 5 ]"
+	assertTrue "no more than ftrace saw issued: $pt <= $traced" "[ $pt -le $traced ]"
+	assertTrue "queue times only from data requests: $q <= $data" "[ $q -le $data ]"
+	assertEquals "passthrough kept out of the service histogram" \
+		"$(bw_jsum "$out" "$dev" '.ops.read.ios + .ops.write.ios + .ops.discard.ios + .ops.flush.ios - .fsync_writes')" \
+		"$(bw_jsum "$out" "$dev" .svc_hist_samples)"
+}
+
 . shunit2

@@ -181,7 +181,7 @@ void bw_bucket_bounds(unsigned int idx, double *lo, double *hi);
 #define BW_ID_LEN 256
 #define BW_REL_LEN 256
 
-enum bw_id_kind { BW_ID_DEVT, BW_ID_WWID, BW_ID_SERIAL, BW_ID_BACKING };
+enum bw_id_kind { BW_ID_DEVT, BW_ID_WWID, BW_ID_SERIAL, BW_ID_BACKING, BW_ID_PENDING };
 
 struct bw_devinfo {
 	__u32 dev;
@@ -194,7 +194,14 @@ struct bw_devinfo {
 	bool rotational;
 	__u64 size_sectors;
 	char model[64];
-	enum bw_id_kind id_kind;
+	/* One appearance of the device: a new one re-reads its identity. */
+	__u64 diskseq;		/* the disk's sequence number (5.15+), else 0 */
+	__u64 ino;		/* its sysfs directory's inode: new when re-created */
+	char backing[BW_ID_LEN];	/* a loop device's backing file, as bound */
+	__u64 offset;		/* and its offset */
+	/* Read once per appearance (bw_dev_identify), never per interval. */
+	bool identified;
+	enum bw_id_kind id_kind;	/* BW_ID_PENDING: the serial is still to read */
 	char id[BW_ID_LEN];
 	bool bio_based;		/* no request queue of its own (no mq/ in sysfs) */
 	char slaves[BW_REL_LEN];	/* the disk's slaves/ (what it is stacked on), space-separated */
@@ -205,6 +212,8 @@ enum bw_id_kind bw_pick_identity(const char *wwid, const char *serial, const cha
 				 __u64 offset, __u32 dev, char *out, size_t len);
 const char *bw_id_note(enum bw_id_kind k);
 bool bw_dev_present(const struct bw_devinfo *di);
+bool bw_dev_same_appearance(const struct bw_devinfo *a, const struct bw_devinfo *b);
+void bw_dev_keep_identity(struct bw_devinfo *di, const struct bw_devinfo *was);
 int bw_parse_interval(const char *s, double *secs);
 int bw_parse_count(const char *s, long *count);
 int bw_parse_size(const char *s, __u64 *bytes);
@@ -305,6 +314,7 @@ int bw_sleep_ns(__u64 ns);
 
 /* devinfo.c: sysfs */
 int bw_dev_probe(__u32 dev, struct bw_devinfo *di);
+void bw_dev_identify(struct bw_devinfo *di, bool may_io);
 bool bw_dev_is_bio_based(__u32 dev);
 int bw_dev_lookup(const char *arg, __u32 *dev);
 int bw_sysfs_get(const char *disk, const char *attr, char *buf, size_t len);

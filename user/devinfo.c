@@ -58,23 +58,51 @@ static __u32 parent_disk(__u32 dev)
 	return BW_MKDEV(ma, mi);
 }
 
-static void read_identity(__u32 dev, struct bw_devinfo *di)
+/*
+ * The device's identity and model, once per appearance: a driver may answer
+ * an attribute with a request to the device (virtio-blk's serial is a
+ * GET_ID request), which a watcher must not make every interval.  That
+ * serial, when nothing else names the device, is left pending (BW_ID_PENDING)
+ * unless may_io: the caller reads it once the device has I/O of its own.
+ */
+void bw_dev_identify(struct bw_devinfo *di, bool may_io)
 {
 	static const char *const wwids[] = { "wwid", "device/wwid" };
-	static const char *const serials[] = { "device/serial", "serial" };
-	char wwid[BW_ID_LEN] = "", serial[BW_ID_LEN] = "", backing[PATH_MAX] = "";
-	char off[32] = "";
+	char wwid[BW_ID_LEN] = "", serial[BW_ID_LEN] = "";
+	__u32 dev = di->dev;
 	size_t i;
 
 	for (i = 0; i < 2 && !wwid[0]; i++)
 		read_line(dev, wwids[i], wwid, sizeof(wwid));
-	for (i = 0; i < 2 && !serial[0]; i++)
-		read_line(dev, serials[i], serial, sizeof(serial));
+	read_line(dev, "device/serial", serial, sizeof(serial));
 	read_line(dev, "device/model", di->model, sizeof(di->model));
-	if (!read_line(dev, "loop/backing_file", backing, sizeof(backing)))
-		read_line(dev, "loop/offset", off, sizeof(off));
-	di->id_kind = bw_pick_identity(wwid, serial, backing, strtoull(off, NULL, 10), dev,
-				       di->id, sizeof(di->id));
+	di->identified = true;
+	if (!wwid[0] && !serial[0] && !di->backing[0] && !access_dev(dev, "serial")) {
+		if (!may_io) {
+			di->id_kind = BW_ID_PENDING;
+			di->id[0] = '\0';
+			return;
+		}
+		read_line(dev, "serial", serial, sizeof(serial));
+	}
+	di->id_kind = bw_pick_identity(wwid, serial, di->backing, di->offset, dev, di->id,
+				       sizeof(di->id));
+}
+
+/* What tells one appearance of the device from the next (bw_dev_same_appearance). */
+static void read_appearance(__u32 dev, struct bw_devinfo *di)
+{
+	char path[PATH_MAX], buf[32] = "";
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u", BW_MAJOR(dev), BW_MINOR(dev));
+	if (!stat(path, &st))
+		di->ino = st.st_ino;
+	if (!read_line(dev, "diskseq", buf, sizeof(buf)))
+		di->diskseq = strtoull(buf, NULL, 10);
+	if (!read_line(dev, "loop/backing_file", di->backing, sizeof(di->backing)) &&
+	    !read_line(dev, "loop/offset", buf, sizeof(buf)))
+		di->offset = strtoull(buf, NULL, 10);
 }
 
 /* The names in /sys/dev/block/M:m/REL (slaves/, holders/), space-separated. */
@@ -143,7 +171,7 @@ int bw_dev_probe(__u32 dev, struct bw_devinfo *di)
 	di->has_backing = !di->is_loop || !access_dev(dev, "loop/backing_file");
 	if (!read_line(dev, "queue/rotational", buf, sizeof(buf)))
 		di->rotational = buf[0] == '1';
-	read_identity(dev, di);
+	read_appearance(dev, di);
 	di->bio_based = bw_dev_is_bio_based(di->disk);
 	read_names(di->disk, "slaves", di->slaves, sizeof(di->slaves));
 	read_names(di->disk, "holders", di->holders, sizeof(di->holders));

@@ -54,8 +54,32 @@ enum bw_id_kind bw_pick_identity(const char *wwid, const char *serial, const cha
 
 const char *bw_id_note(enum bw_id_kind k)
 {
+	if (k == BW_ID_PENDING)
+		return "serial not read yet: reading it is a request to the device "
+		       "(virtio-blk), made once, at the device's first I/O";
 	return k == BW_ID_DEVT ? "no wwid, serial or backing file: keyed by dev_t, "
 				 "which another device may get after a reboot" : NULL;
+}
+
+/*
+ * The same appearance of a device: both there, the same disk sequence
+ * number (a new disk, or a loop device bound again, gets a new one since
+ * 5.15), the same sysfs directory (a re-created device gets a new one) and
+ * the same backing file (a loop device bound again before 5.15).
+ */
+bool bw_dev_same_appearance(const struct bw_devinfo *a, const struct bw_devinfo *b)
+{
+	return a->exists && b->exists && a->dev == b->dev && a->diskseq == b->diskseq &&
+	       a->ino == b->ino && a->offset == b->offset && !strcmp(a->backing, b->backing);
+}
+
+/* The identity read at the device's appearance, carried to a new reading of sysfs. */
+void bw_dev_keep_identity(struct bw_devinfo *di, const struct bw_devinfo *was)
+{
+	di->identified = was->identified;
+	di->id_kind = was->id_kind;
+	memcpy(di->id, was->id, sizeof(di->id));
+	memcpy(di->model, was->model, sizeof(di->model));
 }
 
 /* Shown without -d: a device with a size and, for loop, a backing file. */

@@ -274,6 +274,8 @@ static const char *id_kind_name(enum bw_id_kind k)
 		return "serial";
 	case BW_ID_BACKING:
 		return "backing";
+	case BW_ID_PENDING:
+		return "pending";
 	default:
 		return "devt";
 	}

@@ -156,6 +156,7 @@ static void describe(__u32 dev, struct bw_tdev *t)
 		t->slice_idle_us = -1;
 		return;
 	}
+	bw_dev_identify(&di, false);	/* the model; no request to the device */
 	snprintf(t->name, sizeof(t->name), "%s", di.name);
 	snprintf(t->model, sizeof(t->model), "%s", di.model);
 	t->rotational = di.rotational;

@@ -184,6 +184,34 @@ void bw_watch_learn_class(struct bw_watch *w, __u32 dev, enum bw_class_id cls, d
 		w->dirty = true;
 }
 
+/* Did the device complete requests since the last snapshot (its own, none of ours yet)? */
+static bool had_io(const struct bw_watch *w, const struct bw_snap_dev *d)
+{
+	const struct bw_snap_dev *p = bw_snap_find(&w->prev, d->dev);
+	int op;
+
+	for (op = 0; op < BW_NR_OPS; op++)
+		if (d->op[op].ios != (p ? p->op[op].ios : 0))
+			return true;
+	return false;
+}
+
+/*
+ * A device's identity: read at its appearance and kept while it is the
+ * same appearance; a serial that costs a request to the device waits for
+ * the device's own first I/O, so that a watcher of an idle disk makes none.
+ */
+static void identify(struct bw_watch *w, const struct bw_watch_dev *s,
+		     const struct bw_snap_dev *d, struct bw_devinfo *di)
+{
+	if (s->info.identified && bw_dev_same_appearance(&s->info, di))
+		bw_dev_keep_identity(di, &s->info);
+	else
+		bw_dev_identify(di, false);
+	if (di->id_kind == BW_ID_PENDING && had_io(w, d))
+		bw_dev_identify(di, true);
+}
+
 /*
  * What each device's row shows, from sysfs: a device with a size (and,
  * for loop, a backing file) is shown, and so is a named one that exists;
@@ -211,10 +239,14 @@ static int refresh_devices(struct bw_watch *w, struct bw_snap *cur)
 			s->dropped = true;
 			s->row = BW_ROW_GONE;
 			s->info.id[0] = '\0';
+			s->info.identified = false;
 			bw_core_forget_dev(w->core, d->dev);
 			bw_warn("%s: device gone; still watching the others", s->info.name);
 		} else if (present || (s->named && di.exists && !s->dropped)) {
-			bool new_id = strcmp(di.id, s->info.id) != 0;
+			bool new_id;
+
+			identify(w, s, d, &di);
+			new_id = strcmp(di.id, s->info.id) != 0;
 
 			s->info = di;
 			if (new_id) {
@@ -318,7 +350,7 @@ int bw_watch_sample(struct bw_watch *w)
 		bw_interval_compute(bw_snap_find(&w->prev, d->dev), d, w->secs, &bw_peff_default,
 				    s->has_stored ? &s->stored : NULL, now, &s->iv);
 		s->iv.gone = s->row == BW_ROW_GONE;
-		s->iv.identity = s->iv.gone ? NULL : s->info.id;
+		s->iv.identity = s->iv.gone || !s->info.id[0] ? NULL : s->info.id;
 		s->iv.identity_note = s->iv.gone ? NULL : bw_id_note(s->info.id_kind);
 		s->iv.slaves = s->iv.gone ? NULL : s->info.slaves;
 		s->iv.holders = s->iv.gone ? NULL : s->info.holders;
