@@ -119,6 +119,44 @@ test_write_zeroes_and_discard() {
 		"$(($(bw_diskstat_delta "$s0" "$s1" 7) * 512))" "$(bw_jsum "$out" "$dev" .ops.write.bytes)"
 }
 
+# Merges: blkwise counts the merges the block layer traces (bio back and
+# front merges, request merges); diskstats' rrqm + wrqm + drqm count the same
+# merges, and discard merges that have no tracepoint.  On ext4, buffered
+# random reads and writes through mq-deadline, they are equal, and blkwise
+# shows diskstats' figure beside its own.
+test_merges_ext4_buffered() {
+	local dev out s0 s1 mnt ds bw shown
+	bw_require fio jq mkfs.ext4 || return 0
+	bw_loop dev 256 shm || { fail "loop device"; return; }
+	echo mq-deadline >/sys/block/"$dev"/queue/scheduler
+	mkfs.ext4 -q -E lazy_itable_init=0,lazy_journal_init=0 /dev/"$dev" || { fail "mkfs"; return; }
+	mnt=$BW_TMP/mnt
+	mkdir -p "$mnt"
+	mount /dev/"$dev" "$mnt" || { fail "mount"; return; }
+	bw_on_cleanup "umount $mnt 2>/dev/null"
+	settle "$dev"
+	out=$BW_TMP/merges.json
+	bw_stat_start "$out" -d "$dev" -i 0.5 || { fail "blkwise start"; return; }
+	s0=$(bw_diskstats "$dev")
+	bw_fio "$BW_TMP/fio.json" --name=m --directory="$mnt" --rw=randrw --bs=4k --size=32M \
+		--io_size=16M --ioengine=psync --fsync=32
+	echo 3 >/proc/sys/vm/drop_caches
+	bw_fio "$BW_TMP/fio2.json" --name=m --directory="$mnt" --rw=read --bs=4k --size=32M \
+		--ioengine=psync
+	umount "$mnt" || fail "umount"
+	s1=$(bw_diskstats "$dev")
+	sleep 0.6
+	bw_stat_stop INT
+	ds=$(($(bw_diskstat_delta "$s0" "$s1" 2) + $(bw_diskstat_delta "$s0" "$s1" 6) +
+		$(bw_diskstat_delta "$s0" "$s1" 13)))
+	bw=$(bw_jsum "$out" "$dev" .merges)
+	shown=$(bw_jsum "$out" "$dev" .merges_diskstats)
+	echo "  merges: blkwise $bw, diskstats $ds (shown beside: $shown)"
+	assertTrue "the workload merged" "[ $ds -gt 10 ]"
+	assertEquals "merges = diskstats' rrqm + wrqm + drqm" "$ds" "$bw"
+	assertEquals "diskstats' figure shown beside" "$ds" "$shown"
+}
+
 # A disk whose driver answers a read of its serial with a request to the
 # device (virtio-blk), or nothing.
 serial_disk() {

@@ -74,6 +74,7 @@ struct bw_interval {
 	__u64 ios[BW_NR_OPS];
 	__u64 bytes[BW_NR_OPS];
 	__u64 errors, merges, requeues, q_ios;
+	__s64 merges_diskstats;	/* diskstats' merges over the interval (set by the caller), or -1 */
 	__u64 svc_hist_samples, queue_hist_samples;	/* histogram totals */
 	__u64 unmatched, untracked, lost;	/* events we could not pair, cumulative */
 	__u64 lost_now;		/* lost completions detected this interval */
@@ -204,6 +205,8 @@ struct bw_devinfo {
 	enum bw_id_kind id_kind;	/* BW_ID_PENDING: the serial is still to read */
 	char id[BW_ID_LEN];
 	bool bio_based;		/* no request queue of its own (no mq/ in sysfs) */
+	__u64 ds_merges;	/* /sys/block/DEV/stat's merges (rrqm + wrqm + drqm), cumulative */
+	bool ds_merges_known;
 	char slaves[BW_REL_LEN];	/* the disk's slaves/ (what it is stacked on), space-separated */
 	char holders[BW_REL_LEN];	/* its holders/ (what is stacked on it) */
 };
@@ -212,6 +215,7 @@ enum bw_id_kind bw_pick_identity(const char *wwid, const char *serial, const cha
 				 __u64 offset, __u32 dev, char *out, size_t len);
 const char *bw_id_note(enum bw_id_kind k);
 bool bw_dev_present(const struct bw_devinfo *di);
+int bw_parse_stat_merges(const char *line, __u64 *merges);
 bool bw_dev_same_appearance(const struct bw_devinfo *a, const struct bw_devinfo *b);
 void bw_dev_keep_identity(struct bw_devinfo *di, const struct bw_devinfo *was);
 int bw_parse_interval(const char *s, double *secs);

@@ -146,7 +146,7 @@ bool bw_dev_is_bio_based(__u32 dev)
 
 int bw_dev_probe(__u32 dev, struct bw_devinfo *di)
 {
-	char buf[128];
+	char buf[256];
 	FILE *f;
 	int err;
 
@@ -171,6 +171,8 @@ int bw_dev_probe(__u32 dev, struct bw_devinfo *di)
 	di->has_backing = !di->is_loop || !access_dev(dev, "loop/backing_file");
 	if (!read_line(dev, "queue/rotational", buf, sizeof(buf)))
 		di->rotational = buf[0] == '1';
+	if (!read_line(dev, "stat", buf, sizeof(buf)))
+		di->ds_merges_known = !bw_parse_stat_merges(buf, &di->ds_merges);
 	read_appearance(dev, di);
 	di->bio_based = bw_dev_is_bio_based(di->disk);
 	read_names(di->disk, "slaves", di->slaves, sizeof(di->slaves));

@@ -62,6 +62,25 @@ const char *bw_id_note(enum bw_id_kind k)
 }
 
 /*
+ * The merges of a line of /sys/block/DEV/stat (the fields of /proc/diskstats
+ * after the name): read merges (2nd), write merges (6th) and, since 4.18,
+ * discard merges (13th).  0, or -EINVAL on a line too short.
+ */
+int bw_parse_stat_merges(const char *line, __u64 *merges)
+{
+	unsigned long long f[13];
+	int n;
+
+	n = sscanf(line, "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
+		   &f[0], &f[1], &f[2], &f[3], &f[4], &f[5], &f[6], &f[7], &f[8], &f[9], &f[10],
+		   &f[11], &f[12]);
+	if (n < 11)
+		return -EINVAL;
+	*merges = f[1] + f[5] + (n == 13 ? f[12] : 0);
+	return 0;
+}
+
+/*
  * The same appearance of a device: both there, the same disk sequence
  * number (a new disk, or a loop device bound again, gets a new one since
  * 5.15), the same sysfs directory (a re-created device gets a new one) and

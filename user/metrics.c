@@ -204,6 +204,7 @@ void bw_interval_compute(const struct bw_snap_dev *prev, const struct bw_snap_de
 	bytes = all.bytes;
 	o->errors = all.errors + d[BW_OP_PASSTHROUGH].errors;
 	o->merges = all.merges;
+	o->merges_diskstats = -1;
 	o->requeues = all.requeues + d[BW_OP_PASSTHROUGH].requeues;
 	o->q_ios = all.q_ios;
 	o->unmatched = cur->unmatched;

@@ -133,6 +133,10 @@ void bw_render_json_dev(struct bw_json *j, const struct bw_interval *iv,
 	bw_json_num(j, "requeues_per_s", iv->requeues_per_s, 2);
 	bw_json_u64(j, "fsync_writes", iv->fsync_writes);
 	bw_json_u64(j, "merges", iv->merges);
+	if (iv->merges_diskstats >= 0)
+		bw_json_u64(j, "merges_diskstats", iv->merges_diskstats);
+	else
+		bw_json_num(j, "merges_diskstats", NAN, 0);
 	bw_json_u64(j, "requeues", iv->requeues);
 	bw_json_u64(j, "errors", iv->errors);
 	bw_json_u64(j, "q_ios", iv->q_ios);

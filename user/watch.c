@@ -247,6 +247,10 @@ static int refresh_devices(struct bw_watch *w, struct bw_snap *cur)
 
 			identify(w, s, d, &di);
 			new_id = strcmp(di.id, s->info.id) != 0;
+			s->ds_merges = di.ds_merges_known && s->info.ds_merges_known &&
+				       bw_dev_same_appearance(&s->info, &di) &&
+				       di.ds_merges >= s->info.ds_merges ?
+				       (__s64)(di.ds_merges - s->info.ds_merges) : -1;
 
 			s->info = di;
 			if (new_id) {
@@ -350,6 +354,7 @@ int bw_watch_sample(struct bw_watch *w)
 		bw_interval_compute(bw_snap_find(&w->prev, d->dev), d, w->secs, &bw_peff_default,
 				    s->has_stored ? &s->stored : NULL, now, &s->iv);
 		s->iv.gone = s->row == BW_ROW_GONE;
+		s->iv.merges_diskstats = s->iv.gone ? -1 : s->ds_merges;
 		s->iv.identity = s->iv.gone || !s->info.id[0] ? NULL : s->info.id;
 		s->iv.identity_note = s->iv.gone ? NULL : bw_id_note(s->info.id_kind);
 		s->iv.slaves = s->iv.gone ? NULL : s->info.slaves;

@@ -33,6 +33,7 @@ struct bw_watch_dev {
 	struct bw_s1_dev stored;
 	__u64 saved_solos[BW_NR_OPS][BW_SIZE_CLASSES];	/* live solos at the last save */
 	struct bw_interval iv;	/* the last interval, valid when row != HIDE */
+	__s64 ds_merges;	/* diskstats' merges since the last sample, or -1 */
 	__u64 inflight;
 };
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Interval figures, P_eff, classification, parsing and JSON. */
+#include <errno.h>
 #include <stdlib.h>
 #include "unit.h"
 #include "blkwise.h"
@@ -271,6 +272,36 @@ static void test_fsync_and_passthrough(void)
 	CHECK_NEAR(iv.kb_per_rq, 4.0, 1e-9, "size of data requests");
 }
 
+/* diskstats' merges from a stat line; one appearance of a device from the next. */
+static void test_stat_merges_and_appearance(void)
+{
+	static struct bw_devinfo a, b;
+	__u64 m = 0;
+
+	CHECK(!bw_parse_stat_merges("  100  7  800  5  200  11  1600  9  0  14  14  3  13  24  2  "
+				    "4  1", &m) && m == 7 + 11 + 13, "rrqm + wrqm + drqm: %llu",
+	      (unsigned long long)m);
+	CHECK(!bw_parse_stat_merges("100 7 800 5 200 11 1600 9 0 14 14", &m) && m == 18,
+	      "before 4.18: no discard fields");
+	CHECK(bw_parse_stat_merges("1 2 3", &m) == -EINVAL, "short line");
+	a.exists = b.exists = true;
+	a.dev = b.dev = (254u << 20);
+	a.diskseq = b.diskseq = 9;
+	a.ino = b.ino = 1234;
+	CHECK(bw_dev_same_appearance(&a, &b), "same");
+	b.diskseq = 10;
+	CHECK(!bw_dev_same_appearance(&a, &b), "a new diskseq: a new disk or a loop bound again");
+	b.diskseq = 9;
+	b.ino = 99;
+	CHECK(!bw_dev_same_appearance(&a, &b), "a re-created device (no diskseq before 5.15)");
+	b.ino = 1234;
+	snprintf(b.backing, sizeof(b.backing), "/var/tmp/x.img");
+	CHECK(!bw_dev_same_appearance(&a, &b), "a loop device bound to another file");
+	b.backing[0] = '\0';
+	b.exists = false;
+	CHECK(!bw_dev_same_appearance(&a, &b), "gone");
+}
+
 static void test_busy_unknown(void)
 {
 	static struct bw_snap_dev prev, cur;
@@ -334,7 +365,7 @@ int main(void)
 		UNIT(test_class_hysteresis), UNIT(test_parse_args), UNIT(test_stored_s1),
 		UNIT(test_peff_codes), UNIT(test_uevent_identity),
 		UNIT(test_busy_unknown), UNIT(test_json), UNIT(test_depth_split),
-		UNIT(test_fsync_and_passthrough),
+		UNIT(test_fsync_and_passthrough), UNIT(test_stat_merges_and_appearance),
 	};
 
 	return unit_run("metrics", tests, sizeof(tests) / sizeof(tests[0]));
