@@ -9,7 +9,15 @@ import struct
 import sys
 
 REC = struct.Struct("<QQQQIIIIiHHHHBB2x")
-OPS = {0: "read", 1: "write", 2: "flush", 3: "discard"}
+
+
+def op_name(op):
+    """The op as the kernel's op_stat_group() files it (bpf/core.h's bw_op_of)."""
+    if op >= 32:
+        return "passthrough"
+    if op in (2, 3):
+        return {2: "flush", 3: "discard"}[op]
+    return "write" if op & 1 else "read"
 
 
 def events(path):
@@ -40,7 +48,7 @@ def main():
         if etype == 4:
             issued[rq] = ts
         elif etype == 5 and not xflags & 1 and rq in issued:
-            op = OPS.get(flags & 0xff, "other")
+            op = op_name(flags & 0xff)
             d = issued.pop(rq)
             d2c.setdefault(op, []).append(ts - d)
             if alloc and alloc <= d:
