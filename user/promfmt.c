@@ -212,6 +212,7 @@ static void op_counter(struct bw_prom *p, const struct bw_expo_dev *d, int n, co
 		       enum op_field f, const char *help)
 {
 	char sample[96], l[BW_PROM_LABELS];
+	__u64 v;
 	int i, op;
 
 	bw_prom_family(p, name, BW_PROM_COUNTER, help);
@@ -220,11 +221,15 @@ static void op_counter(struct bw_prom *p, const struct bw_expo_dev *d, int n, co
 		for (op = 0; op < BW_NR_OPS; op++) {
 			const struct bw_op_stats *o = &d[i].cum->op[op];
 
-			if (!op_seen(o))
+			v = op_field(o, f);
+			/* Empty flush writes: writes, as diskstats (and node_exporter) count them. */
+			if (f == F_IOS && op == BW_OP_WRITE)
+				v += d[i].cum->fsync_writes;
+			if (!op_seen(o) && !v)
 				continue;
 			bw_prom_labels(l, sizeof(l), "device", dev_name(&d[i]), "op",
 				       bw_op_names[op], NULL);
-			bw_prom_u64(p, sample, l, op_field(o, f));
+			bw_prom_u64(p, sample, l, v);
 		}
 	}
 }
@@ -334,6 +339,7 @@ static double get_work(const struct bw_expo_dev *d) { return d->solo_work_s; }
 static double get_known(const struct bw_expo_dev *d) { return (double)d->solo_known; }
 static double get_lost(const struct bw_expo_dev *d) { return (double)d->cum->lost; }
 static double get_unmatched(const struct bw_expo_dev *d) { return (double)d->cum->unmatched; }
+static double get_fsync(const struct bw_expo_dev *d) { return (double)d->cum->fsync_writes; }
 
 static double get_idle(const struct bw_expo_dev *d)
 {
@@ -418,7 +424,12 @@ static void tuner(struct bw_prom *p, const struct bw_expo_dev *d, int n)
 static void devices(struct bw_prom *p, const struct bw_expo_dev *d, int n)
 {
 	device_info(p, d, n);
-	op_counter(p, d, n, "blkwise_requests", F_IOS, "Completed requests.");
+	op_counter(p, d, n, "blkwise_requests", F_IOS,
+		   "Completed requests, as /proc/diskstats counts them (writes include "
+		   "blkwise_fsync_writes).");
+	dev_series(p, d, n, "blkwise_fsync_writes", BW_PROM_COUNTER,
+		   "Empty flush writes (an fsync's): completed as writes, never issued, so "
+		   "with no service time.", get_fsync);
 	op_counter(p, d, n, "blkwise_bytes", F_BYTES, "Bytes of completed requests.");
 	op_counter(p, d, n, "blkwise_errors", F_ERRORS, "Requests completed with an error.");
 	op_counter(p, d, n, "blkwise_requeues", F_REQUEUES, "Requests requeued.");

@@ -177,6 +177,18 @@ static void test_render(void)
 	      "exact integer counter:\n%s", t);
 	CHECK(strstr(t, "blkwise_bytes_total{device=\"loop0\",op=\"read\"} 337487527936\n"), "bytes");
 	CHECK(!strstr(t, "op=\"write\""), "ops without I/O left out");
+	free(t);
+	/* Empty flush writes: writes, as diskstats counts them, and a counter of their own. */
+	cum.fsync_writes = 40;
+	t = render(false, &d, 1);
+	CHECK(strstr(t, "blkwise_requests_total{device=\"loop0\",op=\"write\"} 40\n"),
+	      "fsync writes in the writes:\n%s", t);
+	CHECK(strstr(t, "blkwise_fsync_writes_total{device=\"loop0\"} 40\n"), "and apart");
+	CHECK(!strstr(t, "blkwise_service_seconds_count{device=\"loop0\",op=\"write\"}"),
+	      "no service time for them");
+	cum.fsync_writes = 0;
+	free(t);
+	t = render(false, &d, 1);
 	CHECK(strstr(t, "# TYPE blkwise_requests_total counter\n"), "text: counter family _total");
 	CHECK(strstr(o, "# TYPE blkwise_requests counter\n"), "OpenMetrics: family without _total");
 	CHECK(strstr(t, "# TYPE blkwise_device_info gauge\n"), "text: info is a gauge");
