@@ -26,7 +26,9 @@
  *   "Lost completions").
  * - Queue time needs no Q program: the kernel stamps rq->start_time_ns at
  *   allocation for every request it accounts in /proc/diskstats, so Q2D and
- *   Q2C here share diskstats' origin exactly.
+ *   Q2C here share diskstats' origin exactly.  Passthrough requests are not
+ *   accounted, and their stamp is whatever the request's last use left: no
+ *   queue time for them.
  * - Everything summed is per-CPU.  The one cross-CPU quantity, in-flight, is
  *   a single 64-bit word per device updated with one atomic add per event:
  *   the low bits count requests in flight, the high bits count issues.  From

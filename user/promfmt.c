@@ -434,7 +434,8 @@ static void devices(struct bw_prom *p, const struct bw_expo_dev *d, int n)
 	op_counter(p, d, n, "blkwise_errors", F_ERRORS, "Requests completed with an error.");
 	op_counter(p, d, n, "blkwise_requeues", F_REQUEUES, "Requests requeued.");
 	op_counter(p, d, n, "blkwise_merges", F_MERGES,
-		   "Bio and request merges, as /proc/diskstats counts them.");
+		   "Bio and request merges the block layer traces (diskstats also counts "
+		   "multi-range discard merges).");
 	histograms(p, d, n);
 	dev_series(p, d, n, "blkwise_device_busy_seconds", BW_PROM_COUNTER,
 		   "Time with at least one request in flight.", get_busy);
