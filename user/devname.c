@@ -55,8 +55,9 @@ enum bw_id_kind bw_pick_identity(const char *wwid, const char *serial, const cha
 const char *bw_id_note(enum bw_id_kind k)
 {
 	if (k == BW_ID_PENDING)
-		return "serial not read yet: reading it is a request to the device "
-		       "(virtio-blk), made once, at the device's first I/O";
+		return "serial not read: reading it is a request to the device "
+		       "(virtio-blk), made once, at the device's first I/O, and only "
+		       "with the S1 store (not with --no-state)";
 	return k == BW_ID_DEVT ? "no wwid, serial or backing file: keyed by dev_t, "
 				 "which another device may get after a reboot" : NULL;
 }

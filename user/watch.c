@@ -199,7 +199,9 @@ static bool had_io(const struct bw_watch *w, const struct bw_snap_dev *d)
 /*
  * A device's identity: read at its appearance and kept while it is the
  * same appearance; a serial that costs a request to the device waits for
- * the device's own first I/O, so that a watcher of an idle disk makes none.
+ * the device's own first I/O, so that a watcher of an idle disk makes none,
+ * and is never read without the S1 store (--no-state), the only user of a
+ * stable identity.
  */
 static void identify(struct bw_watch *w, const struct bw_watch_dev *s,
 		     const struct bw_snap_dev *d, struct bw_devinfo *di)
@@ -208,7 +210,7 @@ static void identify(struct bw_watch *w, const struct bw_watch_dev *s,
 		bw_dev_keep_identity(di, &s->info);
 	else
 		bw_dev_identify(di, false);
-	if (di->id_kind == BW_ID_PENDING && had_io(w, d))
+	if (di->id_kind == BW_ID_PENDING && !w->o->no_state && had_io(w, d))
 		bw_dev_identify(di, true);
 }
 
