@@ -7,10 +7,10 @@
 
 # counts_match OUT DEV S0 S1 WHAT: every op's requests equal diskstats'
 # (reads 1, writes 5, discards 12, flushes 16), less the completions
-# blkwise never saw (bw_missed, shared by all ops); nothing filed as
-# passthrough.
+# blkwise never saw (bw_missed, shared by all ops, and undetectable for
+# empty flush writes); nothing filed as passthrough.
 counts_match() {
-	local out=$1 dev=$2 s0=$3 s1=$4 what=$5 missed ds bw op f all_ds=0 all_bw=0
+	local out=$1 dev=$2 s0=$3 s1=$4 what=$5 missed ds bw op f all_ds=0 all_bw=0 fsyncs gap
 	missed=$(bw_missed "$out" "$dev")
 	for op in read:1 write:5 discard:12 flush:16; do
 		f=${op#*:}
@@ -20,11 +20,21 @@ counts_match() {
 		echo "  $what: $op diskstats $ds, blkwise $bw"
 		all_ds=$((all_ds + ds))
 		all_bw=$((all_bw + bw))
-		# Each op within the completions never seen, which may be of any op.
+		# Each op within the completions never seen, which may be of any
+		# op, and the empty flush writes unseen (below).
 		assertTrue "$what: $op: blkwise $bw, diskstats $ds, $missed never seen" \
-			"[ $bw -le $ds ] && [ $((bw + missed)) -ge $ds ]"
+			"[ $bw -le $ds ] && [ $((bw + missed + ds / 1000)) -ge $ds ]"
 	done
-	bw_expect_count "$what: all requests vs diskstats" "$all_ds" "$all_bw" "$missed"
+	echo "  $what: $missed never seen; unmatched completions (no issue seen):" \
+		"$(jq -s --arg d "$dev" '[.[].devices[] | select(.device == $d)] | last.unmatched_total' "$out")"
+	# An empty flush write whose completion BPF never ran for (see "Lost
+	# completions") leaves no trace, as it was never issued: those are
+	# allowed beyond the detected losses, at their rate (<= 0.1%).
+	fsyncs=$(bw_jsum "$out" "$dev" .fsync_writes)
+	gap=$((all_ds - all_bw - missed))
+	assertTrue "$what: missed $missed of $all_ds is <= 0.1%" "[ $((missed * 1000)) -le $((all_ds + 1000)) ]"
+	assertTrue "$what: all requests: diskstats $all_ds = blkwise $all_bw + $missed never seen + $gap empty flush writes unseen (of $fsyncs)" \
+		"[ $gap -ge 0 ] && [ $((gap * 1000)) -le $fsyncs ]"
 	assertEquals "$what: no passthrough requests" 0 "$(bw_jsum "$out" "$dev" .ops.passthrough.ios)"
 }
 
@@ -188,6 +198,7 @@ trace_issues() {
 watch_serial_disk() {
 	local dev=$1 secs=$2 t out pid
 	shift 2
+	"$BW_BIN" --version >/dev/null	# the program in the page cache
 	trace_issues t "$dev" || { fail "ftrace instance"; return 1; }
 	# Its output in memory too: what it writes there is not the watch's I/O.
 	out=$SHM/noio.json
@@ -196,7 +207,8 @@ watch_serial_disk() {
 	sleep "$secs"
 	bw_stat_stop INT
 	echo 0 >"$t"/events/block/block_rq_issue/enable
-	OURS=$(grep -c -- "-$pid *\\[" "$t"/trace)
+	# Reads are its own pages faulted in (the program, its libraries), not the watch.
+	OURS=$(grep -- "-$pid *\\[" "$t"/trace | grep -vc "block_rq_issue: [0-9,]* R")
 	IDENTIFIED=$(jq -s --arg d "$dev" '[.[].devices[] | select(.device == $d and .identity != null)] | length > 0' "$out")
 	echo "  $dev $*: $(grep -vc '^#' "$t"/trace) requests issued, $OURS by blkwise (pid $pid);" \
 		"identity read: $IDENTIFIED"
