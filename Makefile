@@ -15,8 +15,11 @@ LIBS := $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
 # export: libmicrohttpd serves HTTP (opened with dlopen by user/export.c, so
 # only export pays for it and the GnuTLS it brings); libcap-ng drops to a
 # user without capabilities.
-CFLAGS += $(shell $(PKG_CONFIG) --cflags libmicrohttpd 2>/dev/null)
+# --web.config.file: libyaml parses it, libxcrypt's crypt_r checks bcrypt
+# hashes; GnuTLS (libmicrohttpd's, opened with it) only needs its header.
+CFLAGS += $(shell $(PKG_CONFIG) --cflags libmicrohttpd gnutls yaml-0.1 libxcrypt 2>/dev/null)
 LIBS += $(shell $(PKG_CONFIG) --libs libcap-ng 2>/dev/null || echo -lcap-ng) -ldl -lpthread
+LIBS += $(shell $(PKG_CONFIG) --libs yaml-0.1 libxcrypt 2>/dev/null || echo -lyaml -lcrypt)
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(dir $(VMLINUX)) -Ibpf \
 	-Wall -Wno-unused-function
 
