@@ -469,6 +469,24 @@ static int drop_privileges(const char *user)
 	return 0;
 }
 
+/*
+ * The S1 store stays writable after the drop (a keeper, see state.c):
+ * started before libmicrohttpd's threads, as it forks.
+ */
+static void keep_store(const struct export_args *a)
+{
+	struct passwd *pw = getpwnam(a->user);
+	int err;
+
+	if (a->w.no_state || !pw || !pw->pw_uid)
+		return;
+	err = bw_s1_keeper_start(a->w.state_dir, pw->pw_uid, pw->pw_gid);
+	if (err)
+		bw_warn("the S1 store in %s cannot be kept writable as %s: %s; learned S1 "
+			"will be saved only if %s can write there", a->w.state_dir, a->user,
+			strerror(-err), a->user);
+}
+
 /* ---- the page ---- */
 
 static double now_unix(void)
@@ -583,17 +601,23 @@ static void solo_of(const struct bw_watch_dev *s, const struct bw_snap_dev *cum,
 {
 	int op, c;
 
+	d->s1_source = NULL;
 	for (op = 0; op < BW_NR_OPS; op++) {
 		for (c = 0; c < BW_SIZE_CLASSES; c++) {
 			__u64 n = cum->op[op].solo_ios[c];
 
 			d->s1_s[op][c] = NAN;
-			if (n >= bw_peff_default.min_solo)
+			if (n >= bw_peff_default.min_solo) {
 				d->s1_s[op][c] = cum->op[op].solo_ns[c] / (double)n / 1e9;
-			else if (s->has_stored && s->stored.s[op][c].learned)
+				d->s1_source = d->s1_source ?: "live";
+			} else if (s->has_stored && s->stored.s[op][c].learned) {
 				d->s1_s[op][c] = s->stored.s[op][c].mean_ns / 1e9;
+				d->s1_source = "stored";
+			}
 		}
 	}
+	d->class_source = s->cls.cls == BW_CLASS_UNKNOWN ? NULL :
+			  s->cls.stored ? "stored" : "live";
 }
 
 static const struct bw_expo_tune *tune_of(struct export_ctx *x, __u32 dev)
@@ -1309,6 +1333,7 @@ int cmd_export(int argc, char **argv)
 	if (start(x) || render(x, bw_now_ns()))
 		goto out;
 	x->page.on_demand = !x->tuner;
+	keep_store(a);
 	/* After the BPF load, whose BTF parsing is the start-up peak. */
 	if (mhd_open(x->tls && x->tls->tls))
 		goto out;
