@@ -214,5 +214,45 @@ test_tune_in_process() {
 	assertFalse "nothing left to restore" "[ -s $BW_TMP/run.t/tune-$dev ]"
 }
 
+# Run as root, the exporter drops to nobody, and still keeps what it
+# learned (S1 from a lone reader, the class from a deep run) in a state
+# directory that is root's: restarted, it serves both as stored.
+test_store_kept_after_the_drop() {
+	local dev st=$BW_TMP/state-root
+	ex_require || return 0
+	bw_require_fetch "S1 and the class" || return 0
+	bw_loop dev 256 shm || { fail "loop"; return; }
+	mkdir -m 0755 "$st"
+	ex_start "$BW_TMP/s.out" -d "$dev" --state-dir "$st" || { fail "export start"; return; }
+	assertEquals "runs as nobody" "$(id -u nobody)" "$(awk '/^Uid/ { print $2 }' /proc/"$EX_PID"/status)"
+	fio --name=s --filename=/dev/"$dev" --direct=1 --rw=randread --bs=4k --ioengine=psync \
+		--time_based --runtime=3 >/dev/null 2>&1
+	fio --name=d --filename=/dev/"$dev" --direct=1 --rw=randread --bs=4k --ioengine=libaio \
+		--iodepth=16 --numjobs=2 --time_based --runtime=8 >/dev/null 2>&1
+	curl -s "$EX_URL/metrics" | grep '^blkwise_device_state_info' >"$BW_TMP/live"
+	echo "  first run: $(cat "$BW_TMP/live")"
+	assertTrue "S1 learned live" "grep -q 's1_source=\"live\"' $BW_TMP/live"
+	assertTrue "class learned live" "grep -q 'class_source=\"live\"' $BW_TMP/live"
+	kill -TERM "$EX_PID"
+	wait "$EX_PID"
+	assertEquals "SIGTERM: clean exit" 0 $?
+	assertFalse "no complaint about the store: $(grep -i store "$BW_TMP/s.out.err")" \
+		"grep -qi 'S1 store' $BW_TMP/s.out.err"
+	assertTrue "S1 saved: $(cat "$st/s1" 2>&1 | tail -3 | paste -sd'|')" \
+		"grep -q \"^s1	loop:\" $st/s1"
+	assertTrue "class saved" "grep -q \"^class	loop:\" $st/s1"
+	assertEquals "the store stays root's" "0 0" "$(stat -c '%u %g' "$st/s1")"
+	ex_start "$BW_TMP/s2.out" -d "$dev" --state-dir "$st" || { fail "export restart"; return; }
+	curl -s "$EX_URL/metrics" >"$BW_TMP/m2"
+	echo "  restarted: $(grep '^blkwise_device_state_info' "$BW_TMP/m2")"
+	assertTrue "S1 from the store" \
+		"grep -q '^blkwise_device_state_info{device=\"$dev\",s1_source=\"stored\"' $BW_TMP/m2"
+	assertTrue "class from the store" \
+		"grep -q '^blkwise_device_state_info{device=\"$dev\",.*class_source=\"stored\"' $BW_TMP/m2"
+	assertTrue "its S1 served" "grep -q '^blkwise_solo_service_seconds{device=\"$dev\",op=\"read\"' $BW_TMP/m2"
+	kill -TERM "$EX_PID"
+	wait "$EX_PID"
+}
+
 # shellcheck disable=SC1091
 . shunit2
