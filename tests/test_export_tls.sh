@@ -70,7 +70,7 @@ code() {
 }
 
 test_bad_web_config_files() {
-	local f=$BW_TMP/pki/bad.yml h
+	local f=$BW_TMP/pki/bad.yml h rc msg
 	tls_require || return 0
 	h=$(bcrypt "$PASSWORD")
 	# file content | the line the error must name | what it must say
@@ -78,11 +78,15 @@ test_bad_web_config_files() {
 		printf "$body" "$h" >"$f"
 		"$BW_BIN" export --listen 127.0.0.1:"$(ex_port)" --no-state --web.config.file "$f" \
 			>/dev/null 2>"$BW_TMP/e"
-		assertEquals "exit 2 for: $what" 2 $?
+		rc=$?
+		msg=$(cat "$BW_TMP/e")
+		assertEquals "exit 2 for: $what" 2 $rc
 		grep -q "bad.yml:$line: " "$BW_TMP/e"
-		assertTrue "names line $line ($what): $(cat "$BW_TMP/e")" $?
+		rc=$?
+		assertTrue "names line $line ($what): $msg" $rc
 		grep -qiF -- "$what" "$BW_TMP/e"
-		assertTrue "says what ($what): $(cat "$BW_TMP/e")" $?
+		rc=$?
+		assertTrue "says what ($what): $msg" $rc
 		assertEquals "one line: $(cat "$BW_TMP/e")" 1 "$(wc -l <"$BW_TMP/e")"
 	done <<-'EOF'
 		# %s\nbasic_auth_users:\n  a: b\n|3|not a bcrypt hash
