@@ -259,6 +259,51 @@ test_idle_clients_cannot_starve_scrapes() {
 	assertEquals "SIGTERM: clean exit" 0 $?
 }
 
+# Clients that trickle a header a byte a second never idle long enough
+# for the inactivity timeout: they are cut at the header deadline (10 s
+# after the accept), while a scrape is served in between.
+test_trickling_clients_cut_at_the_deadline() {
+	local t n first last
+	tls_require || return 0
+	ex_start "$BW_TMP/t.out" || { fail "export start"; return; }
+	python3 - "$EX_PORT" >"$BW_TMP/trickle" 2>&1 <<-'EOF' &
+		import socket, sys, time
+		t0, socks, closed = time.time(), [], {}
+		for i in range(40):
+		    s = socket.socket()
+		    s.bind(("127.0.0.%d" % (2 + i % 4), 0))
+		    s.connect(("127.0.0.1", int(sys.argv[1])))
+		    s.sendall(b"GET /metrics HTTP/1.1\r\nX-Slow: ")
+		    socks.append(s)
+		print("ready", flush=True)
+		while len(closed) < len(socks) and time.time() - t0 < 20:
+		    for i, s in enumerate(socks):
+		        if i in closed:
+		            continue
+		        try:
+		            s.sendall(b"a")
+		        except OSError:
+		            closed[i] = time.time() - t0
+		    time.sleep(1)
+		v = sorted(closed.values())
+		print("closed %d of %d, from %.1f to %.1f s" % (len(v), len(socks), v[0] if v else -1, v[-1] if v else -1))
+	EOF
+	bw_on_cleanup "kill $!"
+	for _ in $(seq 50); do grep -q ready "$BW_TMP/trickle" && break; sleep 0.1; done
+	sleep 3
+	t=$(curl -s -o /dev/null -w '%{time_total} %{http_code}' --max-time 5 "$EX_URL/metrics")
+	assertEquals "a scrape among them ($t)" 200 "${t#* }"
+	for _ in $(seq 250); do grep -q closed "$BW_TMP/trickle" && break; sleep 0.1; done
+	echo "  trickling: $(tail -1 "$BW_TMP/trickle")"
+	read -r n first last <<<"$(awk '/^closed/ { print $2, $6, $8 }' "$BW_TMP/trickle")"
+	assertEquals "every trickling client cut" 40 "$n"
+	assertTrue "not before the deadline ($first s)" "awk -v t='$first' 'BEGIN { exit !(t >= 9) }'"
+	assertTrue "soon after it ($last s)" "awk -v t='$last' 'BEGIN { exit !(t <= 14) }'"
+	kill -TERM "$EX_PID"
+	wait "$EX_PID"
+	assertEquals "SIGTERM: clean exit" 0 $?
+}
+
 wait_clients() {
 	for _ in $(seq 150); do grep -q closed "$BW_TMP/slow" && return 0; sleep 0.1; done
 }

@@ -188,6 +188,8 @@ struct export_ctx {
 	struct bw_webcfg *tls;		/* the TLS settings served, from the start */
 	struct bw_webcfg *web;		/* users and headers: replaced on SIGHUP */
 	pthread_rwlock_t web_lock;
+	pthread_mutex_t conn_lock;
+	struct conn *conns;		/* open connections, for the header deadline */
 };
 
 static void usage(FILE *f)
@@ -777,6 +779,20 @@ static const char *const INDEX_FMT =
  */
 #define HEADER_TIMEOUT_S 5u
 #define KEEPALIVE_TIMEOUT_S 120u
+/*
+ * libmicrohttpd's timeout counts from the last byte: a client trickling
+ * a header a byte at a time never meets it.  So a connection that has not
+ * brought a whole request HEADER_DEADLINE_NS after it was accepted is shut
+ * down by the sampler's thread (reap_slow()).
+ */
+#define HEADER_DEADLINE_NS (10 * 1000000000ULL)
+
+struct conn {
+	struct conn *next, **pprev;
+	int fd;
+	__u64 accepted_ns;
+	bool served;		/* a request came whole: the deadline is met */
+};
 #define THREADS 2u
 
 static void add_headers(struct export_ctx *x, struct MHD_Response *r)
@@ -880,7 +896,7 @@ static bool authorized(struct export_ctx *x, struct MHD_Connection *c)
 
 /*
  * The client certificate, where the policy verifies one: the handshake
- * already refused what connection_started() asked GnuTLS to refuse; this
+ * already refused what connection_notify() asked GnuTLS to refuse; this
  * checks the outcome again as libmicrohttpd's manual shows (the session
  * from MHD_get_connection_info, gnutls_certificate_verify_peers2).
  */
@@ -900,6 +916,19 @@ static bool client_cert_ok(struct export_ctx *x, struct MHD_Connection *c)
 	return !gt.certificate_verify_peers2(ci->tls_session, &status) && !status;
 }
 
+static void header_met(struct export_ctx *x, struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci = mhd.get_connection_info(c,
+		MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct conn *k = ci ? ci->socket_context : NULL;
+
+	if (!k)
+		return;
+	pthread_mutex_lock(&x->conn_lock);
+	k->served = true;
+	pthread_mutex_unlock(&x->conn_lock);
+}
+
 static enum MHD_Result route(struct export_ctx *x, struct MHD_Connection *c, const char *url,
 			     const char *method)
 {
@@ -916,6 +945,7 @@ static enum MHD_Result route(struct export_ctx *x, struct MHD_Connection *c, con
 			     MHD_RESPMEM_PERSISTENT);
 	/* A client that got this far may keep its connection between scrapes. */
 	mhd.set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, KEEPALIVE_TIMEOUT_S);
+	header_met(x, c);
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return reply(x, c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", (void *)na,
 			     sizeof(na) - 1, MHD_RESPMEM_PERSISTENT);
@@ -1012,12 +1042,56 @@ static void refuse_garbage(struct MHD_Connection *c)
 	}
 }
 
-static void connection_started(void *cls, struct MHD_Connection *c, void **sock_ctx,
-			       enum MHD_ConnectionNotificationCode code)
+/* A connection into the list reap_slow() walks; out of it before libmicrohttpd closes its fd. */
+static void conn_track(struct export_ctx *x, struct MHD_Connection *c, void **sock_ctx,
+		       bool open)
+{
+	const union MHD_ConnectionInfo *ci;
+	struct conn *k = *sock_ctx;
+
+	pthread_mutex_lock(&x->conn_lock);
+	if (!open && k) {
+		*k->pprev = k->next;
+		if (k->next)
+			k->next->pprev = k->pprev;
+		free(k);
+		*sock_ctx = NULL;
+	} else if (open && (ci = mhd.get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD)) &&
+		   (k = calloc(1, sizeof(*k)))) {
+		k->fd = ci->connect_fd;
+		k->accepted_ns = bw_now_ns();
+		k->next = x->conns;
+		k->pprev = &x->conns;
+		if (x->conns)
+			x->conns->pprev = &k->next;
+		x->conns = k;
+		*sock_ctx = k;
+	}
+	pthread_mutex_unlock(&x->conn_lock);
+}
+
+/* Connections past HEADER_DEADLINE_NS without a whole request: shut down. */
+static void reap_slow(struct export_ctx *x)
+{
+	__u64 now = bw_now_ns();
+	struct conn *k;
+
+	pthread_mutex_lock(&x->conn_lock);
+	for (k = x->conns; k; k = k->next) {
+		if (k->served || now - k->accepted_ns < HEADER_DEADLINE_NS)
+			continue;
+		shutdown(k->fd, SHUT_RDWR);
+		k->served = true;	/* once */
+	}
+	pthread_mutex_unlock(&x->conn_lock);
+}
+
+static void connection_notify(void *cls, struct MHD_Connection *c, void **sock_ctx,
+			      enum MHD_ConnectionNotificationCode code)
 {
 	struct export_ctx *x = cls;
 
-	(void)sock_ctx;
+	conn_track(x, c, sock_ctx, code == MHD_CONNECTION_NOTIFY_STARTED);
 	if (code != MHD_CONNECTION_NOTIFY_STARTED)
 		return;
 	if (x->tls && x->tls->tls)
@@ -1036,7 +1110,7 @@ static struct MHD_Daemon *serve(struct export_ctx *x)
 		{ MHD_OPTION_CONNECTION_LIMIT, x->a->max_conn, NULL },
 		{ MHD_OPTION_PER_IP_CONNECTION_LIMIT, x->a->max_per_ip, NULL },
 		{ MHD_OPTION_CONNECTION_TIMEOUT, HEADER_TIMEOUT_S, NULL },
-		{ MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)connection_started, x },
+		{ MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)connection_notify, x },
 	};
 	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL;
 	int n = 6;
@@ -1198,6 +1272,7 @@ static void wait_tick(struct export_ctx *x, __u64 due)
 
 		if (now >= due)
 			break;
+		reap_slow(x);
 		if (reload_asked) {
 			pthread_mutex_unlock(&pg->lock);
 			web_reload(x);
@@ -1306,6 +1381,7 @@ int cmd_export(int argc, char **argv)
 	x->listen_fd = x->stats_fd = -1;
 	pthread_mutex_init(&x->page.lock, NULL);
 	pthread_rwlock_init(&x->web_lock, NULL);
+	pthread_mutex_init(&x->conn_lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&x->page.cond, &ca);
