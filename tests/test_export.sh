@@ -116,11 +116,13 @@ test_every_expression_returns_data() {
 	ex_start "$BW_TMP/e.out" -d "$dev" --bpf-stats --tune --tune-window 0.5 --run-dir "$BW_TMP/run.e" ||
 		{ fail "export start"; return; }
 	ex_prom_start || { fail "prometheus start"; return; }
-	# Alone first (S1 learned), then deep (P_eff determined).
+	# Alone first (S1 learned), then deep (P_eff determined) until the
+	# cleanup kills it: the queries below can take seconds on a busy host,
+	# and the interval gauges are absent once the device is idle.
 	fio --name=s --filename=/dev/"$dev" --direct=1 --rw=randread --bs=4k --ioengine=psync \
 		--time_based --runtime=3 >/dev/null 2>&1
 	fio --name=d --filename=/dev/"$dev" --direct=1 --rw=randrw --bs=4k --ioengine=libaio \
-		--iodepth=8 --time_based --runtime=25 >/dev/null 2>&1 &
+		--iodepth=8 --time_based --runtime=300 >/dev/null 2>&1 &
 	bw_on_cleanup "kill $!"
 	sleep 20
 	while read -r line; do
