@@ -209,7 +209,7 @@ static void usage(FILE *f)
 		"                       takes a new sample when the last is 50 ms old\n"
 		"      --user USER      run as USER after loading BPF (default nobody)\n"
 		"      --state-dir DIR  learned solo service times (default " BW_STATE_DIR ";\n"
-		"                       saved only if USER can write there); --no-state: none\n"
+		"                       still saved after the drop); --no-state: none\n"
 		"      --bpf-stats      have the kernel count BPF run time while running\n"
 		"                       (two clock reads per program run) for\n"
 		"                       blkwise_bpf_run_seconds_total\n"
