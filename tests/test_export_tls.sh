@@ -95,8 +95,8 @@ test_bad_web_config_files() {
 		# %s\ntls_server_config:\n  cert_file: server.crt\n|2|missing key_file
 		# %s\ntls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_ca_file: ca.crt\n|2|without a client_auth_type
 		# %s\ntls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_auth_type: RequireAndVerifyClientCert\n|2|give client_ca_file
-		# %s\ntls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_auth_type: Sometimes\n|4|invalid 'Sometimes'
-		# %s\ntls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  min_version: TLS14\n|4|unknown TLS version
+		# %s\ntls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_auth_type: Sometimes\n|5|invalid 'Sometimes'
+		# %s\ntls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  min_version: TLS14\n|5|unknown TLS version
 		# %s\ntls_server_config:\n  cert_file: nosuch.crt\n  key_file: server.key\n|2|nosuch.crt: No such file
 		# %s\ntls_server_config:\n  cert_file: server.crt\n  key_file: rogue.key\n|2|rogue.key
 		# %s\nhttp_server_config:\n  headers:\n    X-Powered-By: me\n|4|not one of
