@@ -27,17 +27,20 @@ ex_start() {
 	bw_bg_start "$out" "serving" "$BW_BIN" export --listen 127.0.0.1:"$EX_PORT" \
 		--state-dir "$BW_TMP/state" "$@"
 	rc=$?
+	# shellcheck disable=SC2034 # for the suites
 	EX_PID=$BW_BG_PID
+	# shellcheck disable=SC2034
 	EX_URL=${EX_SCHEME:-http}://127.0.0.1:$EX_PORT
 	return $rc
 }
 
+# shellcheck disable=SC2120 # JOB_YAML is optional
 # ex_prom_start [JOB_YAML]: Prometheus scraping the exporter every second,
 # with the rules of dashboards/; ready when this returns.  JOB_YAML: more
 # keys of the scrape job (scheme, tls_config, basic_auth), indented by 4.
 # EX_PROM.
 ex_prom_start() {
-	local dir=$BW_TMP/prom port i
+	local dir=$BW_TMP/prom port
 	mkdir -p "$dir/data"
 	port=$(ex_port)
 	cp "$BW_ROOT/dashboards/blkwise-rules.yml" "$dir/rules.yml"
@@ -57,13 +60,13 @@ ex_prom_start() {
 	EX_PROM_PID=$!
 	bw_on_cleanup "kill $EX_PROM_PID; wait $EX_PROM_PID"
 	EX_PROM=http://127.0.0.1:$port
-	for i in $(seq 100); do
+	for _ in $(seq 100); do
 		curl -sf "$EX_PROM/-/ready" >/dev/null && break
 		sleep 0.1
 	done
 	curl -sf "$EX_PROM/-/ready" >/dev/null || { cat "$dir/log" >&2; return 1; }
 	# Until the first scrape is in.
-	for i in $(seq 100); do
+	for _ in $(seq 100); do
 		[ "$(ex_q 'up{job="blkwise"}')" = 1 ] && return 0
 		sleep 0.1
 	done
@@ -85,8 +88,7 @@ ex_q_count() {
 
 # ex_scraped_after T: waits until Prometheus holds a sample scraped after T.
 ex_scraped_after() {
-	local i
-	for i in $(seq 100); do
+	for _ in $(seq 100); do
 		awk -v a="$(ex_q 'timestamp(blkwise_exporter_last_sample_timestamp_seconds)')" \
 			-v t="$1" 'BEGIN { exit !(a > t + 1.5) }' && return 0
 		sleep 0.1

@@ -240,7 +240,7 @@ test_store_kept_after_the_drop() {
 	assertEquals "SIGTERM: clean exit" 0 $?
 	assertFalse "no complaint about the store: $(grep -i store "$BW_TMP/s.out.err")" \
 		"grep -qi 'S1 store' $BW_TMP/s.out.err"
-	assertTrue "S1 saved: $(cat "$st/s1" 2>&1 | tail -3 | paste -sd'|')" \
+	assertTrue "S1 saved: $(tail -3 "$st/s1" 2>&1 | paste -sd'|')" \
 		"grep -q \"^s1	loop:\" $st/s1"
 	assertTrue "class saved" "grep -q \"^class	loop:\" $st/s1"
 	assertEquals "the store stays root's" "0 0" "$(stat -c '%u %g' "$st/s1")"

@@ -75,6 +75,7 @@ test_bad_web_config_files() {
 	h=$(bcrypt "$PASSWORD")
 	# file content | the line the error must name | what it must say
 	while IFS='|' read -r body line what; do
+		# shellcheck disable=SC2059 # the table's format, the hash for its %s
 		printf "$body" "$h" >"$f"
 		"$BW_BIN" export --listen 127.0.0.1:"$(ex_port)" --no-state --web.config.file "$f" \
 			>/dev/null 2>"$BW_TMP/e"
