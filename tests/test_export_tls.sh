@@ -69,6 +69,22 @@ code() {
 	curl -s -o /dev/null -w '%{http_code}' --cacert "$PKI/ca.crt" "$@" "$url"
 }
 
+# raw_request PORT HEX: sends bytes, prints "SECONDS FIRST_LINE" of the answer.
+raw_request() {
+	python3 - "$1" "$2" <<-'EOF'
+		import socket, sys, time
+		s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+		t = time.time()
+		s.sendall(bytes.fromhex(sys.argv[2]))
+		s.settimeout(15)
+		try:
+		    r = s.recv(200)
+		except OSError:
+		    r = b""
+		print("%.2f %s" % (time.time() - t, r.split(b"\r\n")[0].decode("latin-1") or "-"))
+	EOF
+}
+
 test_bad_web_config_files() {
 	local f=$BW_TMP/pki/bad.yml h rc msg
 	tls_require || return 0
@@ -130,7 +146,7 @@ test_prometheus_over_tls_with_basic_auth() {
 
 # Basic auth with curl: wrong password, wrong user, none; headers; SIGHUP.
 test_basic_auth_and_reload() {
-	local h
+	local h t
 	tls_require || return 0
 	web_config "$PKI/web.yml"
 	chmod 0644 "$PKI/web.yml"
@@ -149,6 +165,9 @@ test_basic_auth_and_reload() {
 	assertTrue "the metrics" "grep -q '^blkwise_build_info{' $BW_TMP/m"
 	assertEquals "plain HTTP on the TLS port: no HTTP answer" 000 \
 		"$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 http://127.0.0.1:"$EX_PORT"/metrics)"
+	t=$(raw_request "$EX_PORT" 8899aabbccddeeff0001)
+	assertTrue "binary garbage on the TLS port: closed at once ($t)" \
+		"awk -v t='${t%% *}' 'BEGIN { exit !(t < 1) }'"
 	# SIGHUP: a new password applies to the next request.
 	h=$(bcrypt newer)
 	sed -i "s|^  prometheus: .*|  prometheus: $h|" "$PKI/web.yml"
@@ -195,22 +214,6 @@ test_client_cert_required() {
 	kill -TERM "$EX_PID"
 	wait "$EX_PID"
 	assertEquals "SIGTERM: clean exit" 0 $?
-}
-
-# raw_request PORT HEX: sends bytes, prints "SECONDS FIRST_LINE" of the answer.
-raw_request() {
-	python3 - "$1" "$2" <<-'EOF'
-		import socket, sys, time
-		s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
-		t = time.time()
-		s.sendall(bytes.fromhex(sys.argv[2]))
-		s.settimeout(15)
-		try:
-		    r = s.recv(200)
-		except OSError:
-		    r = b""
-		print("%.2f %s" % (time.time() - t, r.split(b"\r\n")[0].decode("latin-1") or "-"))
-	EOF
 }
 
 # 500 slow clients (a request's first header line, then nothing) from ten

@@ -1086,6 +1086,21 @@ static void reap_slow(struct export_ctx *x)
 	pthread_mutex_unlock(&x->conn_lock);
 }
 
+/*
+ * TLS: a first byte that does not open a handshake record (22) is closed
+ * at once; GnuTLS would wait for the rest of a record its header may make
+ * 64 KiB long.
+ */
+static void refuse_non_tls(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci = mhd.get_connection_info(c,
+		MHD_CONNECTION_INFO_CONNECTION_FD);
+	unsigned char b;
+
+	if (ci && recv(ci->connect_fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 1 && b != 22)
+		shutdown(ci->connect_fd, SHUT_RDWR);
+}
+
 static void connection_notify(void *cls, struct MHD_Connection *c, void **sock_ctx,
 			      enum MHD_ConnectionNotificationCode code)
 {
@@ -1094,10 +1109,12 @@ static void connection_notify(void *cls, struct MHD_Connection *c, void **sock_c
 	conn_track(x, c, sock_ctx, code == MHD_CONNECTION_NOTIFY_STARTED);
 	if (code != MHD_CONNECTION_NOTIFY_STARTED)
 		return;
-	if (x->tls && x->tls->tls)
+	if (x->tls && x->tls->tls) {
+		refuse_non_tls(c);
 		client_cert_policy(x, c);
-	else
+	} else {
 		refuse_garbage(c);
+	}
 }
 
 static struct MHD_Daemon *serve(struct export_ctx *x)
