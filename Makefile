@@ -15,8 +15,12 @@ LIBS := $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
 # export: libmicrohttpd serves HTTP (opened with dlopen by user/export.c, so
 # only export pays for it and the GnuTLS it brings); libcap-ng drops to a
 # user without capabilities.
-CFLAGS += $(shell $(PKG_CONFIG) --cflags libmicrohttpd 2>/dev/null)
+# --web.config.file: libyaml parses it, libxcrypt's crypt_r checks bcrypt
+# hashes; GnuTLS (libmicrohttpd's, opened with it) only needs its header.
+CFLAGS += $(shell $(PKG_CONFIG) --cflags libmicrohttpd gnutls yaml-0.1 libxcrypt 2>/dev/null)
 LIBS += $(shell $(PKG_CONFIG) --libs libcap-ng 2>/dev/null || echo -lcap-ng) -ldl -lpthread
+WEB_LIBS := $(shell $(PKG_CONFIG) --libs yaml-0.1 libxcrypt 2>/dev/null || echo -lyaml -lcrypt)
+LIBS += $(WEB_LIBS)
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(dir $(VMLINUX)) -Ibpf \
 	-Wall -Wno-unused-function
 
@@ -75,7 +79,11 @@ blkwise: $(USER_OBJS)
 
 $(OUT)/unit/%: tests/unit/%.c $(PURE_OBJS) | $(OUT)/unit
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $< $(PURE_OBJS) -lm -o $@
+	$(Q)$(CC) $(CFLAGS) $< $(PURE_OBJS) $(UNIT_LIBS) -lm -o $@
+
+# The web config's parser, with libyaml and libxcrypt.
+$(OUT)/unit/test_webcfg: $(OUT)/webcfg.o
+$(OUT)/unit/test_webcfg: UNIT_LIBS = $(OUT)/webcfg.o $(WEB_LIBS) -lpthread
 
 # A synthetic trace generator, for analyze's speed (tools/bench.sh).
 $(OUT)/synthtrace: tools/synthtrace.c $(PURE_OBJS) | $(OUT)

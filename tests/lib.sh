@@ -278,11 +278,12 @@ bw_median() {
 		print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
-# bw_free_port: a free loopback TCP port.
+# bw_free_port: a free loopback TCP port, between BW_PORT_MIN and
+# BW_PORT_MAX (default 20000..39999) where the machine is shared.
 bw_free_port() {
-	local p
+	local p lo=${BW_PORT_MIN:-20000} hi=${BW_PORT_MAX:-39999}
 	while :; do
-		p=$((20000 + RANDOM % 20000))
+		p=$((lo + RANDOM % (hi - lo + 1)))
 		ss -Hltn "sport = :$p" | grep -q . || { echo $p; return; }
 	done
 }

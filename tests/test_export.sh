@@ -6,97 +6,8 @@
 # the rules returning data; HTTP safety, privileges, load, errors.
 . "$(dirname "$0")/lib.sh"
 
-EX_PROM_VERSION=""
-
-ex_require() {
-	bw_require curl jq fio losetup "$@" || return 1
-}
-
-# The capabilities left after the drop: none from 6.5 (a held map fd is
-# enough to read it), CAP_BPF (bit 39) before, where bpf() checks.
-ex_caps_left() {
-	local v
-	v=$(uname -r | awk -F. '{ print $1 * 1000 + $2 }')
-	if [ "$v" -ge 6005 ]; then echo 0000000000000000; else echo 0000008000000000; fi
-}
-
-ex_port() { bw_free_port; }
-
-# ex_start OUT ARGS...: blkwise export on a free loopback port, serving
-# when this returns; EX_PID, EX_URL.
-ex_start() {
-	local out=$1 rc
-	shift
-	EX_PORT=$(ex_port)
-	bw_bg_start "$out" "serving" "$BW_BIN" export --listen 127.0.0.1:"$EX_PORT" \
-		--state-dir "$BW_TMP/state" "$@"
-	rc=$?
-	EX_PID=$BW_BG_PID
-	EX_URL=http://127.0.0.1:$EX_PORT
-	return $rc
-}
-
-# ex_prom_start: Prometheus scraping the exporter every second, with the
-# rules of dashboards/; ready when this returns.  EX_PROM.
-ex_prom_start() {
-	local dir=$BW_TMP/prom port i
-	mkdir -p "$dir/data"
-	port=$(ex_port)
-	cp "$BW_ROOT/dashboards/blkwise-rules.yml" "$dir/rules.yml"
-	cat >"$dir/prometheus.yml" <<-EOF
-		global:
-		  scrape_interval: 1s
-		  evaluation_interval: 1s
-		rule_files: [rules.yml]
-		scrape_configs:
-		  - job_name: blkwise
-		    static_configs:
-		      - targets: ['127.0.0.1:$EX_PORT']
-	EOF
-	prometheus --config.file="$dir/prometheus.yml" --storage.tsdb.path="$dir/data" \
-		--web.listen-address=127.0.0.1:"$port" >"$dir/log" 2>&1 &
-	EX_PROM_PID=$!
-	bw_on_cleanup "kill $EX_PROM_PID; wait $EX_PROM_PID"
-	EX_PROM=http://127.0.0.1:$port
-	for i in $(seq 100); do
-		curl -sf "$EX_PROM/-/ready" >/dev/null && break
-		sleep 0.1
-	done
-	curl -sf "$EX_PROM/-/ready" >/dev/null || { cat "$dir/log" >&2; return 1; }
-	# Until the first scrape is in.
-	for i in $(seq 100); do
-		[ "$(ex_q 'up{job="blkwise"}')" = 1 ] && return 0
-		sleep 0.1
-	done
-	echo "Prometheus never scraped the exporter" >&2
-	return 1
-}
-
-# ex_q EXPR [TIME]: an instant query; the first result's value, or "".
-ex_q() {
-	curl -s "$EX_PROM/api/v1/query" --data-urlencode "query=$1" ${2:+--data-urlencode "time=$2"} |
-		jq -r 'if .status == "success" then (.data.result[0].value[1] // "") else "error: \(.error)" end'
-}
-
-# ex_q_count EXPR: how many series an instant query returns (-1 on error).
-ex_q_count() {
-	curl -s "$EX_PROM/api/v1/query" --data-urlencode "query=$1" |
-		jq -r 'if .status == "success" then (.data.result | length) else -1 end'
-}
-
-# ex_scraped_after T: waits until Prometheus holds a sample scraped after T.
-ex_scraped_after() {
-	local i
-	for i in $(seq 100); do
-		awk -v a="$(ex_q 'timestamp(blkwise_exporter_last_sample_timestamp_seconds)')" \
-			-v t="$1" 'BEGIN { exit !(a > t + 1.5) }' && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
-# diskstats reads, writes of a device (fields 4 and 8).
-ex_diskstats() { awk -v d="$1" '$3 == d { print $4, $8 }' /proc/diskstats; }
+# ex_* helpers (exporter, Prometheus, queries): tests/export_lib.sh.
+. "$(dirname "$0")/export_lib.sh"
 
 test_usage_and_runtime_errors() {
 	local port rc
@@ -175,33 +86,13 @@ test_scrape_samples_fresh() {
 # fio at a fixed rate: Prometheus's rate() against fio's IOPS within 5%,
 # and counter deltas from Prometheus against /proc/diskstats exactly.
 test_prometheus_rates_and_counts() {
-	local dev t0 t1 d0 d1 r0 r1 l0 l1 i1 ds missed fio_iops prom_rate
+	local dev fio_iops prom_rate
 	ex_require prometheus || return 0
 	bw_loop dev 256 shm || { fail "loop"; return; }
 	ex_start "$BW_TMP/r.out" -d "$dev" || { fail "export start"; return; }
 	ex_prom_start || { fail "prometheus start"; return; }
-	sleep 1.5
-	d0=$(ex_diskstats "$dev")
-	t0=$(date +%s.%N)
-	ex_scraped_after "$t0" || { fail "no scrape after t0"; return; }
-	fio --name=r --filename=/dev/"$dev" --direct=1 --rw=randrw --rwmixread=70 --bs=4k \
-		--ioengine=psync --rate_iops=700 --time_based --runtime=10 --output-format=json \
-		>"$BW_TMP/fio.json" 2>/dev/null || { fail "fio"; return; }
-	sleep 1.5
-	d1=$(ex_diskstats "$dev")
-	t1=$(date +%s.%N)
-	ex_scraped_after "$t1" || { fail "no scrape after t1"; return; }
-	# Before fio: the last sample at t0; after: the latest, all idle since.
-	r0=$(ex_q "sum(blkwise_requests_total{device=\"$dev\"})" "$t0")
-	l0=$(ex_q "blkwise_lost_completions_total{device=\"$dev\"}" "$t0")
-	r1=$(ex_q "sum(blkwise_requests_total{device=\"$dev\"})")
-	l1=$(ex_q "blkwise_lost_completions_total{device=\"$dev\"}")
-	i1=$(ex_q "blkwise_inflight_requests{device=\"$dev\"}")
-	ds=$(( ${d1% *} + ${d1#* } - ${d0% *} - ${d0#* } ))
-	missed=$(( ${l1:-0} - ${l0:-0} + ${i1:-0} ))
-	echo "  requests: Prometheus ${r0:-0} -> $r1, $missed never completed as seen; diskstats delta $ds"
-	assertTrue "fio did I/O" "[ $ds -gt 1000 ]"
-	bw_expect_count "Prometheus counter delta vs diskstats" "$ds" $((r1 - ${r0:-0})) "$missed"
+	ex_counts_exact "$dev" --rw=randrw --rwmixread=70 --bs=4k --ioengine=psync \
+		--rate_iops=700 --time_based --runtime=10 || return
 	fio_iops=$(jq '.jobs[0].read.iops + .jobs[0].write.iops' "$BW_TMP/fio.json")
 	# A window inside fio's run, which ended when it wrote its report:
 	# fio can take seconds to start on a slow machine (the TCG guests).
@@ -225,11 +116,13 @@ test_every_expression_returns_data() {
 	ex_start "$BW_TMP/e.out" -d "$dev" --bpf-stats --tune --tune-window 0.5 --run-dir "$BW_TMP/run.e" ||
 		{ fail "export start"; return; }
 	ex_prom_start || { fail "prometheus start"; return; }
-	# Alone first (S1 learned), then deep (P_eff determined).
+	# Alone first (S1 learned), then deep (P_eff determined) until the
+	# cleanup kills it: the queries below can take seconds on a busy host,
+	# and the interval gauges are absent once the device is idle.
 	fio --name=s --filename=/dev/"$dev" --direct=1 --rw=randread --bs=4k --ioengine=psync \
 		--time_based --runtime=3 >/dev/null 2>&1
 	fio --name=d --filename=/dev/"$dev" --direct=1 --rw=randrw --bs=4k --ioengine=libaio \
-		--iodepth=8 --time_based --runtime=25 >/dev/null 2>&1 &
+		--iodepth=8 --time_based --runtime=300 >/dev/null 2>&1 &
 	bw_on_cleanup "kill $!"
 	sleep 20
 	while read -r line; do
@@ -321,6 +214,46 @@ test_tune_in_process() {
 	assertEquals "SIGTERM: clean exit" 0 $?
 	assertEquals "put back" 7777 "$(cat /sys/block/"$dev"/queue/iosched/slice_idle_us)"
 	assertFalse "nothing left to restore" "[ -s $BW_TMP/run.t/tune-$dev ]"
+}
+
+# Run as root, the exporter drops to nobody, and still keeps what it
+# learned (S1 from a lone reader, the class from a deep run) in a state
+# directory that is root's: restarted, it serves both as stored.
+test_store_kept_after_the_drop() {
+	local dev st=$BW_TMP/state-root
+	ex_require || return 0
+	bw_require_fetch "S1 and the class" || return 0
+	bw_loop dev 256 shm || { fail "loop"; return; }
+	mkdir -m 0755 "$st"
+	ex_start "$BW_TMP/s.out" -d "$dev" --state-dir "$st" || { fail "export start"; return; }
+	assertEquals "runs as nobody" "$(id -u nobody)" "$(awk '/^Uid/ { print $2 }' /proc/"$EX_PID"/status)"
+	fio --name=s --filename=/dev/"$dev" --direct=1 --rw=randread --bs=4k --ioengine=psync \
+		--time_based --runtime=3 >/dev/null 2>&1
+	fio --name=d --filename=/dev/"$dev" --direct=1 --rw=randread --bs=4k --ioengine=libaio \
+		--iodepth=16 --numjobs=2 --time_based --runtime=8 >/dev/null 2>&1
+	curl -s "$EX_URL/metrics" | grep '^blkwise_device_state_info' >"$BW_TMP/live"
+	echo "  first run: $(cat "$BW_TMP/live")"
+	assertTrue "S1 learned live" "grep -q 's1_source=\"live\"' $BW_TMP/live"
+	assertTrue "class learned live" "grep -q 'class_source=\"live\"' $BW_TMP/live"
+	kill -TERM "$EX_PID"
+	wait "$EX_PID"
+	assertEquals "SIGTERM: clean exit" 0 $?
+	assertFalse "no complaint about the store: $(grep -i store "$BW_TMP/s.out.err")" \
+		"grep -qi 'S1 store' $BW_TMP/s.out.err"
+	assertTrue "S1 saved: $(tail -3 "$st/s1" 2>&1 | paste -sd'|')" \
+		"grep -q \"^s1	loop:\" $st/s1"
+	assertTrue "class saved" "grep -q \"^class	loop:\" $st/s1"
+	assertEquals "the store stays root's" "0 0" "$(stat -c '%u %g' "$st/s1")"
+	ex_start "$BW_TMP/s2.out" -d "$dev" --state-dir "$st" || { fail "export restart"; return; }
+	curl -s "$EX_URL/metrics" >"$BW_TMP/m2"
+	echo "  restarted: $(grep '^blkwise_device_state_info' "$BW_TMP/m2")"
+	assertTrue "S1 from the store" \
+		"grep -q '^blkwise_device_state_info{device=\"$dev\",s1_source=\"stored\"' $BW_TMP/m2"
+	assertTrue "class from the store" \
+		"grep -q '^blkwise_device_state_info{device=\"$dev\",.*class_source=\"stored\"' $BW_TMP/m2"
+	assertTrue "its S1 served" "grep -q '^blkwise_solo_service_seconds{device=\"$dev\",op=\"read\"' $BW_TMP/m2"
+	kill -TERM "$EX_PID"
+	wait "$EX_PID"
 }
 
 # shellcheck disable=SC1091

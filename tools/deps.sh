@@ -6,7 +6,8 @@ set -eu
 PKGS="clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc
 libfuse3-dev fuse3 shunit2 fio jq util-linux libcap2-bin
 sysstat kmod procps fdisk python3 python3-yaml
-libmicrohttpd-dev libcap-ng-dev prometheus apache2-utils curl systemd groff-base man-db
+libmicrohttpd-dev libgnutls28-dev libyaml-dev libcrypt-dev libcap-ng-dev prometheus apache2-utils
+openssl curl systemd groff-base man-db
 libclang-rt-14-dev chromium dmsetup mdadm"
 [ "${1:-}" = "--bench" ] && PKGS="$PKGS libbpf-tools bpftrace blktrace"
 # tools/vmtest.sh: QEMU, the guest's first stage, and what fetches and

@@ -299,6 +299,11 @@ int bw_state_write(const char *dir, const char *name, int (*fmt)(FILE *f, const 
 		   const void *arg);
 int bw_s1_load(const char *dir, struct bw_s1_store *s, char *why, size_t len);
 int bw_s1_save(const char *dir, struct bw_s1_store *mine);
+/*
+ * Before a drop to uid/gid that may not write dir: a writer process that
+ * keeps only what writing dir takes; bw_s1_save(dir) then goes through it.
+ */
+int bw_s1_keeper_start(const char *dir, unsigned int uid, unsigned int gid);
 
 /* util.c */
 extern bool bw_json_errors;

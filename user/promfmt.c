@@ -372,6 +372,23 @@ static void solo_times(struct bw_prom *p, const struct bw_expo_dev *d, int n)
 	}
 }
 
+/* Where S1 and the class come from: the store (learned before a restart) or live. */
+static void state_sources(struct bw_prom *p, const struct bw_expo_dev *d, int n)
+{
+	char l[BW_PROM_LABELS];
+	int i;
+
+	bw_prom_family(p, "blkwise_device_state", BW_PROM_INFO,
+		       "Where the device's S1 and class come from: stored (the state directory, "
+		       "learned before), live, or none.");
+	for (i = 0; i < n; i++) {
+		bw_prom_labels(l, sizeof(l), "device", dev_name(&d[i]), "s1_source",
+			       d[i].s1_source ? d[i].s1_source : "none", "class_source",
+			       d[i].class_source ? d[i].class_source : "none", NULL);
+		bw_prom_u64(p, "blkwise_device_state_info", l, 1);
+	}
+}
+
 static void classes(struct bw_prom *p, const struct bw_expo_dev *d, int n)
 {
 	static const enum bw_class_id all[] = { BW_CLASS_DEEP, BW_CLASS_SHALLOW, BW_CLASS_UNKNOWN };
@@ -452,6 +469,7 @@ static void devices(struct bw_prom *p, const struct bw_expo_dev *d, int n)
 		   "Completed requests whose S1 is known.", get_known);
 	solo_times(p, d, n);
 	classes(p, d, n);
+	state_sources(p, d, n);
 	dev_series(p, d, n, "blkwise_bfq_slice_idle_seconds", BW_PROM_GAUGE,
 		   "BFQ's slice_idle_us, in seconds.", get_idle);
 	dev_series(p, d, n, "blkwise_lost_completions", BW_PROM_COUNTER,

@@ -53,6 +53,8 @@ struct bw_expo_dev {
 	double p_eff;			/* NAN: undetermined */
 	enum bw_class_id cls;
 	double s1_s[BW_NR_OPS][BW_SIZE_CLASSES];	/* NAN: unknown */
+	const char *s1_source;		/* "stored" if any S1 above is the store's, "live", "none" */
+	const char *class_source;	/* cls from the store ("stored"), "live", "none" */
 	double solo_work_s;
 	__u64 solo_known;
 	char sched[32];			/* "" when it has no scheduler file */
