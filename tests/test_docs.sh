@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# shunit2 suite: the documentation agrees with the program.  The option
+# text lives once, in user/options.c: each command's --help prints it; the
+# man page's options, the options getopt really accepts and the options
+# block of docs/COMMAND.md (written by tools/sync-docs.sh) are held to it.
+# Links between the pages resolve, and nothing in the tree reads as a
+# development log or points outside the repository.  Needs no root.
+. "$(dirname "$0")/lib.sh"
+
+DOC_CMDS="stat tune export record analyze"
+DOC_MAN=$BW_ROOT/man/blkwise.8
+
+# The options --help lists: "--long" per entry, or "-x" for a short-only one.
+doc_help_opts() {
+	"$BW_BIN" "$1" --help | sed -nE \
+		-e 's/^  -[a-zA-Z], --([a-z-]+).*/--\1/p' \
+		-e 's/^      --([a-z-]+).*/--\1/p' \
+		-e 's/^  (-[a-zA-Z]) .*/\1/p' | sort -u
+}
+
+# The options the man page lists for a command: the .TP entries of its
+# section, COMMON OPTIONS for the commands that load BPF, -h for every one.
+doc_man_opts() {
+	python3 - "$DOC_MAN" "$1" <<'PY'
+import re, sys
+path, cmd = sys.argv[1], sys.argv[2]
+common = cmd in ("stat", "tune", "export", "record")
+lines = open(path).read().split("\n")
+sect, out = None, set()
+for i, l in enumerate(lines):
+	if l.startswith(".SH"):
+		sect = "common" if l == ".SH COMMON OPTIONS" else None
+	elif l.startswith(".SS"):
+		sect = l[4:].strip()
+	elif l == ".TP" and i + 1 < len(lines):
+		head = lines[i + 1]
+		if not re.match(r"\.B[IR]? ", head) or "\\-" not in head:
+			continue
+		if sect == "blkwise " + cmd or (sect == "common" and (common or "help" in head)):
+			longs = re.findall(r"\\-\\-([a-z][a-z\\-]*)", head)
+			if longs:
+				out |= {"--" + x.replace("\\-", "-") for x in longs}
+			else:
+				out |= {"-" + x for x in re.findall(r"\\-([a-zA-Z])\b", head)}
+print("\n".join(sorted(out)))
+PY
+}
+
+test_help_and_man_list_the_same_options() {
+	local c diff
+	bw_require python3 || return
+	for c in $DOC_CMDS; do
+		diff=$(diff <(doc_help_opts "$c") <(doc_man_opts "$c"))
+		assertEquals "$c: --help (<) and man page (>) list the same options" "" "$diff"
+		assertTrue "$c: --help lists options" "[ $(doc_help_opts "$c" | wc -l) -ge 3 ]"
+	done
+}
+
+# What getopt accepts, probed without running anything: "--opt=1" then an
+# unknown option.  An option getopt does not know is named in its
+# "unrecognized option" message; a known one fails on the value, or on the
+# unknown option after it (the whole command line is parsed before anything
+# runs); a short one likewise with "-x1".
+doc_accepted() {
+	local c=$1 o err
+	for o in $(for x in $DOC_CMDS; do doc_help_opts "$x"; doc_man_opts "$x"; done | sort -u) \
+		--state-dir --no-state --bio-cache --force-raw-tp --btf --tune-window; do
+		case $o in
+		--*) err=$("$BW_BIN" "$c" "$o=1" --zz-not-an-option 2>&1 >/dev/null)
+		     echo "$err" | grep -q "unrecognized option '$o" || echo "$o" ;;
+		*)   err=$("$BW_BIN" "$c" "${o}1" --zz-not-an-option 2>&1 >/dev/null)
+		     echo "$err" | grep -q "invalid option -- '${o#-}'" || echo "$o" ;;
+		esac
+	done | sort -u
+}
+
+test_help_lists_what_getopt_accepts() {
+	local c diff
+	bw_require python3 || return
+	for c in $DOC_CMDS; do
+		diff=$(diff <(doc_help_opts "$c") <(doc_accepted "$c"))
+		assertEquals "$c: --help (<) and getopt (>) take the same options" "" "$diff"
+	done
+	timeout 10 "$BW_BIN" record --state-dir "$BW_TMP" -t 0.2 -o "$BW_TMP/t" 2>/dev/null
+	assertEquals "record --state-dir: a usage error" 2 $?
+	assertFalse "record --state-dir: nothing written" "[ -e '$BW_TMP/t' ]"
+}
+
+# docs/COMMAND.md carries the command's --help between two markers.
+test_docs_pages_show_the_help() {
+	local c page want got missing=""
+	for c in $DOC_CMDS; do
+		page=$BW_ROOT/docs/$c.md
+		[ -f "$page" ] || { missing="$missing $c.md"; continue; }
+		want=$("$BW_BIN" "$c" --help)
+		got=$(sed -n "/^<!-- options: blkwise $c --help -->/,/^<!-- end options -->/p" "$page" |
+			sed '1,2d;$d' | sed '$d')
+		assertEquals "docs/$c.md shows blkwise $c --help (tools/sync-docs.sh)" "$want" "$got"
+	done
+	[ -z "$missing" ] || bw_skip "not in this tree:$missing"
+}
+
+# Every relative link of README.md and docs/ names a file of the tree.
+test_links_resolve() {
+	local f l bad=""
+	for f in "$BW_ROOT"/README.md "$BW_ROOT"/docs/*.md "$BW_ROOT"/dashboards/README.md; do
+		for l in $(grep -oE '\]\([^)#]+' "$f" | sed 's/^](//' | grep -vE '^[a-z]+:'); do
+			[ -e "$(dirname "$f")/$l" ] || bad="$bad ${f#"$BW_ROOT"/}->$l"
+		done
+	done
+	assertEquals "dead links" "" "$bad"
+	grep -q 'docs/stat.md' "$BW_ROOT/README.md"
+	assertTrue "README links the pages" $?
+}
+
+# No development-log wording and nothing outside the repository.
+test_no_log_wording() {
+	local hits pat
+	pat='this session|this round|this host|I could not|I have not|we could not|issue [0-9]+|\.\./shared|DESIGN\.md|seed 0[0-9][0-9]'
+	hits=$(cd "$BW_ROOT" && git grep -nIiE "$pat" -- README.md docs man dist dashboards \
+		tools tests user bpf Makefile mk ':!tests/test_docs.sh' 2>/dev/null | head -20)
+	assertEquals "development-log wording" "" "$hits"
+}
+
+. shunit2
