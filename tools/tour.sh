@@ -1,5 +1,5 @@
 #!/bin/bash
-# The README's quick tour, rerunnable (root, about 40 s): every subcommand
+# The README's quick tour, rerunnable (root, about a minute): every subcommand
 # on an emulated 4-way disk (tools/fakedisk: 4 servers, 2 ms a request,
 # each request to the first free server) under a loop device.
 #   tools/tour.sh [PORT]      PORT for export (default 19796)
