@@ -109,19 +109,27 @@ vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX).tmp
 	mv $(VMLINUX).tmp $(VMLINUX)
 
+# What each needs is installed first (tools/deps.sh: build + run, --test,
+# --bench), then built, so that `make -j` cannot build before installing.
 deps:
 	tools/deps.sh
 
-run: deps all
+run:
+	$(Q)tools/deps.sh
+	$(Q)$(MAKE) --no-print-directory all
 	./blkwise stat
 
-test: deps all fixture $(UNIT_BINS)
+test:
+	$(Q)tools/deps.sh --test
+	$(Q)$(MAKE) --no-print-directory all fixture $(UNIT_BINS)
 	tools/run-tests.sh
 
 fixture:
 	$(Q)$(MAKE) -s -C tools/fakedisk
 
-bench: deps all fixture $(OUT)/synthtrace
+bench:
+	$(Q)tools/deps.sh --bench
+	$(Q)$(MAKE) --no-print-directory all fixture $(OUT)/synthtrace
 	tools/bench.sh
 
 clean:

@@ -22,8 +22,8 @@
  *   54 bits (a service time is their difference modulo 2^54) under the
  *   device's slot, which user space needs to heal the entries of lost
  *   completions.  An issue that finds its own request still in the table
- *   knows that request's previous completion never reached us (README,
- *   "Lost completions").
+ *   knows that request's previous completion never reached us
+ *   (docs/design.md, "Lost completions").
  * - Queue time needs no Q program: the kernel stamps rq->start_time_ns at
  *   allocation for every request it accounts in /proc/diskstats, so Q2D and
  *   Q2C here share diskstats' origin exactly.  Passthrough requests are not

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * A device's in-flight word, busy periods and solo detection, as DESIGN.md
+ * A device's in-flight word, busy periods and solo detection, as docs/design.md
  * defines them (see the design comment of bpf/core.bpf.c): one atomic add
  * per event on the word whose low bits count I/Os in flight and high bits
  * count entries.  Shared by every object that keeps per-device figures in

@@ -75,7 +75,7 @@ bw_require() {
 
 # bw_require_fetch WHAT: SKIP unless the kernel has BPF atomic fetch-and-add
 # (5.12+), without which blkwise measures no busy time, solo time or maximum
-# depth (README, "How it measures"), and streams do not load.
+# depth (docs/design.md, "The hot path"), and streams do not load.
 bw_require_fetch() {
 	local v
 	v=$(uname -r | awk -F. '{ printf "%d", $1 * 1000 + $2 }')
@@ -218,7 +218,7 @@ bw_jsum() {
 	jq -s --arg d "$2" "[.[] | .devices[]? | select(.device == \$d) | $3] | add // 0" "$1"
 }
 
-# bw_missed FILE DEVICE: completions blkwise never saw (see README, "Lost
+# bw_missed FILE DEVICE: completions blkwise never saw (see docs/design.md, "Lost
 # completions"): those detected on tag reuse plus those still marked in
 # flight once the device is idle at the end.
 bw_missed() {

@@ -123,7 +123,7 @@ test_request_based_untouched() {
 }
 
 # A request-based device's reads and writes equal diskstats', less the
-# completions BPF never saw (README, "Lost completions").
+# completions BPF never saw (docs/design.md, "Lost completions").
 check_loop_counts() {
 	local out=$1 dev=$2 s0=$3 s1=$4 f op ds ios missed
 	missed=$(bw_missed "$out" "$dev")

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # shunit2 suite: `blkwise stat --bio-cache`, the per-cpu bio alloc cache.
-# - Everywhere: the method is said, and a tracepoint-only kernel (this host:
-#   function tracing locked) shows no hit, miss or ratio, only the
+# - Everywhere: the method is said, and a tracepoint-only kernel (one where
+#   function tracing is refused) shows no hit, miss or ratio, only the
 #   cache-flagged bios block_bio_queue sees, and those match the I/O done.
 # - Where fentry loads (the VM tier) on null_blk: io_uring direct reads hit
 #   the cache (ratio >= 90%), and the hits agree within 1% with a second,
 #   independent count (the bio returned was the head of this CPU's cache
 #   list, read from the cache itself); every eligible allocation is one of
-#   fio's reads; libaio never asks for the cache (0 hits).  Seed 003's
-#   shape: IOPS with the cache hitting (io_uring) and bypassed (libaio),
+#   fio's reads; libaio never asks for the cache (0 hits).  The cache's
+#   effect: IOPS with the cache hitting (io_uring) and bypassed (libaio),
 #   same device, same run, no probes attached while measuring.
 # On 6.1 the cache serves polled I/O only (io_uring sets IOCB_ALLOC_CACHE
 # for IOPOLL rings; IRQ-driven I/O came with 6.2): there the io_uring runs
@@ -166,11 +166,11 @@ test_libaio_no_hits() {
 	assertEquals "no hits" 0 "$hits"
 }
 
-# Seed 003: IOPS with the cache hitting and bypassed, alternated, same
+# IOPS with the cache hitting and bypassed, alternated, same
 # device and run, nothing attached; then one counted run of each.  The
 # figures go to the log (TCG's noise is larger than the cache's gain);
 # the test holds the counted runs to "hits" and "none".
-test_seed003_shape() {
+test_iops_with_and_without_cache() {
 	local r e iops out
 	bc_nullb || return 0
 	for r in 1 2 3; do
@@ -180,14 +180,14 @@ test_seed003_shape() {
 				--bs=4k --ioengine="$e" --iodepth=32 --iodepth_batch_submit=8 \
 				--iodepth_batch_complete_min=8 --time_based --runtime=3 "$@"
 			iops=$(jq '.jobs[0].read.iops | floor' "$BW_TMP/s3.$e.$r.json")
-			echo "  seed003 $(uname -r) run $r: $e ${*:-} $iops IOPS"
+			echo "  cache IOPS $(uname -r) run $r: $e ${*:-} $iops IOPS"
 		done
 	done
 	out=$BW_TMP/s3.counted
 	bc_run "$out.u" io_uring "${BC_HIPRI[@]}" || return
 	bc_run "$out.a" libaio || return
 	[ "$(bc_last "$out.u" .method)" = exact ] || { bw_skip "bio cache method not exact"; return 0; }
-	echo "  seed003 counted: io_uring hit ratio $(bc_set "$out.u" blkdev_dio_pool hit_ratio)," \
+	echo "  cache IOPS counted: io_uring hit ratio $(bc_set "$out.u" blkdev_dio_pool hit_ratio)," \
 		"libaio hits $(bc_set "$out.a" blkdev_dio_pool hits) of $(bc_set "$out.a" blkdev_dio_pool allocs)"
 	assertTrue "io_uring: the cache hit" "awk 'BEGIN { exit !($(bc_set "$out.u" blkdev_dio_pool hit_ratio) >= 0.9) }'"
 	assertEquals "libaio: bypassed" 0 "$(bc_set "$out.a" blkdev_dio_pool hits)"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A short libFuzzer run of each trace reader (ours, blktrace's) from the seed
 # corpus in tests/fuzz/corpus: no crash, hang (10 s per input), leak, undefined
-# behaviour or allocation past 1 GiB.  The long runs are in README.
+# behaviour or allocation past 1 GiB.  The long runs are in docs/record.md.
 . "$(dirname "$0")/lib.sh"
 
 FUZZ_SECS=${BW_FUZZ_SECS:-20}

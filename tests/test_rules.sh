@@ -22,7 +22,7 @@ rl_require() {
 # in $device, $instance and $__rate_interval reaches every selector.
 rl_exprs() { "$BW_ROOT"/tools/promql-exprs.sh; }
 rl_sentinel_exprs() {
-	DEVICE=__bw_device__ INSTANCE=__bw_instance__ RATE=__bw_rate__ rl_exprs
+	DEVICE=__bw_device__ INSTANCE=__bw_instance__ JOB=__bw_job__ RATE=__bw_rate__ rl_exprs
 }
 
 # rl_selectors: the expressions (JSON lines on stdin) with their selectors
@@ -133,7 +133,8 @@ for row in open(sys.argv[1]):
 for group in yaml.safe_load(open(sys.argv[2]))["groups"]:
 	for rule in group["rules"]:
 		if "record" in rule:
-			print(rule["record"], "device" if rule["record"].startswith("device:") else "-")
+			print(rule["record"], "device" if rule["record"].startswith(("device:", "device_op:")) else "-")
+print("up -")	# Prometheus's own, for BlkwiseExporterDown
 EOF
 )" "$RL_DIR/README.md" "$RL_RULES"
 }
@@ -192,12 +193,17 @@ test_dashboard_variables_and_datasource() {
 	assertTrue "schemaVersion 36 to 39" "jq -e '.schemaVersion >= 36 and .schemaVersion <= 39' $RL_DASH >/dev/null"
 	assertEquals "variable datasource" "datasource prometheus" \
 		"$(jq -r '.templating.list[] | select(.name == "datasource") | "\(.type) \(.query)"' "$RL_DASH")"
-	assertEquals "variable instance" "query label_values(blkwise_build_info, instance) true true" \
+	# shellcheck disable=SC2016 # $job is Grafana's, not the shell's
+	assertEquals "variable job" 'query label_values(blkwise_build_info, job) true true' \
+		"$(jq -r '.templating.list[] | select(.name == "job")
+			| "\(.type) \(.query) \(.multi) \(.includeAll)"' "$RL_DASH")"
+	# shellcheck disable=SC2016
+	assertEquals "variable instance" 'query label_values(blkwise_build_info{job=~"$job"}, instance) true true' \
 		"$(jq -r '.templating.list[] | select(.name == "instance")
 			| "\(.type) \(.query) \(.multi) \(.includeAll)"' "$RL_DASH")"
 	# shellcheck disable=SC2016 # $instance is Grafana's, not the shell's
 	assertEquals "variable device" \
-		'query label_values(blkwise_device_info{instance=~"$instance"}, device) true true .*' \
+		'query label_values(blkwise_device_info{job=~"$job", instance=~"$instance"}, device) true true .*' \
 		"$(jq -r '.templating.list[] | select(.name == "device")
 			| "\(.type) \(.query) \(.multi) \(.includeAll) \(.allValue)"' "$RL_DASH")"
 	# Every panel (rows aside), every variable query and every target that
@@ -218,6 +224,21 @@ test_dashboard_variables_and_datasource() {
 	assertEquals "heatmap from the service-time buckets, format heatmap" "heatmap true" \
 		"$(jq -r '.panels[] | select(.type == "heatmap") | .targets[0]
 			| "\(.format) \(.expr | test("blkwise_service_seconds_bucket") and test("by \\(le\\)"))"' "$RL_DASH")"
+	# It sums buckets by le alone, so it must show one device of one
+	# instance: the panel repeats per device, its row per instance.
+	assertEquals "heatmap: one device of one instance" "device instance" \
+		"$(jq -r '[.panels[] | select(.type == "heatmap") | .repeat] + [.panels[] | select(.type == "row" and (.title | test("heatmap"))) | .repeat] | join(" ")' "$RL_DASH")"
+	# Panels grouped in rows: the first panel is a row, and every row has panels.
+	assertEquals "rows" "row" "$(jq -r '.panels[0].type' "$RL_DASH")"
+	assertTrue "at least 4 rows" "[ $(jq '[.panels[] | select(.type == "row")] | length' "$RL_DASH") -ge 4 ]"
+	# A rate is rate(): increase() over $__rate_interval is per interval, not per second.
+	assertEquals "increase() in panels" "" \
+		"$(jq -r '.panels[] | .title as $t | .targets[]? | select(.expr | test("increase\\(")) | $t' "$RL_DASH")"
+	# Errors, requeues, merges, in flight, S1 and queue-time percentiles have panels.
+	for m in blkwise_errors_total blkwise_requeues_total blkwise_merges_total blkwise_inflight_requests \
+		blkwise_solo_service_seconds blkwise_queue_seconds_bucket; do
+		assertTrue "a panel reads $m" "jq -e '[.panels[].targets[]?.expr] | any(test(\"$m\"))' $RL_DASH >/dev/null"
+	done
 }
 
 # Every expression parses: promtool check rules on a file that records each
@@ -234,7 +255,7 @@ test_dashboard_exprs_parse() {
 	assertTrue "$n expressions: $out" "echo '$out' | grep -q 'SUCCESS: $n rules found'"
 	# promql-exprs.sh saw every target and both query variables.
 	targets=$(jq '[.panels[] | recurse(.panels[]?) | .targets[]? | select((.expr // "") != "")] | length' "$RL_DASH")
-	assertEquals "dashboard expressions" "$((targets + 2))" "$(rl_exprs | grep -c '"source":"dashboard: ')"
+	assertEquals "dashboard expressions" "$((targets + 3))" "$(rl_exprs | grep -c '"source":"dashboard: ')"
 	assertEquals "no variable left unsubstituted" "" "$(rl_exprs | jq -r 'select(.expr | test("\\$")) | .source')"
 }
 
@@ -254,16 +275,17 @@ test_dashboard_selectors_filtered() {
 		| select(.source | startswith("dashboard: ") and (startswith("dashboard: variable ") | not))
 		| .source as $s | .selectors[]
 		| select((any(.matchers[]; . == ["instance", "=~", "__bw_instance__"]) | not)
+			or (any(.matchers[]; . == ["job", "=~", "__bw_job__"]) | not)
 			or ($labels[.metric // ""] == "device"
 				and (any(.matchers[]; . == ["device", "=~", "__bw_device__"]) | not)))
 		| "\($s): \(.metric) \(.matchers)"' "$sel" || echo "jq failed")
-	assertEquals "selectors without \$instance / \$device" "" "$bad"
+	assertEquals "selectors without \$job / \$instance / \$device" "" "$bad"
 	bad=$(jq -r 'select(.source | startswith("dashboard: ")) | .source as $s
 		| .ranges[] | select(. != "__bw_rate__") | "\($s): [\(.)]"' "$sel" || echo "jq failed")
 	assertEquals "ranges other than \$__rate_interval" "" "$bad"
-	assertEquals "variable device" 'blkwise_device_info [["instance","=~","__bw_instance__"]]' \
+	assertEquals "variable device" 'blkwise_device_info [["job","=~","__bw_job__"],["instance","=~","__bw_instance__"]]' \
 		"$(jq -r 'select(.source == "dashboard: variable device") | .selectors[] | "\(.metric) \(.matchers | tojson)"' "$sel")"
-	assertEquals "variable instance" 'blkwise_build_info []' \
+	assertEquals "variable instance" 'blkwise_build_info [["job","=~","__bw_job__"]]' \
 		"$(jq -r 'select(.source == "dashboard: variable instance") | .selectors[] | "\(.metric) \(.matchers | tojson)"' "$sel")"
 }
 
@@ -277,7 +299,7 @@ test_metric_names_documented() {
 	rl_exprs | rl_selectors >"$sel" || { fail "cannot scan the expressions"; return; }
 	rl_documented >"$doc"
 	assertTrue "the contract lists the histograms' buckets" "grep -qx 'blkwise_service_seconds_bucket device' $doc"
-	assertTrue "and the recording rules" "grep -qx 'device:blkwise_service_seconds:p99_rate1m device' $doc"
+	assertTrue "and the recording rules" "grep -qx 'device:blkwise_service_seconds:p99_rate5m device' $doc"
 	bad=$(jq -r --rawfile doc "$doc" '
 		($doc | split("\n") | map(select(. != "") | split(" ")[0])) as $names
 		| .source as $s | .selectors[] | .metric as $m | select($m == null or (any($names[]; . == $m) | not))

@@ -93,7 +93,7 @@ test_q2c_matches_diskstats() {
 # lost completion was detected (or the one before it: the stale entry can
 # straddle the boundary) may show depth 2 until the tag is reused; those are
 # excluded (the loss rate itself is bounded by the count tests).  A memory-backed loop completes in
-# its worker's task context, where no loss has been seen (README).
+# its worker's task context, where no loss has been seen (docs/design.md, "Lost completions").
 test_depth_qd1() {
 	local dev out max mean clean total
 	bw_require fio jq || return 0

@@ -96,7 +96,7 @@ run_q_counts() {
 	bw_stat_stop INT
 	fio_ios=$(jq '.jobs[0].read.total_ios + .jobs[0].write.total_ios' "$BW_TMP/fio.json")
 	ios=$(st_sum "$out" ".comm == \"fio\"" ios)
-	# A completion BPF never saw (README, "Lost completions") is missed by
+	# A completion BPF never saw (docs/design.md, "Lost completions") is missed by
 	# the streams' programs as by the core's, which counts it.
 	missed=$(bw_missed "$out" "$dev")
 	echo "  $sched, Q from $want: fio $fio_ios, fio's stream $ios ios, $missed completions never seen"
@@ -106,7 +106,7 @@ run_q_counts() {
 }
 
 # No scheduler: requests are issued directly, never inserted (the case that
-# left streams empty before block_io_start, issue 10).
+# leaves no Q event before block_io_start: 6.5).
 test_streams_q_none() {
 	bw_require fio jq || return 0
 	run_q_counts none 0
@@ -123,7 +123,7 @@ test_streams_q_deadline_fallback() {
 }
 
 # null_blk issues without a scheduler and never inserts: the device whose
-# streams were empty on 6.1 (issue 10).  Where the module exists (VM tier).
+# streams would be empty on 6.1 with insert as the only Q.  Where the module exists (VM tier).
 test_streams_q_null_blk() {
 	local loaded="" min=1
 	bw_require fio jq || return 0

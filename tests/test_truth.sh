@@ -10,10 +10,10 @@
 #   fio, map sizing and no request beyond the tag table ("untracked").
 # Needs the null_blk and scsi_debug modules: run in the VM tier
 # (`make vmtest KERNEL=6.1 SUITES=test_truth`); where they cannot be loaded
-# (this host has no modules) every test is SKIPPED.
+# (a kernel without them) every test is SKIPPED.
 #
 # Tolerances as in test_parallelism: P_eff within 15% of P, the class by
-# DESIGN.md's thresholds (deep >= 2.0, shallow <= 1.4).  Service is several
+# docs/design.md's thresholds (deep >= 2.0, shallow <= 1.4).  Service is several
 # ms so the emulated machine's own overhead (tens of us a request under
 # TCG) is small against it.
 . "$(dirname "$0")/lib.sh"
@@ -308,7 +308,7 @@ test_many_queues() {
 	assertEquals "fio = diskstats" "$ds" "$fio_ios"
 	bw_expect_count "reads vs diskstats" "$ds" "$seen" "$missed"
 	assertEquals "no request beyond the tag table" 0 "$untracked"
-	# The table is sized by live requests, capped (README, "How it measures"),
+	# The table is sized by live requests, capped (docs/design.md, "The hot path"),
 	# not by hw queues x tags, and still tracks every request.
 	assertTrue "request entries ($slots) bounded, not $hwqs x $tags x 4" \
 		"[ -n '$slots' ] && [ ${slots:-0} -le 8192 ] && [ ${slots:-0} -lt $((hwqs * tags * 4)) ]"

@@ -887,7 +887,7 @@ tsv_table() { column -t -s "$(printf '\t')"; }
 	echo
 	printf '%s\n' "$SUMMARY" | jq -r "$JQ_FMT"' mem_line'
 }
-# The same as markdown, for the README.
+# The same as markdown, for docs/bench.md.
 printf '%s\n' "$SUMMARY" | jq -r "$JQ_FMT"'
 	def md: "| " + (map(tostring) | join(" | ")) + " |";
 	def mdtable(rows): [rows] | (.[0] | md), (.[0] | map("---") | md), (.[1:][] | md);

@@ -1,19 +1,49 @@
 #!/bin/sh
-# Install exactly the Debian packages blkwise needs to build, test and bench.
+# Installs the Debian packages blkwise needs, by purpose (README.md,
+# "Dependencies" says why each one is there):
+#   tools/deps.sh           build and run: what `make run` needs
+#   tools/deps.sh --test    and what the tests need (`make test`)
+#   tools/deps.sh --bench   and the benchmark's peers and tables (`make bench`)
+#   tools/deps.sh --vm      and the VM tier (`make vmtest`), which runs the tests
 # Idempotent: installs only what is missing, runs apt-get update at most once.
 set -eu
 
-PKGS="clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc
-libfuse3-dev fuse3 shunit2 fio jq util-linux libcap2-bin
-sysstat kmod procps fdisk python3 python3-yaml
-libmicrohttpd-dev libgnutls28-dev libyaml-dev libcrypt-dev libcap-ng-dev prometheus apache2-utils
-openssl curl systemd groff-base man-db
-libclang-rt-14-dev chromium dmsetup mdadm"
-[ "${1:-}" = "--bench" ] && PKGS="$PKGS libbpf-tools bpftrace blktrace"
-# tools/vmtest.sh: QEMU, the guest's first stage, and what fetches and
-# unpacks the Debian kernels it boots.
-[ "${1:-}" = "--vm" ] && PKGS="$PKGS qemu-system-x86 busybox-static cpio xz-utils e2fsprogs
-debian-archive-keyring apt dpkg blktrace"
+# Build: the compiler for BPF and user space, libbpf and bpftool for the
+# skeletons, and the libraries the binary links.
+BUILD="clang llvm make gcc libc6-dev pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
+libmicrohttpd-dev libgnutls28-dev libyaml-dev libcrypt-dev libcap-ng-dev"
+# Run: the shared libraries of the binary (libmicrohttpd and GnuTLS are opened
+# by export only; libyaml reads its --web.config.file, libcrypt checks bcrypt).
+RUN="libbpf1 libelf1 zlib1g libcap-ng0 libmicrohttpd12 libgnutls30 libyaml-0-2 libcrypt1"
+# Test: the emulated disk (FUSE), the runner and its oracles and workloads,
+# the servers and checkers the suites start, and the fuzzers' runtime.
+TEST="libfuse3-dev fuse3 shunit2 fio jq python3 python3-yaml util-linux mount fdisk e2fsprogs
+kmod procps iproute2 libcap2-bin curl openssl gzip prometheus apache2-utils chromium systemd
+groff-base man-db dmsetup mdadm libclang-rt-14-dev"
+# Bench: the peers measured beside blkwise, the blktrace pipeline analyze is
+# timed against, and iostat for the parallelism table.
+BENCH="libbpf-tools bpftrace blktrace sysstat"
+# VM tier: QEMU, the guest's first stage, what fetches and unpacks the Debian
+# kernels it boots, the guest's scratch file systems, and blktrace for the
+# captures made in the guest.
+VM="qemu-system-x86 busybox-static cpio xz-utils zstd e2fsprogs debian-archive-keyring apt
+dpkg blktrace"
+
+PKGS="$BUILD $RUN"
+for arg in "$@"; do
+	case $arg in
+	--test) PKGS="$PKGS $TEST" ;;
+	--bench) PKGS="$PKGS $TEST $BENCH" ;;
+	--vm) PKGS="$PKGS $TEST $VM" ;;
+	--list) LIST=1 ;;
+	*) echo "usage: tools/deps.sh [--test] [--bench] [--vm] [--list]" >&2; exit 2 ;;
+	esac
+done
+PKGS=$(echo $PKGS | tr ' ' '\n' | awk '!seen[$0]++' | tr '\n' ' ')
+if [ -n "${LIST:-}" ]; then
+	echo "$PKGS"
+	exit 0
+fi
 
 missing=""
 for p in $PKGS; do

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Seed 000 on the emulated disk: does BFQ's idling help or hurt, and does
+# BFQ idling on the emulated disk: does it help or hurt, and does
 # `blkwise tune` find the better setting without being told?
 #
 #   tools/idling-table.sh            (root; about 20 minutes)
@@ -170,7 +170,7 @@ for row in "${rows[@]}"; do
 done
 echo "$json" | jq . >"$OUT.json"
 {
-	echo "| workload | device | static idle 8 ms MB/s | static idle 0 MB/s | blkwise tune MB/s | tune / best static | 8 ms loses | 0 loses | seed 000 (MB/s) |"
+	echo "| workload | device | static idle 8 ms MB/s | static idle 0 MB/s | blkwise tune MB/s | tune / best static | 8 ms loses | 0 loses | LKML 2011, CFQ (MB/s) |"
 	echo "|---|---|---|---|---|---|---|---|---|"
 	echo "$json" | jq -r '.[] | "| \(.workload) | \(.device) | \(.idle8_mb_s) (\(.idle8_spread)) | \(.idle0_mb_s) (\(.idle0_spread)) | \(.tune_mb_s) (\(.tune_spread)) | \(.tune_vs_best * 100 | round)% | \(.idle8_loss * 100 | round)% | \(.idle0_loss * 100 | round)% | \(.seed000) |"'
 } | tee "$OUT.md"

@@ -12,7 +12,8 @@
 #       (default dashboards/blkwise.json dashboards/blkwise-rules.yml)
 #
 # Grafana's variables are substituted: $device / ${device} by $DEVICE
-# (default .*), $instance by $INSTANCE (default .*), $__rate_interval by
+# (default .*), $instance by $INSTANCE (default .*), $job by $JOB (default
+# .*), $__rate_interval by
 # $RATE (default 1m), $__interval by 30s, $__range by 5m.
 # Needs jq, python3 and python3-yaml (tools/deps.sh).
 set -eu
@@ -61,8 +62,8 @@ EOF
 {
 	dashboard_exprs
 	rules_exprs
-} | jq -c --arg dev "${DEVICE:-.*}" --arg inst "${INSTANCE:-.*}" --arg rate "${RATE:-1m}" '
+} | jq -c --arg dev "${DEVICE:-.*}" --arg inst "${INSTANCE:-.*}" --arg job "${JOB:-.*}" --arg rate "${RATE:-1m}" '
 	def var(name; value): gsub("\\$(\\{" + name + "(:[a-z]+)?\\}|" + name + "\\b)"; value);
-	.expr |= (var("device"; $dev) | var("instance"; $inst) | var("__rate_interval"; $rate)
+	.expr |= (var("device"; $dev) | var("instance"; $inst) | var("job"; $job) | var("__rate_interval"; $rate)
 		| var("__interval"; "30s") | var("__range"; "5m"))
 '

@@ -12,6 +12,7 @@
 #include <string.h>
 #include "replay.h"
 #include "analyze.h"
+#include "options.h"
 
 enum fmt { FMT_TEXT, FMT_JSON, FMT_CSV };
 
@@ -40,21 +41,12 @@ static void usage(FILE *f)
 		"usage: blkwise analyze FILE [--format text|json|csv] [-d DEV]... [--from T]\n"
 		"                       [--to T] [-i SECS] [--all] [--no-exact]\n"
 		"                       [--html FILE] [--perfetto FILE] [--what-if-tune]\n"
-		"  FILE               a trace of blkwise record, or a blktrace capture: its\n"
-		"                     name (NAME, for NAME.blktrace.0 ...) or one of its files\n"
-		"  -f, --format F     text (default), json (one object) or csv\n"
-		"  -j, --json         --format json\n"
-		"  -d, --device DEV   only DEV (its name in the trace, or MAJ:MIN); repeatable\n"
-		"      --from T, --to T  only events T seconds or more (less) from the start\n"
-		"  -i, --interval S   seconds per interval of the figures over time (default 1)\n"
-		"  -a, --all          text: every interval, idle ones too\n"
-		"      --no-exact     one pass: percentiles from stat's histograms only\n"
-		"      --html FILE    a self-contained HTML report with SVG charts\n"
-		"      --perfetto FILE  Chrome trace-event JSON (ui.perfetto.dev)\n"
-		"      --what-if-tune the decisions blkwise tune's policy would have taken\n"
+		"FILE is a trace of blkwise record, or a blktrace capture: its name (NAME,\n"
+		"for NAME.blktrace.0 ...) or one of its files.\n"
 		"No root and no BPF needed.  Exit 1 when the file cannot be read (the\n"
 		"message names the offset); a file cut short is analyzed up to its last\n"
 		"whole record, with a warning.\n");
+	bw_opts_help(f, BW_CMD_ANALYZE);
 }
 
 enum { OPT_FROM = 400, OPT_TO, OPT_NO_EXACT, OPT_HTML, OPT_PERFETTO, OPT_WHAT_IF };

@@ -76,7 +76,7 @@ struct bw_interval {
 	__u64 errors, merges, requeues, q_ios;
 	__s64 merges_diskstats;	/* diskstats' merges over the interval (set by the caller), or -1 */
 	__u64 svc_hist_samples, queue_hist_samples;	/* histogram totals */
-	__u64 unmatched, untracked, lost;	/* events we could not pair, cumulative */
+	__u64 unmatched, untracked, lost;	/* events left unpaired, cumulative */
 	__u64 lost_now;		/* lost completions detected this interval */
 	double r_per_s, w_per_s, d_per_s, f_per_s;
 	double r_mb_per_s, w_mb_per_s;
@@ -113,7 +113,7 @@ struct bw_s1_dev {
 	struct bw_s1 s[BW_NR_OPS][BW_SIZE_CLASSES];
 };
 
-/* Tunables of the P_eff definition (see DESIGN.md and README). */
+/* Tunables of the P_eff definition (see docs/design.md). */
 struct bw_peff_params {
 	double min_depth;	/* L needed for P_eff to be defined */
 	__u64 min_solo;		/* solo samples for a class's S1 to count */

@@ -20,7 +20,7 @@
 #include "core.skel.h"
 #include "streams.h"
 
-/* Requests one device may have live at once, as the table is sized (README). */
+/* Requests one device may have live at once, as the table is sized (docs/design.md). */
 #define BW_LIVE_CAP 4096
 #define BW_RQ_TABLE_MAX (1u << 20)
 
@@ -709,7 +709,7 @@ static void clear_rq_states(struct bw_core *c, __u32 slot)
 
 /*
  * A completion BPF never saw leaves a request counted in flight until its
- * tag is issued again; on a device that then goes idle that would be
+ * request is issued again; on a device that then goes idle that would be
  * forever, and the device would look busy.  When nothing at all happened
  * on the device for a whole interval (the word did not move) and the
  * kernel has nothing in flight, what is left is such a ghost: clear it.

@@ -44,6 +44,7 @@
 #include <microhttpd.h>
 #include "promfmt.h"
 #include "tuner.h"
+#include "options.h"
 #include "webcfg.h"
 #include "version.h"
 
@@ -197,38 +198,12 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: blkwise export [-d DEV]... [-l [ADDR]:PORT] [-i SECS] [--user USER]\n"
 		"                      [--state-dir DIR | --no-state] [--bpf-stats]\n"
-		"                      [--max-connections N] [--max-per-ip N]\n"
+		"                      [--max-connections N] [--max-per-ip N] [--bio-cache]\n"
 		"                      [--web.config.file FILE] [--tune [TUNE OPTIONS]] [-v]\n"
+		"                      [--btf FILE] [--force-raw-tp]\n"
 		"Serves the block layer's metrics to Prometheus: GET /metrics (text format, or\n"
-		"OpenMetrics when the scraper asks for it) and / (links, build).\n"
-		"  -d, --device DEV     export DEV (repeatable); default: every device with a size\n"
-		"  -l, --listen A:P     address and port (default :" DEFAULT_PORT ", every address;\n"
-		"                       127.0.0.1:" DEFAULT_PORT " for this host only)\n"
-		"  -i, --interval S     seconds between samples of the BPF maps (default 1),\n"
-		"                       and the least span of the interval gauges; a scrape\n"
-		"                       takes a new sample when the last is 50 ms old\n"
-		"      --user USER      run as USER after loading BPF (default nobody)\n"
-		"      --state-dir DIR  learned solo service times (default " BW_STATE_DIR ";\n"
-		"                       still saved after the drop); --no-state: none\n"
-		"      --bpf-stats      have the kernel count BPF run time while running\n"
-		"                       (two clock reads per program run) for\n"
-		"                       blkwise_bpf_run_seconds_total\n"
-		"      --web.config.file FILE  TLS, client certificates, basic auth and\n"
-		"                       headers, in Prometheus exporter-toolkit's format (read\n"
-		"                       as root at start; SIGHUP re-reads users and headers)\n"
-		"      --max-connections N  concurrent HTTP connections (default 4096)\n"
-		"      --max-per-ip N   concurrent connections from one address (default 64)\n"
-		"      --bio-cache      also blkwise_bio_cache_events_total: the per-cpu bio\n"
-		"                       alloc cache per bio_set, method exact or tracepoint\n"
-		"      --tune           also tune BFQ idling, as `blkwise tune` does; with it:\n"
-		"        --policy throughput|latency  --dry-run  --set-scheduler bfq\n"
-		"        --low-latency 0|1  --max-idle-us US  --run-dir DIR\n"
-		"        --tune-window S  the tuner's measurement window (default 1)\n"
-		"        --json         decisions as JSON Lines on stdout\n"
-		"  -v, --verbose        libbpf messages\n"
-		"      --btf FILE       kernel BTF, when /sys/kernel/btf/vmlinux is missing\n"
-		"      --force-raw-tp   raw tracepoints even where tp_btf works\n"
-		"      --version        version, git commit and libbpf version\n");
+		"OpenMetrics when the scraper asks for it) and / (links, build).\n");
+	bw_opts_help(f, BW_CMD_EXPORT);
 }
 
 enum { OPT_USER = 256, OPT_BPF_STATS, OPT_MAX_CONN, OPT_TUNE, OPT_BIO_CACHE, OPT_MAX_PER_IP,
@@ -238,6 +213,7 @@ static int parse_args(int argc, char **argv, struct export_args *a)
 {
 	static const struct option opts[] = {
 		BW_WATCH_LONGOPTS,
+		BW_STATE_LONGOPTS,
 		BW_TUNER_LONGOPTS,
 		{ "listen", required_argument, NULL, 'l' },
 		{ "interval", required_argument, NULL, 'i' },

@@ -11,7 +11,7 @@ const char *const bw_op_names[BW_NR_OPS] = { "read", "write", "discard", "flush"
 
 /*
  * P_eff is defined only when the device was driven at depth: L >= 1.5, not
- * DESIGN.md's 2.0.  A client at iodepth 2 keeps L just under 2 (its
+ * the 2.0 one might expect.  A client at iodepth 2 keeps L just under 2 (its
  * resubmit gap), and an exact 2.0 cut would call that "not driven at depth"
  * (measured: L = 1.9x at iodepth 2 on the emulated disk).  At iodepth 1 L
  * is 1.0 and P_eff stays undetermined.
@@ -232,7 +232,7 @@ void bw_interval_compute(const struct bw_snap_dev *prev, const struct bw_snap_de
 	o->busy_pct = ratio(dbusy / 1e7, secs);
 	if (o->busy_pct > 100)
 		o->busy_pct = 100;
-	if (cur->busy_unknown) {	/* before 5.12: README, "How it measures" */
+	if (cur->busy_unknown) {	/* before 5.12: docs/design.md, "The hot path" */
 		o->busy_pct = NAN;
 		o->depth_busy = NAN;
 		o->depth_max_unknown = true;

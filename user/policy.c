@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The tuner's policy (see policy.h and DESIGN.md, "Idling steering").
+ * The tuner's policy (see policy.h and docs/tune.md, "The policy").
  *
  * Rules, in order, for each full window of a device with I/O:
  *  1. A probe's verdict, taken on the same workload less than

@@ -265,7 +265,7 @@ static void histograms(struct bw_prom *p, const struct bw_expo_dev *d, int n)
 	hist_family(p, d, n, H_SERVICE, "blkwise_service_seconds",
 		    "Service time: dispatch to the device until completion (D2C).");
 	hist_family(p, d, n, H_QUEUE, "blkwise_queue_seconds",
-		    "Queue time: insert until dispatch (Q2D), of completions whose insert was seen.");
+		    "Queue time: allocation of the request until dispatch (Q2D), of completions whose request had an allocation stamp.");
 	hist_family(p, d, n, H_SEGMENTS, "blkwise_segments_per_request",
 		    "Physical segments per completed request.");
 }

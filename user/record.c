@@ -11,6 +11,7 @@
 #include "watch.h"
 #include "trace.h"
 #include "policy.h"
+#include "options.h"
 
 #define RING_DEFAULT (16u << 20)
 
@@ -36,20 +37,11 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: blkwise record [-d DEV]... -o FILE [--duration SECS] [--max-size SIZE]\n"
 		"                      [--buffer SIZE] [--verbose] [--btf FILE] [--force-raw-tp]\n"
-		"  -o, --output FILE  the trace file to write (read it with blkwise analyze)\n"
-		"  -d, --device DEV   record DEV only (name, block special file or MAJ:MIN;\n"
-		"                     a partition folds into its disk); repeatable.\n"
-		"                     Default: every device\n"
-		"  -t, --duration S   stop after S seconds (default: on Ctrl-C / SIGTERM)\n"
-		"      --max-size SIZE  stop once the file reaches SIZE (K, M, G suffixes)\n"
-		"      --buffer SIZE  BPF ring buffer size (default 16M; a power of two)\n"
-		"  -v, --verbose      libbpf messages\n"
-		"      --btf FILE     kernel BTF, when /sys/kernel/btf/vmlinux is missing\n"
-		"      --force-raw-tp use the raw_tp programs even where tp_btf loads\n"
 		"Events: Q (block_io_start, else insert and getrq), D, C, requeue, request\n"
 		"and bio merges, each 64 bytes; ring-buffer drops are counted per CPU, in\n"
 		"the file and on stderr.  SIGINT and SIGTERM close the file cleanly; a file\n"
 		"cut short by a crash stays readable up to its last whole record.\n");
+	bw_opts_help(f, BW_CMD_RECORD);
 }
 
 enum { OPT_MAX_SIZE = 300, OPT_BUFFER };

@@ -8,6 +8,7 @@
 #include <time.h>
 #include "watch.h"
 #include "bcrender.h"
+#include "options.h"
 
 struct stat_args {
 	struct bw_watch_opts w;
@@ -23,27 +24,8 @@ static void usage(FILE *f)
 		"usage: blkwise stat [-d DEV]... [-i SECS] [-c COUNT] [-z] [--json]\n"
 		"                    [--streams[=process|cgroup]]\n"
 		"                    [--state-dir DIR | --no-state] [--verbose] [--btf FILE]\n"
-		"                    [--max-devices N] [--bio-cache]\n"
-		"  -d, --device DEV   watch DEV: a name (loop3), a block special file\n"
-		"                     (/dev/mapper/vg-lv) or MAJ:MIN; a partition folds into\n"
-		"                     its disk; repeatable.  Default: every device with a size\n"
-		"                     (and, for loop, a backing file)\n"
-		"  -i, --interval S   seconds per report (default 1)\n"
-		"  -c, --count N      stop after N reports\n"
-		"  -z                 leave out devices with no I/O in the interval\n"
-		"  -j, --json         one JSON object per interval (JSON Lines)\n"
-		"  -s, --streams[=BY] also streams, per process (BY=process, the default) or\n"
-		"                     per cgroup v2 (BY=cgroup); costs a hash lookup per I/O\n"
-		"      --state-dir DIR  where learned solo service times are kept\n"
-		"                     (default " BW_STATE_DIR ")\n"
-		"      --no-state     neither read nor write learned solo service times\n"
-		"  -v, --verbose      libbpf messages, map memory\n"
-		"      --btf FILE     kernel BTF, when /sys/kernel/btf/vmlinux is missing\n"
-		"      --max-devices N  device slots to size the maps for\n"
-		"      --bio-cache    also the per-cpu bio alloc cache, per bio_set and CPU:\n"
-		"                     exact hits and misses where fentry loads, else only the\n"
-		"                     cache-flagged bios block_bio_queue shows (labelled)\n"
-		"      --version      version, git commit and libbpf version\n");
+		"                    [--max-devices N] [--bio-cache] [--force-raw-tp]\n");
+	bw_opts_help(f, BW_CMD_STAT);
 }
 
 enum { OPT_MAX_DEV = 256, OPT_BIO_CACHE };
@@ -52,6 +34,7 @@ static int parse_args(int argc, char **argv, struct stat_args *a)
 {
 	static const struct option opts[] = {
 		BW_WATCH_LONGOPTS,
+		BW_STATE_LONGOPTS,
 		{ "interval", required_argument, NULL, 'i' },
 		{ "count", required_argument, NULL, 'c' },
 		{ "json", no_argument, NULL, 'j' },

@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include "tuner.h"
+#include "options.h"
 
 struct tune_args {
 	struct bw_watch_opts w;
@@ -21,28 +22,14 @@ static void usage(FILE *f)
 		"usage: blkwise tune [-d DEV]... [-i SECS] [--once] [--dry-run]\n"
 		"                    [--policy throughput|latency] [--json] [--state-dir DIR]\n"
 		"                    [--run-dir DIR] [--set-scheduler bfq] [--low-latency 0|1]\n"
-		"                    [--max-idle-us US]\n"
+		"                    [--max-idle-us US] [--no-state] [--verbose] [--btf FILE]\n"
+		"                    [--force-raw-tp]\n"
 		"       blkwise tune --restore [-d DEV]... [--run-dir DIR]\n"
 		"Sets BFQ's slice_idle_us per device from its measured parallelism and streams:\n"
 		"0 on a deep device, about the streams' think time on a shallow one, probing\n"
 		"briefly when the evidence is missing.  Every change is logged with its evidence;\n"
-		"the values found are put back on exit.\n"
-		"  -d, --device DEV     tune DEV (repeatable); default: every device on bfq\n"
-		"  -i, --interval S     measurement window in seconds (default 1)\n"
-		"      --once           decide from one window (probing if needed), leave the\n"
-		"                       setting in place and exit (--restore puts it back)\n"
-		"  -n, --dry-run        decide and log, write nothing\n"
-		"      --policy P       throughput (default) or latency (idling must win by 20%%)\n"
-		"  -j, --json           one JSON object per decision (JSON Lines)\n"
-		"      --state-dir DIR  the S1 store (default " BW_STATE_DIR "); --no-state: none\n"
-		"      --run-dir DIR    state of what was changed, and locks (default "
-		BW_TUNE_RUN_DIR ")\n"
-		"      --set-scheduler bfq  switch devices to bfq first (put back on exit)\n"
-		"      --low-latency 0|1    set bfq's low_latency (put back on exit)\n"
-		"      --max-idle-us US ceiling of a nonzero setting (default 8000, bfq's default)\n"
-		"      --restore        put back what a tuner that did not exit cleanly changed\n"
-		"  -v, --verbose        libbpf messages\n"
-		"      --version        version, git commit and libbpf version\n");
+		"the values found are put back on exit.\n");
+	bw_opts_help(f, BW_CMD_TUNE);
 }
 
 enum { OPT_ONCE = 256, OPT_RESTORE };
@@ -51,6 +38,7 @@ static int parse_args(int argc, char **argv, struct tune_args *a)
 {
 	static const struct option opts[] = {
 		BW_WATCH_LONGOPTS,
+		BW_STATE_LONGOPTS,
 		BW_TUNER_LONGOPTS,
 		{ "interval", required_argument, NULL, 'i' },
 		{ "once", no_argument, NULL, OPT_ONCE },

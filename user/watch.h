@@ -72,17 +72,20 @@ struct bw_watch {
 };
 
 /*
- * The options every watching subcommand takes: -d, -v, --state-dir,
- * --no-state, --btf, --force-raw-tp, --version.  A subcommand puts
- * BW_WATCH_LONGOPTS in its table and "d:v" in its short options, and
- * passes what getopt returns to bw_watch_opt first.
+ * The options every watching subcommand takes: -d, -v, --btf,
+ * --force-raw-tp, --version; and those that learn S1 (stat, tune,
+ * export) --state-dir and --no-state.  A subcommand puts
+ * BW_WATCH_LONGOPTS (and BW_STATE_LONGOPTS) in its table and "d:v" in
+ * its short options, and passes what getopt returns to bw_watch_opt
+ * first.  Their text is options.c's.
  */
 enum { BW_OPT_STATE_DIR = 1000, BW_OPT_NO_STATE, BW_OPT_BTF, BW_OPT_RAW_TP, BW_OPT_VERSION };
+#define BW_STATE_LONGOPTS							\
+	{ "state-dir", required_argument, NULL, BW_OPT_STATE_DIR },		\
+	{ "no-state", no_argument, NULL, BW_OPT_NO_STATE }
 #define BW_WATCH_LONGOPTS							\
 	{ "device", required_argument, NULL, 'd' },				\
 	{ "verbose", no_argument, NULL, 'v' },					\
-	{ "state-dir", required_argument, NULL, BW_OPT_STATE_DIR },		\
-	{ "no-state", no_argument, NULL, BW_OPT_NO_STATE },			\
 	{ "btf", required_argument, NULL, BW_OPT_BTF },				\
 	{ "force-raw-tp", no_argument, NULL, BW_OPT_RAW_TP },			\
 	{ "version", no_argument, NULL, BW_OPT_VERSION }

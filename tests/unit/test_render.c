@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Rendering of what issue 13 added: a device's relations (slaves, holders)
+ * Rendering of a device's relations (slaves, holders)
  * and bio-based flag in JSON, and streams keyed by cgroup in the table and
  * in JSON, next to the per-process ones.
  */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * lostdiag: which block_rq_complete events never reach a BPF program, on
- * one device, independently of blkwise's own code (README, "Lost
+ * one device, independently of blkwise's own code (docs/design.md, "Lost
  * completions").
  *
  * Design.  Per (hw queue, tag) the last D and C seen, as blkwise keeps

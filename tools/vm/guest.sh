@@ -60,6 +60,15 @@ hostname "vmtest-$(uname -r)"
 ip link set lo up 2>/dev/null || busybox ip link set lo up || warn "cannot bring lo up"
 modprobe -q virtio_rng 2>/dev/null
 
+# A tree or result share under the host's /tmp or /var/tmp would be hidden
+# by the scratch disk mounted there: held aside, then bound back at their
+# paths (the tree first, the result share may lie inside it).
+keep=()
+for p in "$(param root)" "$out"; do
+	case $p in /tmp/*|/var/tmp/*) ;; *) continue ;; esac
+	mkdir -p "/run/vmtest-keep/${#keep[@]}" &&
+		mount --bind "$p" "/run/vmtest-keep/${#keep[@]}" && keep+=("$p")
+done
 modprobe -q virtio_blk && modprobe -q ext4 || warn "cannot load virtio_blk, ext4"
 for _ in $(seq 50); do [ -b /dev/vda ] && break; sleep 0.1; done
 if mkdir -p /run/vmtest-scratch && mount -t ext4 /dev/vda /run/vmtest-scratch; then
@@ -67,6 +76,10 @@ if mkdir -p /run/vmtest-scratch && mount -t ext4 /dev/vda /run/vmtest-scratch; t
 	chmod 1777 /run/vmtest-scratch/tmp /run/vmtest-scratch/var-tmp
 	mount --bind /run/vmtest-scratch/tmp /tmp
 	mount --bind /run/vmtest-scratch/var-tmp /var/tmp
+	for i in "${!keep[@]}"; do
+		mkdir -p "${keep[i]}" && mount --bind "/run/vmtest-keep/$i" "${keep[i]}" ||
+			warn "cannot keep ${keep[i]} reachable under the scratch /tmp"
+	done
 else
 	warn "no scratch disk: /tmp and /var/tmp are on the overlay's tmpfs"
 fi

@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# shunit2 suite: the documentation agrees with the program.  The option
+# text lives once, in user/options.c: each command's --help prints it; the
+# man page's options, the options getopt really accepts and the options
+# block of docs/COMMAND.md (written by tools/sync-docs.sh) are held to it.
+# Links between the pages resolve, and nothing in the tree reads as a
+# development log or points outside the repository.  Needs no root.
+. "$(dirname "$0")/lib.sh"
+
+DOC_CMDS="stat tune export record analyze"
+DOC_MAN=$BW_ROOT/man/blkwise.8
+
+# The options --help lists: "--long" per entry, or "-x" for a short-only one.
+doc_help_opts() {
+	"$BW_BIN" "$1" --help | sed -nE \
+		-e 's/^  -[a-zA-Z], --([a-z.-]+).*/--\1/p' \
+		-e 's/^      --([a-z.-]+).*/--\1/p' \
+		-e 's/^  (-[a-zA-Z]) .*/\1/p' | sort -u
+}
+
+# The options the man page lists for a command: the .TP entries of its
+# section, COMMON OPTIONS for the commands that load BPF, -h for every one.
+doc_man_opts() {
+	python3 - "$DOC_MAN" "$1" <<'PY'
+import re, sys
+path, cmd = sys.argv[1], sys.argv[2]
+common = cmd in ("stat", "tune", "export", "record")
+lines = open(path).read().split("\n")
+sect, out = None, set()
+for i, l in enumerate(lines):
+	if l.startswith(".SH"):
+		sect = "common" if l == ".SH COMMON OPTIONS" else None
+	elif l.startswith(".SS"):
+		sect = l[4:].strip()
+	elif l == ".TP" and i + 1 < len(lines):
+		head = lines[i + 1]
+		if not re.match(r"\.B[IR]? ", head) or "\\-" not in head:
+			continue
+		if sect == "blkwise " + cmd or (sect == "common" and (common or "help" in head)):
+			longs = re.findall(r"\\-\\-([a-z][a-z.\\-]*)", head)
+			if longs:
+				out |= {"--" + x.replace("\\-", "-") for x in longs}
+			else:
+				out |= {"-" + x for x in re.findall(r"\\-([a-zA-Z])\b", head)}
+print("\n".join(sorted(out)))
+PY
+}
+
+test_help_and_man_list_the_same_options() {
+	local c diff
+	command -v python3 >/dev/null || { bw_skip "python3 not installed"; return 0; }
+	for c in $DOC_CMDS; do
+		diff=$(diff <(doc_help_opts "$c") <(doc_man_opts "$c"))
+		assertEquals "$c: --help (<) and man page (>) list the same options" "" "$diff"
+		assertTrue "$c: --help lists options" "[ $(doc_help_opts "$c" | wc -l) -ge 3 ]"
+	done
+}
+
+# What getopt accepts, probed without running anything: "--opt=1" then an
+# unknown option.  An option getopt does not know is named in its
+# "unrecognized option" message; a known one fails on the value, or on the
+# unknown option after it (the whole command line is parsed before anything
+# runs); a short one likewise with "-x1".
+doc_accepted() {
+	local c=$1 o err
+	for o in $(for x in $DOC_CMDS; do doc_help_opts "$x"; doc_man_opts "$x"; done | sort -u) \
+		--state-dir --no-state --bio-cache --force-raw-tp --btf --tune-window; do
+		case $o in
+		--*) err=$("$BW_BIN" "$c" "$o=1" --zz-not-an-option 2>&1 >/dev/null)
+		     echo "$err" | grep -q "unrecognized option '$o" || echo "$o" ;;
+		*)   err=$("$BW_BIN" "$c" "${o}1" --zz-not-an-option 2>&1 >/dev/null)
+		     echo "$err" | grep -q "invalid option -- '${o#-}'" || echo "$o" ;;
+		esac
+	done | sort -u
+}
+
+test_help_lists_what_getopt_accepts() {
+	local c diff
+	command -v python3 >/dev/null || { bw_skip "python3 not installed"; return 0; }
+	for c in $DOC_CMDS; do
+		diff=$(diff <(doc_help_opts "$c") <(doc_accepted "$c"))
+		assertEquals "$c: --help (<) and getopt (>) take the same options" "" "$diff"
+	done
+	timeout 10 "$BW_BIN" record --state-dir "$BW_TMP" -t 0.2 -o "$BW_TMP/t" 2>/dev/null
+	assertEquals "record --state-dir: a usage error" 2 $?
+	assertFalse "record --state-dir: nothing written" "[ -e '$BW_TMP/t' ]"
+}
+
+# docs/COMMAND.md carries the command's --help between two markers.
+test_docs_pages_show_the_help() {
+	local c page want got missing=""
+	for c in $DOC_CMDS; do
+		page=$BW_ROOT/docs/$c.md
+		[ -f "$page" ] || { missing="$missing $c.md"; continue; }
+		want=$("$BW_BIN" "$c" --help)
+		got=$(sed -n "/^<!-- options: blkwise $c --help -->/,/^<!-- end options -->/p" "$page" |
+			sed '1,2d;$d' | sed '$d')
+		assertEquals "docs/$c.md shows blkwise $c --help (tools/sync-docs.sh)" "$want" "$got"
+	done
+	[ -z "$missing" ] || bw_skip "not in this tree:$missing"
+}
+
+# Every relative link of README.md and docs/ names a file of the tree.
+test_links_resolve() {
+	local f l bad=""
+	for f in "$BW_ROOT"/README.md "$BW_ROOT"/docs/*.md "$BW_ROOT"/dashboards/README.md; do
+		for l in $(grep -oE '\]\([^)#]+' "$f" | sed 's/^](//' | grep -vE '^[a-z]+:'); do
+			[ -e "$(dirname "$f")/$l" ] || bad="$bad ${f#"$BW_ROOT"/}->$l"
+		done
+	done
+	assertEquals "dead links" "" "$bad"
+	grep -q 'docs/stat.md' "$BW_ROOT/README.md"
+	assertTrue "README links the pages" $?
+}
+
+# No development-log wording and nothing outside the repository.
+test_no_log_wording() {
+	local hits where
+	where="README.md docs man dist dashboards tools tests user bpf Makefile mk"
+	hits=$(cd "$BW_ROOT" && {
+		git grep -nIiE 'this session|this round|this host|I could not|I have not|we could not|seed 0[0-9][0-9]|[(]issue [0-9]+|issue [0-9]+[)]|(fixed|added|removed|since|until|in|see|by|per|what) issue [0-9]+' -- $where
+		git grep -nIE '\.\./shared|DESIGN\.md' -- $where
+	} 2>/dev/null | grep -v '^tests/test_docs.sh:' | head -20)
+	assertEquals "development-log wording" "" "$hits"
+}
+
+# The package that owns command $1 (installed), and its -minimal's parent.
+doc_owner() {
+	dpkg -S "bin/$1" 2>/dev/null | grep -E "/s?bin/$1\$" | cut -d: -f1 | tr ',' '\n' |
+		sed 's/ //g; p; s/-minimal$//' | sort -u
+}
+
+# Every command a suite requires (bw_require, command -v), and those the
+# benchmark and the VM tier run, comes from a package of the right set of
+# tools/deps.sh.
+test_deps_cover_the_commands() {
+	local set cmds c owners missing="" unknown=""
+	command -v dpkg >/dev/null || { bw_skip "not Debian"; return 0; }
+	for set in test bench vm; do
+		case $set in
+		test) cmds="$(grep -rhoE 'bw_require [a-z0-9 ._-]+|command -v [a-z0-9._-]+' \
+			"$BW_ROOT"/tests/*.sh | sed -E 's/bw_require |command -v //' | tr ' ' '\n' |
+			grep -vx dpkg | sort -u) losetup mkfs.ext4 prometheus ab" ;;
+		bench) cmds="biolatency bpftrace btt blkparse iostat fio taskset" ;;
+		vm) cmds="qemu-system-x86_64 busybox cpio xz zstd mkfs.ext4 apt-get dpkg-deb blktrace" ;;
+		esac
+		for c in $cmds; do
+			owners=$(doc_owner "$c")
+			[ -n "$owners" ] || { unknown="$unknown $c"; continue; }
+			echo "$owners" | grep -qxF -f <("$BW_ROOT"/tools/deps.sh --"$set" --list |
+				tr ' ' '\n' | grep .) || missing="$missing $c($set: $(echo $owners))"
+		done
+	done
+	assertEquals "commands whose package tools/deps.sh does not install" "" "$missing"
+	[ -z "$unknown" ] || bw_skip "not installed here, package unknown:$unknown"
+}
+
+. shunit2
