@@ -107,7 +107,9 @@ deps:
 run: deps all
 	./blkwise stat
 
-test: deps all fixture $(UNIT_BINS)
+# The test run includes the VM tier (QEMU, a Debian kernel; tools/run-tests.sh),
+# whose packages come with tools/deps.sh --vm; BW_VM=0 leaves it out.
+test: $(if $(filter 0,$(BW_VM)),deps,vmtest-deps) all fixture $(UNIT_BINS)
 	tools/run-tests.sh
 
 fixture:
