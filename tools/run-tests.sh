@@ -28,12 +28,8 @@ BW_VM_SUITES=${BW_VM_SUITES:-test_truth test_biocache test_bio test_streams}
 
 run_id=r$$
 state=$(mktemp -d /tmp/blkwise-run.XXXXXX)
-if [ -n "${BW_RESULTS_OUT:-}" ]; then
-	results=$BW_RESULTS_OUT
-	: >"$results"
-else
-	results=$state/results
-fi
+results=${BW_RESULTS_OUT:-$state/results}
+: >"$results"
 trap 'rm -rf "$state"' EXIT
 
 # selected SUITE: true when BW_SUITES leaves SUITE in.
@@ -95,7 +91,7 @@ run_vm() {
 	echo "== vm: $suites on $k (tools/vmtest.sh; BW_VM=0 skips it)"
 	out=build/vm/out/$k/results
 	rm -f "$out"
-	BW_UNITS=0 tools/vmtest.sh -s "$suites" "$k" 2>&1 | tee "$state/vm"
+	BW_UNITS=0 VM_TIMEOUT=${VM_TIMEOUT:-3600} tools/vmtest.sh -s "$suites" "$k" 2>&1 | tee "$state/vm"
 	rc=${PIPESTATUS[0]}
 	line=$(grep -E "^$k: " "$state/vm" | tail -n 1)
 	line=${line#"$k: "}
