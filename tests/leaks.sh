@@ -71,7 +71,7 @@ leak_devices() {
 	for d in /sys/block/dm-*/dm/name; do
 		[ -f "$d" ] && grep -H '^bwtest' "$d" | sed 's,^/sys/block/\([^/]*\)/dm/name:,dm \1 ,'
 	done
-	for d in /dev/md/bwtest*; do [ -e "$d" ] && echo "md $d"; done
+	for d in /dev/md/bwtest*; do [ -e "$d" ] || [ -L "$d" ] && echo "md $d"; done
 	awk '$1 ~ /^(null_blk|scsi_debug|brd)$/ { print "module " $1 }' /proc/modules 2>/dev/null
 	[ "$(cat /sys/block/zram0/disksize 2>/dev/null || echo 0)" = 0 ] || echo "zram zram0 configured"
 	return 0
