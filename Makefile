@@ -119,8 +119,10 @@ run:
 	$(Q)$(MAKE) --no-print-directory all
 	./blkwise stat
 
+# The test run includes the VM tier (QEMU, a Debian kernel; tools/run-tests.sh),
+# whose packages come with tools/deps.sh --vm; BW_VM=0 leaves it out.
 test:
-	$(Q)tools/deps.sh --test
+	$(Q)tools/deps.sh $(if $(filter 0,$(BW_VM)),--test,--vm)
 	$(Q)$(MAKE) --no-print-directory all fixture $(UNIT_BINS)
 	tools/run-tests.sh
 

@@ -10,7 +10,10 @@ BW_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BW_BIN=$BW_ROOT/blkwise
 BW_RESULTS=${BW_RESULTS:-/dev/null}
 BW_SUITE=$(basename "$0" .sh)
-BW_TMP=$(mktemp -d /tmp/blkwise-test.XXXXXX)
+# Every temporary file, loop image and mount point of a test is named
+# $BW_TAG*: the runner's leak checks (tests/leaks.sh) find this run's by it.
+BW_TAG=blkwise-test${BW_RUN_ID:+-$BW_RUN_ID}
+BW_TMP=$(mktemp -d /tmp/"$BW_TAG".XXXXXX)
 SHUNIT_COLOR=none
 
 bw_cleanups=()
@@ -122,10 +125,10 @@ bw_loop() {
 	if [ "$_where" = shm ]; then
 		_dir=$(bw_mem_dir)
 		[ -n "$_dir" ] || { echo "no directory takes O_DIRECT here (set BW_MEM_DIR)" >&2; return 1; }
-		_img=$(mktemp "$_dir"/blkwise-test.XXXXXX)
+		_img=$(mktemp "$_dir/$BW_TAG".XXXXXX)
 		truncate -s "${_size}M" "$_img"
 	else
-		_img=$(mktemp /var/tmp/blkwise-test.XXXXXX)
+		_img=$(mktemp /var/tmp/"$BW_TAG".XXXXXX)
 		dd if=/dev/urandom of="$_img" bs=1M count="$_size" oflag=direct status=none
 	fi
 	_dev=$(losetup --find --show "$@" "$_img") || { rm -f "$_img"; return 1; }
@@ -142,7 +145,7 @@ bw_loop() {
 # tools/fakedisk.sh (OPTS as its mount options); its name goes into VAR.
 bw_fakedisk() {
 	local _var=$1 _dir _dev
-	_dir=$(mktemp -d /tmp/blkwise-test-fd.XXXXXX)
+	_dir=$(mktemp -d /tmp/"$BW_TAG"-fd.XXXXXX)
 	bw_on_cleanup "$BW_ROOT/tools/fakedisk.sh down $_dir/mnt; rm -rf $_dir"
 	_dev=$("$BW_ROOT"/tools/fakedisk.sh up "$_dir/mnt" "$2") || return 1
 	echo 0 >/sys/block/"$_dev"/queue/nomerges

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # shunit2 suite: tools/fakedisk behaves like the disk it claims to model.
 #
-# Each test mounts its own fakedisk under /tmp/blkwise-test-fakedisk.*,
+# Each test mounts its own fakedisk under /tmp/$BW_TAG-fakedisk.*,
 # puts a loop device (direct I/O) on it, drives it with fio and compares
 # three views of the same run: the model's arithmetic, fio's JSON and the
 # daemon's own "stats" file.  Run as root: tests/test_fakedisk.sh
@@ -17,7 +17,7 @@
 . "$(dirname "$0")/lib.sh"
 
 FAKEDISK=$BW_ROOT/tools/fakedisk.sh
-PREFIX=/tmp/blkwise-test-fakedisk.$$
+PREFIX=/tmp/$BW_TAG-fakedisk.$$
 T=
 MNT=
 LOOP=

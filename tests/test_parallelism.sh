@@ -31,7 +31,7 @@
 . "$(dirname "$0")/lib.sh"
 
 FAKEDISK=$BW_ROOT/tools/fakedisk.sh
-PL_PREFIX=/tmp/blkwise-test-par.$$
+PL_PREFIX=/tmp/$BW_TAG-par.$$
 PL_WARM=3	# s at iodepth 1 so blkwise learns S1
 PL_DEEP=4	# s of the measured run: 3-4 whole 1 s intervals
 PL_TOL=15	# % for P_eff against P and against the truth

@@ -1,62 +1,144 @@
 #!/usr/bin/env bash
-# Runs the C unit tests and every shunit2 suite, then prints one line:
-# "N passed, N failed, N skipped".  Skipped checks are named and never
-# counted as passed.  Exit status is non-zero when anything failed.
+# Runs the C unit tests and every shunit2 suite, checks that nothing the
+# tests made outlived them (tests/leaks.sh), runs the suites that need
+# kernel modules in a QEMU guest (the VM tier, tools/vmtest.sh), then
+# prints one line, the last: "N passed, N failed, N skipped".  Skipped
+# checks are named and never counted as passed.  Exit status is non-zero
+# when anything failed.
+#
+# Environment:
+#   BW_SUITES     only these suites (e.g. "test_stat test_tune"); the VM tier
+#                 then runs only if BW_VM=1, on those of them it runs
+#   BW_UNITS=0    no unit tests
+#   BW_VM=0       no VM tier (its suites are listed as one SKIP); BW_VM=1
+#                 runs it even with BW_SUITES
+#   BW_VM_KERNEL  the guest's kernel (6.1: tools/vmtest.sh KVER)
+#   BW_VM_SUITES  the VM tier's suites: those whose checks SKIP on a kernel
+#                 without null_blk, scsi_debug, dm or md modules
+#   BW_RESULTS_OUT  keep the PASS/FAIL/SKIP lines in this file (the guest's
+#                 run hands them to the host's so)
+#   BW_VM_TIER    set by tools/vmtest.sh in the guest: this run is the VM tier
+#   VM_TIMEOUT, VM_SMP, ...  passed to tools/vmtest.sh
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
+. tests/leaks.sh
 
-results=$(mktemp /tmp/blkwise-results.XXXXXX)
-trap 'rm -f "$results"' EXIT
+BW_VM_KERNEL=${BW_VM_KERNEL:-6.1}
+BW_VM_SUITES=${BW_VM_SUITES:-test_truth test_biocache test_bio test_streams}
 
-for t in build/unit/test_*; do
-	[ -x "$t" ] || continue
-	echo "== unit: $t"
-	if ! "$t" >"$results.unit" 2>&1; then
-		grep -q '^FAIL ' "$results.unit" ||
-			echo "FAIL unit:$(basename "$t") (crashed)" >>"$results.unit"
+run_id=r$$
+state=$(mktemp -d /tmp/blkwise-run.XXXXXX)
+results=${BW_RESULTS_OUT:-$state/results}
+: >"$results"
+trap 'rm -rf "$state"' EXIT
+
+# selected SUITE: true when BW_SUITES leaves SUITE in.
+selected() { [ -z "${BW_SUITES:-}" ] || echo " $BW_SUITES " | grep -q " $1 "; }
+
+run_units() {
+	local t
+	for t in build/unit/test_*; do
+		[ -x "$t" ] || continue
+		echo "== unit: $t"
+		if ! "$t" >"$state/unit" 2>&1; then
+			grep -q '^FAIL ' "$state/unit" ||
+				echo "FAIL unit:$(basename "$t") (crashed)" >>"$state/unit"
+		fi
+		grep -E '^(PASS|FAIL|SKIP) ' "$state/unit" | tee -a "$results" | grep -v '^PASS' || true
+	done
+}
+
+# Each suite gets BW_RUN_ID: what it starts carries it, what it names
+# carries it (tests/lib.sh's BW_TAG), and leak_check finds both.
+run_suites() {
+	local s before rc
+	for s in tests/test_*.sh; do
+		selected "$(basename "$s" .sh)" || continue
+		echo "== suite: $s"
+		before=$(wc -l <"$results")
+		BW_RUN_ID=$run_id BW_RESULTS=$results timeout 900 bash "$s"
+		rc=$?
+		if [ "$(wc -l <"$results")" -eq "$before" ] ||
+			{ [ $rc -ne 0 ] && ! tail -n +"$((before + 1))" "$results" | grep -q '^FAIL'; }; then
+			echo "FAIL $(basename "$s" .sh) (suite exited $rc)" >>"$results"
+		fi
+	done
+}
+
+# vm_suites: the VM tier's suites this run selects.
+vm_suites() {
+	local s out=""
+	for s in $BW_VM_SUITES; do
+		selected "$s" && out="$out${out:+ }$s"
+	done
+	echo "$out"
+}
+
+# run_vm: the VM tier's suites in a guest on BW_VM_KERNEL.  Its checks join
+# this run's lines as vm-KVER/NAME; a kernel that cannot be fetched is one
+# SKIP, a guest that does not boot or finish one FAIL, with the reason.
+run_vm() {
+	local suites k=$BW_VM_KERNEL tier out line rc got
+	[ -z "${BW_VM_TIER:-}" ] || return 0	# this is the guest
+	suites=$(vm_suites)
+	tier=vm-$k
+	[ -n "$suites" ] || return 0
+	if [ "${BW_VM:-}" = 0 ]; then
+		echo "SKIP $tier ($suites: not run, BW_VM=0)" >>"$results"
+		return 0
 	fi
-	grep -E '^(PASS|FAIL|SKIP) ' "$results.unit" | tee -a "$results" | grep -v '^PASS' || true
-	rm -f "$results.unit"
-done
+	[ -z "${BW_SUITES:-}" ] || [ "${BW_VM:-}" = 1 ] || return 0
+	echo "== vm: $suites on $k (tools/vmtest.sh; BW_VM=0 skips it)"
+	out=build/vm/out/$k/results
+	rm -f "$out"
+	BW_UNITS=0 VM_TIMEOUT=${VM_TIMEOUT:-3600} tools/vmtest.sh -s "$suites" "$k" 2>&1 | tee "$state/vm"
+	rc=${PIPESTATUS[0]}
+	line=$(grep -E "^$k: " "$state/vm" | tail -n 1)
+	line=${line#"$k: "}
+	case $line in
+	SKIPPED*)
+		line=${line#SKIPPED (}
+		echo "SKIP $tier (kernel $k not fetched: ${line%)})" >>"$results"
+		return 0
+		;;
+	esac
+	[ -f "$out" ] && sed -E "s,^(PASS|FAIL|SKIP) ,\1 $tier/," "$out" >>"$results"
+	case $line in
+	"")
+		echo "FAIL $tier (tools/vmtest.sh exited $rc: $(grep -m 1 'vmtest: error' "$state/vm" || echo 'no result line'))" >>"$results" ;;
+	[0-9]*" passed, "*)
+		# The guest's own count must be the lines that came back.
+		got=$(awk '{ n[$1]++ } END { printf "%d passed, %d failed, %d skipped", n["PASS"], n["FAIL"], n["SKIP"] }' "$out" 2>/dev/null)
+		case $line in "$got"*) ;; *)
+			echo "FAIL $tier (the guest counted ${line%% (*}, its results file holds ${got:-nothing})" >>"$results" ;;
+		esac ;;
+	*)
+		echo "FAIL $tier ($line)" >>"$results" ;;	# no boot, a timeout
+	esac
+}
 
-for s in tests/test_*.sh; do
-	[ -n "${BW_SUITES:-}" ] && ! echo " $BW_SUITES " | grep -q " $(basename "$s" .sh) " && continue
-	echo "== suite: $s"
-	before=$(wc -l <"$results")
-	BW_RESULTS=$results timeout 900 bash "$s"
-	rc=$?
-	if [ "$(wc -l <"$results")" -eq "$before" ] || { [ $rc -ne 0 ] && ! tail -n +"$((before + 1))" "$results" | grep -q '^FAIL'; }; then
-		echo "FAIL $(basename "$s" .sh) (suite exited $rc)" >>"$results"
+summary() {
+	local pass fail skip
+	pass=$(grep -c '^PASS ' "$results")
+	fail=$(grep -c '^FAIL ' "$results")
+	skip=$(grep -c '^SKIP ' "$results")
+	echo
+	if [ "$skip" -gt 0 ]; then
+		echo "Skipped (not counted as passed):"
+		grep '^SKIP ' "$results" | sed 's/^SKIP /  /'
 	fi
-done
+	if [ "$fail" -gt 0 ]; then
+		echo "Failed:"
+		grep '^FAIL ' "$results" | sed 's/^FAIL /  /'
+	fi
+	echo "$pass passed, $fail failed, $skip skipped"
+	[ "$fail" -eq 0 ]
+}
 
-# Nothing a test made may outlive it.
-# Programs are freed from a kernel work item: give them two seconds.
-for _ in $(seq 20); do
-	leaks=$(bpftool prog list 2>/dev/null | grep -cE ' name bw_' || true)
-	[ "$leaks" -eq 0 ] && break
-	sleep 0.1
-done
-[ "$leaks" -eq 0 ] && echo "PASS leaks:bpf-programs" >>"$results" ||
-	echo "FAIL leaks:bpf-programs ($leaks blkwise programs still loaded)" >>"$results"
-loops=$(losetup -l -n -O BACK-FILE 2>/dev/null | grep -c 'blkwise-test' || true)
-[ "$loops" -eq 0 ] && echo "PASS leaks:loop-devices" >>"$results" ||
-	echo "FAIL leaks:loop-devices ($loops left)" >>"$results"
-mounts=$(grep -c 'blkwise-test' /proc/mounts || true)
-[ "$mounts" -eq 0 ] && echo "PASS leaks:mounts" >>"$results" ||
-	echo "FAIL leaks:mounts ($mounts left)" >>"$results"
-
-pass=$(grep -c '^PASS ' "$results")
-fail=$(grep -c '^FAIL ' "$results")
-skip=$(grep -c '^SKIP ' "$results")
-echo
-if [ "$skip" -gt 0 ]; then
-	echo "Skipped (not counted as passed):"
-	grep '^SKIP ' "$results" | sed 's/^SKIP /  /'
-fi
-if [ "$fail" -gt 0 ]; then
-	echo "Failed:"
-	grep '^FAIL ' "$results" | sed 's/^FAIL /  /'
-fi
-echo "$pass passed, $fail failed, $skip skipped"
-[ "$fail" -eq 0 ]
+leak_snapshot "$state"
+[ "${BW_UNITS:-1}" = 0 ] || run_units
+run_suites
+leak_check "$state" "$run_id" >>"$results"
+grep '^FAIL leaks:' "$results" || true
+run_vm
+summary

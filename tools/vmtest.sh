@@ -17,7 +17,8 @@
 #   KVER/initrd.gz     busybox + the modules needed to mount the host over 9p
 #   KVER/scratch.img   an ext4 disk for the guest's /tmp and /var/tmp (new per run;
 #                      the guest also has an ext4 ramdisk as BW_MEM_DIR)
-#   out/KVER/          console.log, output.log (the command's), rc, job
+#   out/KVER/          console.log, output.log (the command's), rc, job, and
+#                      results (the runner's PASS/FAIL/SKIP lines)
 #
 # Environment (or make's command line):
 #   VM_TIMEOUT  seconds per kernel, boot to power-off (1800: every suite
@@ -33,6 +34,9 @@
 #   VM_VERBOSE=1  the console shown live as well as logged
 #   VM_REFRESH=1  fetch the kernel again though one is cached
 #   VM_BOOT_RETRIES  boots more when a guest dies before its userland is up (1)
+#   VM_FIRST_OUTPUT  seconds the guest kernel has to print its first line
+#               ("Linux version"), else the boot is stopped and said to hang
+#               (15 with VM_ACCEL=kvm, where it takes under one; 300 with tcg)
 set -eu
 
 cd "$(dirname "$0")/.."
@@ -58,6 +62,10 @@ VM_VERBOSE=${VM_VERBOSE:-0}
 VM_MEMDISK=${VM_MEMDISK:-768}
 VM_REFRESH=${VM_REFRESH:-0}
 VM_BOOT_RETRIES=${VM_BOOT_RETRIES:-1}
+case $VM_ACCEL in
+*kvm*) VM_FIRST_OUTPUT=${VM_FIRST_OUTPUT:-15} ;;
+*) VM_FIRST_OUTPUT=${VM_FIRST_OUTPUT:-300} ;;
+esac
 
 log() { echo "vmtest: $*" >&2; }
 die() { echo "vmtest: error: $*" >&2; exit 1; }
@@ -225,12 +233,15 @@ make_scratch() {
 	mkfs.ext4 -q -F -L vmscratch "$img" >/dev/null 2>&1 || { echo "mkfs.ext4 $img failed"; return 1; }
 }
 
-# write_job OUT: the script the guest runs, from BW_ROOT.
+# write_job OUT: the script the guest runs, from BW_ROOT.  The runner there
+# keeps its PASS/FAIL/SKIP lines in OUT/results (tools/run-tests.sh reads
+# them back) and runs no VM tier of its own; BW_UNITS=0 passes through.
 write_job() {
 	if [ -n "$CMD" ]; then
 		printf 'cd %s\n%s\n' "$ROOT" "$CMD"
 	else
-		printf "cd %s && BW_SUITES='%s' exec tools/run-tests.sh\n" "$ROOT" "$SUITES"
+		printf "cd %s && BW_VM_TIER=%s BW_RESULTS_OUT=%s/results BW_UNITS=%s BW_SUITES='%s' exec tools/run-tests.sh\n" \
+			"$ROOT" "$(basename "$1")" "$1" "${BW_UNITS:-1}" "$SUITES"
 	fi >"$1/job"
 }
 
@@ -251,13 +262,45 @@ qemu_run() {
 		-drive "file=$dir/scratch.img,if=virtio,format=raw,cache=unsafe" \
 		-device virtio-rng-pci -nic none
 	if [ -n "$VM_CPU" ]; then set -- "$@" -cpu "$VM_CPU"; fi
-	QEMU_RC=0
+	set -- "$@" -pidfile "$out/qemu.pid"
+	rm -f "$out/qemu.rc" "$out/qemu.pid" "$out/hung"
+	: >"$out/console.log"
 	if [ "$VM_VERBOSE" = 1 ]; then
 		{ timeout -k 10 "$VM_TIMEOUT" "$QEMU" "$@" </dev/null 2>"$out/qemu.err"; echo $? >"$out/qemu.rc"; } |
-			tee "$out/console.log"
-		QEMU_RC=$(cat "$out/qemu.rc")
+			tee "$out/console.log" &
 	else
-		timeout -k 10 "$VM_TIMEOUT" "$QEMU" "$@" </dev/null >"$out/console.log" 2>"$out/qemu.err" || QEMU_RC=$?
+		{ timeout -k 10 "$VM_TIMEOUT" "$QEMU" "$@" </dev/null >"$out/console.log" 2>"$out/qemu.err"; echo $? >"$out/qemu.rc"; } &
+	fi
+	watch_first_output "$out"
+	wait
+	QEMU_RC=$(cat "$out/qemu.rc")
+}
+
+# watch_first_output OUT: stops the guest (OUT/hung says why) when its
+# kernel prints nothing within VM_FIRST_OUTPUT seconds: a boot that hangs
+# (a stock kernel on a KVM it cannot run on stops after "Probing EDD")
+# is said so at once, not at VM_TIMEOUT.
+watch_first_output() {
+	t=0
+	while [ ! -f "$1/qemu.rc" ]; do
+		grep -q 'Linux version' "$1/console.log" 2>/dev/null && return 0
+		if [ "$t" -ge "$VM_FIRST_OUTPUT" ]; then
+			echo "no kernel output within ${VM_FIRST_OUTPUT}s$(kvm_note)" >"$1/hung"
+			kill "$(cat "$1/qemu.pid" 2>/dev/null)" 2>/dev/null || true
+			return 0
+		fi
+		sleep 1
+		t=$((t + 1))
+	done
+}
+
+# kvm_note: with VM_ACCEL=kvm, what /dev/kvm is, for a guest that hung.
+kvm_note() {
+	case $VM_ACCEL in *kvm*) ;; *) return 0 ;; esac
+	if [ -d /sys/module/kvm_pvm ]; then
+		printf ' (VM_ACCEL=%s: /dev/kvm is kvm_pvm, which runs PVM guest kernels only; VM_ACCEL=tcg boots)' "$VM_ACCEL"
+	else
+		printf ' (VM_ACCEL=%s: VM_ACCEL=tcg may boot)' "$VM_ACCEL"
 	fi
 }
 
@@ -284,7 +327,7 @@ boot() {
 		why=$(make_scratch "$kver") || { RESULT="FAILED to boot ($why)"; STATUS=fail; return; }
 		qemu_run "$kver" "$out"
 		BOOT=$(sed -n 's/.*vmtest: userland up after \([0-9.]*\)s.*/\1/p' "$out/console.log" | head -n 1)
-		[ -z "$BOOT" ] && [ "$QEMU_RC" != 124 ] && [ "$try" -lt "$VM_BOOT_RETRIES" ] || break
+		[ -z "$BOOT" ] && [ "$QEMU_RC" != 124 ] && [ ! -f "$out/hung" ] && [ "$try" -lt "$VM_BOOT_RETRIES" ] || break
 		try=$((try + 1))
 		w=$(boot_why "$out" "$QEMU_RC")
 		retried="$retried; boot $try failed: $w"
@@ -332,14 +375,15 @@ boot() {
 
 # boot_why OUT QEMU_RC: the first reason the console log or qemu gives.
 boot_why() {
+	if [ -f "$1/hung" ]; then
+		echo "$(cat "$1/hung"); last console line: $(last_line "$1")"
+		return
+	fi
 	w=$(grep -m 1 -E 'vmtest-init: error|(Oops|BUG)[: ]|Kernel panic' "$1/console.log" 2>/dev/null |
 		tr -d '\r' | sed 's/^\[[ 0-9.]*\] //' || true)
 	if [ -n "$w" ]; then echo "$w"; return; fi
 	if [ "$2" = 124 ]; then
-		esc=$(printf '\033')
-		w=$(sed "s/${esc}\[[0-9;?]*[A-Za-z]//g; s/${esc}.//g" "$1/console.log" | tr -d '\r' |
-			grep '[[:alnum:]]' | tail -n 1 | cut -c 1-100)
-		echo "timed out after ${VM_TIMEOUT}s; last console line: ${w:-none}"
+		echo "timed out after ${VM_TIMEOUT}s; last console line: $(last_line "$1")"
 		return
 	fi
 	w=$(grep -v -m 1 -e 'warning:' -e 'terminating on signal' "$1/qemu.err" 2>/dev/null || true)
@@ -348,6 +392,14 @@ boot_why() {
 	fi
 	if [ -n "$w" ]; then echo "qemu exited $2: $w"; return; fi
 	echo "qemu exited $2 without a result"
+}
+
+# last_line OUT: the console's last line with text, escapes removed.
+last_line() {
+	esc=$(printf '\033')
+	w=$(sed "s/${esc}\[[0-9;?]*[A-Za-z]//g; s/${esc}.//g" "$1/console.log" | tr -d '\r' |
+		grep '[[:alnum:]]' | tail -n 1 | cut -c 1-100)
+	echo "${w:-none}"
 }
 
 # run KVER: prints KVER's line and records it for the table.
@@ -392,6 +444,10 @@ for c in cpio gzip xz depmod modprobe mkfs.ext4 timeout; do
 	command -v "$c" >/dev/null || die "$c missing: tools/deps.sh --vm"
 done
 [ "$VM_TIMEOUT" -gt 120 ] || die "VM_TIMEOUT must be more than 120 seconds"
+case $VM_ACCEL in *kvm*)
+	[ -c /dev/kvm ] || die "VM_ACCEL=$VM_ACCEL: no /dev/kvm here; the default, VM_ACCEL=tcg, needs none"
+	[ -r /dev/kvm ] && [ -w /dev/kvm ] || die "VM_ACCEL=$VM_ACCEL: /dev/kvm not readable and writable"
+esac
 
 mkdir -p "$VMDIR/out"
 TABLE=$(mktemp)
