@@ -67,9 +67,12 @@ struct bw_replay {
 	__u32 *stream_slot;	/* index + 1 */
 	struct rp_comm *comms;
 	__u64 t0, from_ns, to_ns, next_tick, tick_ns, last_ts;
+	__u64 seen_ts;		/* the last event's time, in the window or not */
 	__u64 events, abandoned, stream_overflow, skipped_ticks;
 	bool started, full;
 	bool by_sector;		/* some request was keyed by sector (bio Q, blktrace) */
+	bool no_segments;	/* the source does not carry segment counts (blktrace) */
+	bool exact;		/* every percentile narrowed to its value */
 	int passes;
 	struct rp_target *targets;
 	int ntargets;
@@ -423,43 +426,53 @@ static __u64 rank_of(__u64 n, double p)
 	return r < 1 ? 1 : (__u64)r;
 }
 
-/* After pass 1: each percentile's bucket; the exact ones are done already. */
-static int plan_targets(struct bw_replay *rp)
+/*
+ * After pass 1: each percentile from its histogram bucket's lower bound
+ * (below the true value by under 1/XH_SUB, 0.4%; exact under XH_SUB ns and
+ * for the max).  With targets, the ones still to narrow are planned.
+ */
+static int n_targets(struct bw_xdist *x, struct rp_target *targets, int n)
+{
+	__u64 cum, rank, lo, w;
+	__u32 i;
+	int p;
+
+	x->tfirst = n;
+	for (p = 0; x->h && p < BW_NR_PCTL; p++) {
+		rank = rank_of(x->n, bw_pctls[p]);
+		if (rank >= x->n) {
+			x->pct[p] = x->max;
+			continue;
+		}
+		for (i = 0, cum = 0; cum + x->h[i] < rank; i++)
+			cum += x->h[i];
+		xh_bounds(i, &lo, &w);
+		x->pct[p] = lo > x->min ? lo : x->min;
+		if (w == 1 || !targets)
+			continue;
+		targets[n++] = (struct rp_target){
+			.x = x, .pctl = p, .lo = lo, .rank = rank - cum,
+			.width = (w + REFINE - 1) / REFINE,
+		};
+	}
+	x->tcount = n - x->tfirst;
+	return n;
+}
+
+static int plan_targets(struct bw_replay *rp, bool refine)
 {
 	int d, op, l, p, n = 0;
 
-	rp->targets = calloc((size_t)rp->ndevs * BW_NR_OPS * BW_NR_LAT * BW_NR_PCTL,
-			     sizeof(*rp->targets));
-	if (!rp->targets && rp->ndevs)
-		return -ENOMEM;
+	if (refine) {
+		rp->targets = calloc((size_t)rp->ndevs * BW_NR_OPS * BW_NR_LAT * BW_NR_PCTL,
+				     sizeof(*rp->targets));
+		if (!rp->targets && rp->ndevs)
+			return -ENOMEM;
+	}
 	for (d = 0; d < rp->ndevs; d++)
 		for (op = 0; op < BW_NR_OPS; op++)
-			for (l = 0; l < BW_NR_LAT; l++) {
-				struct bw_xdist *x = &rp->devs[d].lat[op][l];
-				__u64 cum = 0, rank, lo, w;
-				__u32 i;
-
-				x->tfirst = n;
-				for (p = 0; x->h && p < BW_NR_PCTL; p++) {
-					rank = rank_of(x->n, bw_pctls[p]);
-					if (rank >= x->n) {
-						x->pct[p] = x->max;
-						continue;
-					}
-					for (i = 0, cum = 0; cum + x->h[i] < rank; i++)
-						cum += x->h[i];
-					xh_bounds(i, &lo, &w);
-					x->pct[p] = lo;
-					if (w == 1)
-						continue;
-					rp->targets[n] = (struct rp_target){
-						.x = x, .pctl = p, .lo = lo, .rank = rank - cum,
-						.width = (w + REFINE - 1) / REFINE,
-					};
-					n++;
-				}
-				x->tcount = n - x->tfirst;
-			}
+			for (l = 0; l < BW_NR_LAT; l++)
+				n = n_targets(&rp->devs[d].lat[op][l], rp->targets, n);
 	rp->ntargets = n;
 	for (p = 0; p < n; p++) {
 		rp->targets[p].cells = calloc(REFINE, sizeof(__u32));
@@ -779,6 +792,13 @@ static void queued(struct bw_replay *rp, struct bw_rp_dev *d, const struct bw_tr
 		e->q_ts = ev->ts;
 }
 
+/* What the source did not record is unknown, not 0. */
+static void unknowns(const struct bw_replay *rp, struct bw_interval *iv)
+{
+	if (rp->no_segments)
+		iv->seg_per_rq = NAN;
+}
+
 /* A device's streams over the interval ending at end: those with I/O in it. */
 static int tick_streams(struct bw_replay *rp, const struct bw_rp_dev *d, __u64 end, double secs)
 {
@@ -833,6 +853,7 @@ static void tick(struct bw_replay *rp, __u64 end)
 		now->inflight = d->inflight;
 		tk.inflight = d->inflight;
 		bw_interval_compute(&d->prev, now, secs, &bw_peff_default, NULL, 0, &iv);
+		unknowns(rp, &iv);
 		bw_class_update(&d->cls, iv.p_eff, secs);
 		if (rp->o.on_tick)
 			rp->o.on_tick(rp->o.ctx, &tk);
@@ -863,6 +884,8 @@ static void event(struct bw_replay *rp, const struct bw_trec *ev)
 		c->comm[BW_COMM_LEN - 1] = '\0';
 		return;
 	}
+	if (ev->ts > rp->seen_ts)
+		rp->seen_ts = ev->ts;
 	if (rel(rp, ev->ts) < rp->from_ns || (rp->to_ns && rel(rp, ev->ts) >= rp->to_ns))
 		return;
 	while (rp->full && ev->ts >= rp->next_tick) {
@@ -960,6 +983,7 @@ static void totals(struct bw_replay *rp)
 		end.inflight = d->inflight;
 		end.max_depth = d->max_depth_all;
 		bw_interval_compute(NULL, &end, span, &bw_peff_default, NULL, 0, &d->total);
+		unknowns(rp, &d->total);
 	}
 	for (i = 0; i < rp->nstreams; i++) {
 		struct bw_stream s = rp->streams[i].s;
@@ -985,10 +1009,10 @@ int bw_replay_run(struct bw_replay *rp)
 	if (rp->last_ts > rp->next_tick - rp->tick_ns + 1000000)
 		tick(rp, rp->last_ts);
 	totals(rp);
+	if (plan_targets(rp, rp->o.exact))
+		return -1;
 	if (!rp->o.exact)
 		return 0;
-	if (plan_targets(rp))
-		return -1;
 	/* Refining passes only pair requests again: keep pass 1's counters. */
 	saved = malloc(rp->ndevs * sizeof(*saved) + 1);
 	if (!saved)
@@ -1003,6 +1027,7 @@ int bw_replay_run(struct bw_replay *rp)
 		if (rc < 0 || !narrow_targets(rp))
 			break;
 	}
+	rp->exact = rc >= 0;
 	for (i = 0; i < rp->ndevs; i++) {
 		memcpy(saved[i].lat, rp->devs[i].lat, sizeof(saved[i].lat));
 		rp->devs[i] = saved[i];
@@ -1024,6 +1049,7 @@ int bw_replay_new(struct bw_replay **out, const struct bw_replay_opts *o,
 	rp->o = *o;
 	rp->src = src;
 	rp->last_dev = -1;
+	rp->no_segments = !strcmp(src->info->source, "blktrace");
 	if (!(rp->o.interval > 0))
 		rp->o.interval = 1.0;
 	rp->tick_ns = (__u64)(rp->o.interval * 1e9);
@@ -1087,9 +1113,19 @@ double bw_replay_span(const struct bw_replay *rp)
 	return rp->last_ts > start ? (double)(rp->last_ts - start) / 1e9 : 0;
 }
 
+double bw_replay_trace_span(const struct bw_replay *rp)
+{
+	return rp->seen_ts > rp->t0 ? (double)(rp->seen_ts - rp->t0) / 1e9 : 0;
+}
+
 __u64 bw_replay_events(const struct bw_replay *rp)
 {
 	return rp->events;
+}
+
+bool bw_replay_exact(const struct bw_replay *rp)
+{
+	return rp->exact;
 }
 
 int bw_replay_passes(const struct bw_replay *rp)

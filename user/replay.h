@@ -116,8 +116,12 @@ int bw_replay_devs(const struct bw_replay *rp, const struct bw_rp_dev **devs);
 int bw_replay_streams(const struct bw_replay *rp, const struct bw_rp_stream **s);
 const char *bw_replay_comm(const struct bw_replay *rp, __u32 pid);
 double bw_replay_span(const struct bw_replay *rp);	/* s covered */
+/* s from the trace's start to its last event, whatever --from and --to. */
+double bw_replay_trace_span(const struct bw_replay *rp);
 __u64 bw_replay_events(const struct bw_replay *rp);
 int bw_replay_passes(const struct bw_replay *rp);
+/* Percentiles exact (else each its histogram bucket's bound, up to 0.4% below). */
+bool bw_replay_exact(const struct bw_replay *rp);
 /* Requests the table could not follow (never completed, evicted). */
 __u64 bw_replay_abandoned(const struct bw_replay *rp);
 /* Idle intervals of long gaps (over 100 intervals) not emitted one by one. */

@@ -149,6 +149,36 @@ static void test_exact_percentiles(void)
 	CHECK(isnan(d->total.p_eff) && !strcmp(d->total.p_eff_code, "-L<1.5"), "P_eff: %s",
 	      d->total.p_eff_code);
 	CHECK_NEAR(d->total.svc_mean_ms, 0.5005, 1e-9, "mean D2C through metrics.c");
+	CHECK(d->total.seg_per_rq == 1, "segments recorded: %g", d->total.seg_per_rq);
+	bw_replay_free(rp);
+	free(b.ev);
+}
+
+/* One pass: every percentile from its bucket, below the exact one by under 0.4%. */
+static void test_one_pass_percentiles(void)
+{
+	static const __u64 want[BW_NR_PCTL] = { 500 * US, 900 * US, 990 * US, 999 * US, 1000 * US };
+	struct evbuf b = {};
+	struct memsrc m;
+	struct bw_tsource src;
+	struct bw_replay *rp;
+	const struct bw_rp_dev *d;
+	const struct bw_xdist *x;
+	int p;
+
+	serial_trace(&b, false);
+	mem_source(&m, &b, &src);
+	run(&src, false, &d, &rp, NULL, NULL);
+	CHECK(bw_replay_passes(rp) == 1, "one pass: %d", bw_replay_passes(rp));
+	x = &d->lat[BW_OP_READ][BW_LAT_D2C];
+	for (p = 0; p < BW_NR_PCTL; p++)
+		CHECK(x->pct[p] <= want[p] && x->pct[p] >= want[p] - want[p] / 256,
+		      "pct %d: %llu, exact %llu", p, (unsigned long long)x->pct[p],
+		      (unsigned long long)want[p]);
+	CHECK(x->pct[BW_NR_PCTL - 1] == 1000 * US, "max exact");
+	/* All Q2D alike: the bucket's bound, raised to the min, is exact. */
+	CHECK(d->lat[BW_OP_READ][BW_LAT_Q2D].pct[0] == 10 * US, "Q2D p50 %llu",
+	      (unsigned long long)d->lat[BW_OP_READ][BW_LAT_Q2D].pct[0]);
 	bw_replay_free(rp);
 	free(b.ev);
 }
@@ -302,6 +332,9 @@ static void test_blktrace(void)
 		CHECK(d->lat[BW_OP_READ][BW_LAT_Q2C].pct[2] == 1000 * US, "order %d: Q2C p99 %llu",
 		      order, (unsigned long long)d->lat[BW_OP_READ][BW_LAT_Q2C].pct[2]);
 		CHECK(d->lat[BW_OP_READ][BW_LAT_Q2D].max == 10 * US, "order %d: Q2D", order);
+		/* blktrace records no segment counts: unknown, not 0. */
+		CHECK(isnan(d->total.seg_per_rq), "order %d: seg/rq %g", order,
+		      d->total.seg_per_rq);
 		bw_replay_free(rp);
 		bw_bt_close(bt);
 		/* A record cut in two: read up to it, said truncated. */
@@ -337,6 +370,7 @@ int main(void)
 {
 	static const struct unit_test t[] = {
 		UNIT(test_exact_percentiles),
+		UNIT(test_one_pass_percentiles),
 		UNIT(test_peff_four_way),
 		UNIT(test_stream),
 		UNIT(test_blktrace),
