@@ -27,7 +27,12 @@ void bw_report_tick(struct bw_report *r, const struct bw_rp_tick *t);
 void bw_report_req(struct bw_report *r, const struct bw_rp_req *q);
 bool bw_whatif_on(const struct bw_report *r);
 void bw_whatif_tick(struct bw_report *r, const struct bw_rp_tick *t);
-void bw_whatif_print(struct bw_report *r, FILE *f);
+void bw_whatif_print(const struct bw_report *r, FILE *f);
+/* The decisions: how many (0 when off), one as a JSON object (-1: an empty
+ * one, for a CSV header), all as "what_if". */
+int bw_whatif_count(const struct bw_report *r);
+void bw_whatif_decision_json(const struct bw_report *r, struct bw_json *j, int i);
+void bw_whatif_json(const struct bw_report *r, struct bw_json *j);
 /* Finish the files; 0, or -1 after saying which failed. */
 int bw_report_close(struct bw_report *r, const struct bw_replay *rp);
 

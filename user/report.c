@@ -53,6 +53,14 @@ struct wdev {
 	bool started;
 };
 
+/* A decision the policy took, and when. */
+struct wdecision {
+	double t;
+	const struct wdev *w;
+	struct bw_tune_decision d;
+};
+#define MAX_DECISIONS 100000
+
 struct bw_report {
 	const struct bw_tsource *src;
 	FILE *perf;
@@ -68,10 +76,8 @@ struct bw_report {
 	struct wdev wd[HTML_DEVS];
 	int nwd;
 	struct bw_tune_cfg cfg;
-	char *log;		/* what-if decisions, text */
-	size_t loglen;
-	FILE *logf;
-	int decisions;
+	struct wdecision *dec;	/* what-if decisions, in time order */
+	int ndec, dec_cap;
 };
 
 /* Perfetto */
@@ -494,15 +500,69 @@ bool bw_whatif_on(const struct bw_report *r)
 static void whatif_log(struct bw_report *r, const struct wdev *w, double t,
 		       const struct bw_tune_decision *d)
 {
-	const struct bw_tune_win *e = &d->win;
+	struct wdecision *n;
 
-	fprintf(r->logf, "  t=%8.2f s %s %s: slice_idle_us %u -> %u: %s\n      evidence: %.1f "
-		"MB/s, P_eff %.2f, depth %.2f, S1 %.3f ms, class %s, streams %d (%d sync "
-		"sequential), think p90 %.3f ms\n", t, w->name, bw_tune_action_name(d->action),
-		d->before, d->after, d->why, bw_tune_win_mbps(e), bw_tune_win_peff(e),
-		bw_tune_win_depth(e), e->s1_ms, bw_class_name(e->cls), e->streams, e->sync_seq,
-		e->think_p90_ms);
-	r->decisions++;
+	if (r->ndec == r->dec_cap) {
+		if (r->dec_cap >= MAX_DECISIONS)
+			return;
+		n = realloc(r->dec, (r->dec_cap ? 2 * r->dec_cap : 16) * sizeof(*n));
+		if (!n)
+			return;
+		r->dec = n;
+		r->dec_cap = r->dec_cap ? 2 * r->dec_cap : 16;
+	}
+	r->dec[r->ndec++] = (struct wdecision){ .t = t, .w = w, .d = *d };
+}
+
+int bw_whatif_count(const struct bw_report *r)
+{
+	return bw_whatif_on(r) ? r->ndec : 0;
+}
+
+void bw_whatif_decision_json(const struct bw_report *r, struct bw_json *j, int i)
+{
+	static const struct wdev none_dev;
+	static const struct wdecision none = { .w = &none_dev };
+	const struct wdecision *x = i >= 0 ? &r->dec[i] : &none;
+	const struct bw_tune_win *e = &x->d.win;
+
+	bw_json_obj(j, NULL);
+	bw_json_num(j, "t", x->t, 3);
+	bw_json_str(j, "device", x->w->name);
+	bw_json_str(j, "action", bw_tune_action_name(x->d.action));
+	bw_json_u64(j, "slice_idle_us_before", x->d.before);
+	bw_json_u64(j, "slice_idle_us_after", x->d.after);
+	bw_json_str(j, "why", x->d.why);
+	bw_json_obj(j, "evidence");
+	bw_json_num(j, "mb_per_s", bw_tune_win_mbps(e), 3);
+	bw_json_num(j, "p_eff", bw_tune_win_peff(e), 3);
+	bw_json_num(j, "depth", bw_tune_win_depth(e), 3);
+	bw_json_num(j, "s1_ms", e->s1_ms, 4);
+	bw_json_str(j, "class", bw_class_name(e->cls));
+	bw_json_u64(j, "streams", e->streams);
+	bw_json_u64(j, "sync_sequential_streams", e->sync_seq);
+	bw_json_num(j, "think_p90_ms", e->think_p90_ms, 4);
+	bw_json_close(j, '}');
+	bw_json_close(j, '}');
+}
+
+static const char *policy_name(const struct bw_report *r)
+{
+	return r->cfg.policy == BW_POLICY_LATENCY ? "latency" : "throughput";
+}
+
+void bw_whatif_json(const struct bw_report *r, struct bw_json *j)
+{
+	int i;
+
+	bw_json_obj(j, "what_if");
+	bw_json_str(j, "policy", policy_name(r));
+	bw_json_num(j, "window_s", r->cfg.window_s, 3);
+	bw_json_arr(j, "decisions");
+	for (i = 0; i < r->ndec; i++)
+		bw_whatif_decision_json(r, j, i);
+	bw_json_close(j, ']');
+	bw_json_close(j, '}');
 }
 
 void bw_whatif_tick(struct bw_report *r, const struct bw_rp_tick *t)
@@ -531,17 +591,27 @@ void bw_whatif_tick(struct bw_report *r, const struct bw_rp_tick *t)
 	bw_tune_applied(&r->cfg, &w->st, d.after, end);
 }
 
-void bw_whatif_print(struct bw_report *r, FILE *f)
+void bw_whatif_print(const struct bw_report *r, FILE *f)
 {
-	fflush(r->logf);
+	int i;
+
 	fprintf(f, "\nWhat if blkwise tune had run (policy %s, window %.2f s, from the recorded "
 		"slice_idle_us, or BFQ's default 8000 where the device was not on BFQ; a replay "
-		"cannot show what the settings would have changed)\n",
-		r->cfg.policy == BW_POLICY_LATENCY ? "latency" : "throughput", r->cfg.window_s);
-	if (!r->decisions)
+		"cannot show what the settings would have changed)\n", policy_name(r),
+		r->cfg.window_s);
+	if (!r->ndec)
 		fprintf(f, "  no decision\n");
-	else
-		fwrite(r->log, 1, r->loglen, f);
+	for (i = 0; i < r->ndec; i++) {
+		const struct wdecision *x = &r->dec[i];
+		const struct bw_tune_win *e = &x->d.win;
+
+		fprintf(f, "  t=%8.2f s %s %s: slice_idle_us %u -> %u: %s\n      evidence: %.1f "
+			"MB/s, P_eff %.2f, depth %.2f, S1 %.3f ms, class %s, streams %d (%d sync "
+			"sequential), think p90 %.3f ms\n", x->t, x->w->name,
+			bw_tune_action_name(x->d.action), x->d.before, x->d.after, x->d.why,
+			bw_tune_win_mbps(e), bw_tune_win_peff(e), bw_tune_win_depth(e), e->s1_ms,
+			bw_class_name(e->cls), e->streams, e->sync_seq, e->think_p90_ms);
+	}
 }
 
 /* The entry points */
@@ -563,8 +633,6 @@ int bw_report_open(struct bw_report **out, const char *html, const char *perfett
 	r->what_if = what_if;
 	r->cfg = bw_tune_cfg_default;
 	r->cfg.dry_run = true;
-	if (what_if && !(r->logf = open_memstream(&r->log, &r->loglen)))
-		goto fail;
 	if (perfetto) {
 		r->perf_path = perfetto;
 		r->perf = fopen(perfetto, "w");
@@ -635,9 +703,7 @@ int bw_report_close(struct bw_report *r, const struct bw_replay *rp)
 			html_write(r, rp);
 		err |= finish(r->html, r->html_path);
 	}
-	if (r->logf)
-		fclose(r->logf);
-	free(r->log);
+	free(r->dec);
 	for (i = 0; i < r->ndevs; i++)
 		free(r->devs[i].cols);
 	for (i = 0; i < r->nstreams; i++)
