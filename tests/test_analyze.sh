@@ -164,6 +164,51 @@ test_what_if_formats() {
 			head -1 | cut -d, -f1-3)"
 }
 
+# --perfetto: one complete event per request, on lanes where no two slices
+# overlap (a lane is free once its last slice ended), every lane named, the
+# device's track named, a depth counter.
+test_perfetto_lanes() {
+	local n perf out
+	an_require jq python3 || return 0
+	for n in $CAPS; do
+		perf=$BW_TMP/$n.perfetto.json
+		"$BW_BIN" analyze "$DATA/$n" -i 0.01 --json --perfetto "$perf" >"$BW_TMP/$n.json"
+		assertEquals "$n: exit" 0 $?
+		out=$(python3 - "$perf" "$(jq '.devices[0].requests' "$BW_TMP/$n.json")" 2>&1 <<'EOF'
+import collections, json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+want = int(sys.argv[2])
+lanes = collections.defaultdict(list)
+names = {(e["pid"], e.get("tid")): e["args"]["name"] for e in ev
+         if e["ph"] == "M" and e["name"] in ("thread_name", "process_name")}
+for e in ev:
+    if e["ph"] == "X":
+        s = round(e["ts"] * 1000)
+        lanes[(e["pid"], e["tid"])].append((s, s + round(e["dur"] * 1000)))
+bad = 0
+for v in lanes.values():
+    v.sort()
+    end = -1
+    for s, t in v:
+        if s < end:		# starts before the previous one ended: overlap
+            bad += 1
+        end = max(end, t)
+slices = sum(map(len, lanes.values()))
+unnamed = [k for k in lanes if k not in names]
+devs = {p for p, _ in lanes}
+assert slices == want, f"{slices} slices, {want} requests"
+assert not bad, f"{bad} of {slices} slices overlap on their lane"
+assert not unnamed, f"unnamed lanes {unnamed}"
+assert all((p, None) in names for p in devs), "device track unnamed"
+assert any(e["ph"] == "C" and e["name"] == "depth" for e in ev), "no depth counter"
+print(f"ok: {slices} slices on {len(lanes)} lanes, none overlapping")
+EOF
+)
+		echo "  $n: $out"
+		assertEquals "$n: $out" ok "${out%%:*}"
+	done
+}
+
 # an_err CODE TEXT ARGS...: analyze exits CODE, prints nothing on stdout
 # (with --json: the error object alone), and says TEXT in one line.
 an_err() {

@@ -26,9 +26,13 @@ struct col {
 	__u32 heat[HEAT_ROWS];
 };
 
+#define MAX_LANES 4096		/* Perfetto tracks per device; past it, the last one */
+
 struct hdev {
 	__u32 dev;
 	char name[BW_NAME_LEN];
+	__u64 *lane_end;	/* Perfetto: when each lane's last slice ended (ns) */
+	int nlanes;
 	struct col *cols;
 	int ncols;
 	double merge;		/* intervals folded into one column */
@@ -115,18 +119,64 @@ static struct hdev *hdev_of(struct bw_report *r, __u32 dev, const char *name, bo
 	return &r->devs[r->ndevs++];
 }
 
-/* One request: a complete event ("X") on its device's track, per hw-queue-free lane. */
+/*
+ * A lane for a slice from start on: the first whose last slice has ended.
+ * Requests come in completion order, so every slice placed so far ended by
+ * this one's end; one that ended by its start cannot overlap it.
+ */
+static int perf_lane(struct hdev *h, __u64 start, __u64 end)
+{
+	int i;
+
+	if (!h->lane_end) {
+		h->lane_end = calloc(MAX_LANES, sizeof(*h->lane_end));
+		if (!h->lane_end)
+			return 0;
+	}
+	for (i = 0; i < h->nlanes && h->lane_end[i] > start; i++)
+		;
+	if (i == h->nlanes) {
+		if (h->nlanes == MAX_LANES)
+			i = MAX_LANES - 1;
+		else
+			h->nlanes++;
+	}
+	h->lane_end[i] = end;
+	return i;
+}
+
+/* One request: a complete event ("X") on a lane of its device's track. */
 static void perf_req(struct bw_report *r, const struct bw_rp_req *q)
 {
-	double start = (q->q_ts ? q->q_ts : q->d_ts) / 1e3;
+	struct hdev *h = hdev_of(r, q->dev, NULL, true);
+	__u64 start = q->q_ts ? q->q_ts : q->d_ts;
+	int lane = h ? perf_lane(h, start, q->c_ts) : 0;
 
-	fprintf(r->perf, ",\n{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,"
+	fprintf(r->perf, ",\n{\"ph\":\"X\",\"pid\":%u,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
 		"\"name\":\"%s %uK\",\"args\":{\"sector\":%llu,\"pid\":%u,\"q2d_us\":%.3f,"
-		"\"d2c_us\":%.3f,\"depth\":%u}}", q->dev, q->depth, start,
-		q->c_ts / 1e3 - start, bw_op_names[q->op], q->bytes >> 10,
+		"\"d2c_us\":%.3f,\"depth\":%u}}", q->dev, lane + 1, start / 1e3,
+		(q->c_ts - start) / 1e3, bw_op_names[q->op], q->bytes >> 10,
 		(unsigned long long)q->sector, q->pid,
 		q->q_ts ? (q->d_ts - q->q_ts) / 1e3 : 0.0, (q->c_ts - q->d_ts) / 1e3, q->depth);
 	r->perf_events++;
+}
+
+/* Each device's name, and each of its lanes named and in order. */
+static void perf_names(struct bw_report *r)
+{
+	int i, k;
+
+	for (i = 0; i < r->ndevs; i++) {
+		const struct hdev *h = &r->devs[i];
+
+		perf_dev_meta(r, h->dev, h->name);
+		for (k = 0; k < h->nlanes; k++)
+			fprintf(r->perf, ",\n{\"ph\":\"M\",\"pid\":%u,\"tid\":%d,"
+				"\"name\":\"thread_name\",\"args\":{\"name\":\"lane %d\"}},\n"
+				"{\"ph\":\"M\",\"pid\":%u,\"tid\":%d,\"name\":\"thread_sort_index\","
+				"\"args\":{\"sort_index\":%d}}", h->dev, k + 1, k + 1, h->dev, k + 1,
+				k + 1);
+	}
 }
 
 static void perf_tick(struct bw_report *r, const struct bw_rp_tick *t)
@@ -669,10 +719,8 @@ void bw_report_tick(struct bw_report *r, const struct bw_rp_tick *t)
 
 void bw_report_req(struct bw_report *r, const struct bw_rp_req *q)
 {
-	if (r->perf) {
-		hdev_of(r, q->dev, NULL, true);
+	if (r->perf)
 		perf_req(r, q);
-	}
 	if (r->html)
 		html_req(r, q);
 }
@@ -693,8 +741,7 @@ int bw_report_close(struct bw_report *r, const struct bw_replay *rp)
 		return 0;
 	if (r->perf) {
 		/* Track names last: a device's name is known once its first interval closed. */
-		for (i = 0; i < r->ndevs; i++)
-			perf_dev_meta(r, r->devs[i].dev, r->devs[i].name);
+		perf_names(r);
 		fprintf(r->perf, "\n]}\n");
 		err |= finish(r->perf, r->perf_path);
 	}
@@ -704,8 +751,10 @@ int bw_report_close(struct bw_report *r, const struct bw_replay *rp)
 		err |= finish(r->html, r->html_path);
 	}
 	free(r->dec);
-	for (i = 0; i < r->ndevs; i++)
+	for (i = 0; i < r->ndevs; i++) {
 		free(r->devs[i].cols);
+		free(r->devs[i].lane_end);
+	}
 	for (i = 0; i < r->nstreams; i++)
 		free(r->streams[i].per_col);
 	free(r);
