@@ -209,6 +209,41 @@ EOF
 	done
 }
 
+# an_chromium HTML WIDTH OUT: OUT.dom (the DOM after the page's script) and
+# OUT.png (a screenshot) of HTML in a WIDTH-pixel-wide headless Chromium.
+an_chromium() {
+	local flags="--headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=$2,2600"
+	# shellcheck disable=SC2086 # flags
+	timeout 120 chromium $flags --dump-dom "file://$1" >"$3.dom" 2>/dev/null &&
+		# shellcheck disable=SC2086
+		timeout 120 chromium $flags --screenshot="$3.png" "file://$1" >/dev/null 2>&1
+}
+
+# --html in headless Chromium at a laptop's and a wide screen's width: every
+# chart drawn with data, ticks, units and gridlines (tests/html_check.py,
+# by DOM and by pixels), the heatmap's rows over the data's latencies with a
+# colour legend and p50/p99, the title naming the trace, no type under 12 px.
+test_html_report() {
+	local n w out html
+	an_require jq python3 chromium || return 0
+	for n in $CAPS; do
+		html=$BW_TMP/$n.html
+		"$BW_BIN" analyze "$DATA/$n" --json --html "$html" >"$BW_TMP/$n.json"
+		assertEquals "$n: analyze --html exit" 0 $?
+		assertFalse "$n: self-contained" "grep -qiE '(src|href)=\"?(https?:|//)' $html"
+		for w in 1366 2560; do
+			an_chromium "$html" "$w" "$BW_TMP/$n.$w" || { fail "$n: chromium at $w px"; continue; }
+			out=$(python3 "$BW_ROOT/tests/html_check.py" "$BW_TMP/$n.$w.dom" \
+				"$BW_TMP/$n.$w.png" "$w" "$BW_TMP/$n.json" 2>&1)
+			echo "$out" | grep -v '^ok$'
+			assertEquals "$n at $w px: $(echo "$out" | tail -1)" ok "$(echo "$out" | tail -1)"
+		done
+		assertTrue "$n: the latency table, exact" \
+			"grep -q 'Latency per op, ms (exact)' $BW_TMP/$n.1366.dom"
+		assertTrue "$n: the stream's row" "grep -q '<td>fio</td>' $BW_TMP/$n.1366.dom"
+	done
+}
+
 # an_err CODE TEXT ARGS...: analyze exits CODE, prints nothing on stdout
 # (with --json: the error object alone), and says TEXT in one line.
 an_err() {

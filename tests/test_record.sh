@@ -398,6 +398,16 @@ test_what_if_tune() {
 		"$(jq '.what_if.decisions | length' "$BW_TMP/wi.json")" \
 		"$("$BW_BIN" analyze "$trace" --what-if-tune --format csv --table what_if |
 			python3 -c 'import csv, sys; print(sum(1 for r in csv.DictReader(sys.stdin) if r["action"]))')"
+	# The report draws P_eff where it was determined, and each decision as a marker.
+	command -v chromium >/dev/null || { bw_skip "chromium not installed (tools/deps.sh --test)"; return 0; }
+	"$BW_BIN" analyze "$trace" --what-if-tune -i 0.25 --json --html "$BW_TMP/wi.html" >"$BW_TMP/wi2.json"
+	timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
+		--window-size=1366,2600 --dump-dom "file://$BW_TMP/wi.html" >"$BW_TMP/wi.dom" 2>/dev/null
+	timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
+		--window-size=1366,2600 --screenshot="$BW_TMP/wi.png" "file://$BW_TMP/wi.html" >/dev/null 2>&1
+	out=$(python3 "$BW_ROOT/tests/html_check.py" "$BW_TMP/wi.dom" "$BW_TMP/wi.png" 1366 \
+		"$BW_TMP/wi2.json" --determined --decisions "$(jq '.what_if.decisions | length' "$BW_TMP/wi2.json")" 2>&1)
+	assertEquals "html: $(echo "$out" | tail -1)" ok "$(echo "$out" | tail -1)"
 }
 
 . shunit2

@@ -825,7 +825,7 @@ static int analyze(struct an_args *a, struct bw_tsource *src)
 		return BW_EXIT_USAGE;
 	a->ro.on_tick = on_tick;
 	a->ro.ctx = &o;
-	if (bw_report_open(&o.rep, a->html, a->perfetto, a->what_if, src) || csv_open(&o)) {
+	if (bw_report_open(&o.rep, a->html, a->perfetto, a->what_if, src, a->file) || csv_open(&o)) {
 		csv_close(&o);
 		bw_report_close(o.rep, NULL);
 		return BW_EXIT_RUNTIME;

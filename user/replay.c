@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "replay.h"
@@ -73,6 +74,8 @@ struct bw_replay {
 	bool by_sector;		/* some request was keyed by sector (bio Q, blktrace) */
 	bool no_segments;	/* the source does not carry segment counts (blktrace) */
 	bool exact;		/* every percentile narrowed to its value */
+	bool keep;		/* pass 1 keeps its latencies for the refining rounds */
+	__u64 kept;
 	int passes;
 	struct rp_target *targets;
 	int ntargets;
@@ -391,19 +394,60 @@ static void xh_bounds(__u32 idx, __u64 *lo, __u64 *width)
 	*lo = (XH_SUB + sub) * *width;
 }
 
-static void x_add(struct bw_replay *rp, struct bw_xdist *x, __u64 v)
+/* A refining round: v counted in the cells of x's open targets. */
+static void x_refine(struct bw_replay *rp, const struct bw_xdist *x, __u64 v)
 {
 	int i;
 
-	if (!rp->full) {
-		for (i = x->tfirst; i < x->tfirst + x->tcount; i++) {
-			struct rp_target *t = &rp->targets[i];
+	for (i = x->tfirst; i < x->tfirst + x->tcount; i++) {
+		struct rp_target *t = &rp->targets[i];
 
-			if (!t->done && v >= t->lo && (v - t->lo) / t->width < REFINE)
-				t->cells[(v - t->lo) / t->width]++;
-		}
+		if (!t->done && v >= t->lo && (v - t->lo) / t->width < REFINE)
+			t->cells[(v - t->lo) / t->width]++;
+	}
+}
+
+static void drop_values(struct bw_replay *rp)
+{
+	int d, op, l;
+
+	rp->keep = false;
+	for (d = 0; d < rp->ndevs; d++)
+		for (op = 0; op < BW_NR_OPS; op++)
+			for (l = 0; l < BW_NR_LAT; l++) {
+				free(rp->devs[d].lat[op][l].vals);
+				rp->devs[d].lat[op][l].vals = NULL;
+				rp->devs[d].lat[op][l].nvals = rp->devs[d].lat[op][l].cap = 0;
+			}
+}
+
+/* Pass 1 keeps v for the refining rounds; false when it cannot (then none is kept). */
+static bool keep_value(struct bw_replay *rp, struct bw_xdist *x, __u64 v)
+{
+	__u32 *n;
+
+	if (v > UINT32_MAX || rp->kept >= BW_RP_KEEP_VALUES)
+		return false;
+	if (x->nvals == x->cap) {
+		n = realloc(x->vals, (x->cap ? 2 * x->cap : 4096) * sizeof(*n));
+		if (!n)
+			return false;
+		x->vals = n;
+		x->cap = x->cap ? 2 * x->cap : 4096;
+	}
+	x->vals[x->nvals++] = (__u32)v;
+	rp->kept++;
+	return true;
+}
+
+static void x_add(struct bw_replay *rp, struct bw_xdist *x, __u64 v)
+{
+	if (!rp->full) {
+		x_refine(rp, x, v);
 		return;
 	}
+	if (rp->keep && !keep_value(rp, x, v))
+		drop_values(rp);
 	if (!x->h) {
 		x->h = calloc(XH_BUCKETS, sizeof(*x->h));
 		if (!x->h)
@@ -509,6 +553,24 @@ static bool narrow_targets(struct bw_replay *rp)
 		open = true;
 	}
 	return open;
+}
+
+/* The refining rounds over the values pass 1 kept: no pass over the file. */
+static void refine_kept(struct bw_replay *rp)
+{
+	int d, op, l;
+	__u64 k;
+
+	do {
+		for (d = 0; d < rp->ndevs; d++)
+			for (op = 0; op < BW_NR_OPS; op++)
+				for (l = 0; l < BW_NR_LAT; l++) {
+					const struct bw_xdist *x = &rp->devs[d].lat[op][l];
+
+					for (k = 0; x->tcount && k < x->nvals; k++)
+						x_refine(rp, x, x->vals[k]);
+				}
+	} while (narrow_targets(rp));
 }
 
 static __u64 req_lat(const struct bw_rp_req *r)
@@ -1013,6 +1075,13 @@ int bw_replay_run(struct bw_replay *rp)
 		return -1;
 	if (!rp->o.exact)
 		return 0;
+	if (rp->keep) {
+		if (rp->ntargets)
+			refine_kept(rp);
+		rp->exact = true;
+		drop_values(rp);
+		return 0;
+	}
 	/* Refining passes only pair requests again: keep pass 1's counters. */
 	saved = malloc(rp->ndevs * sizeof(*saved) + 1);
 	if (!saved)
@@ -1050,6 +1119,7 @@ int bw_replay_new(struct bw_replay **out, const struct bw_replay_opts *o,
 	rp->src = src;
 	rp->last_dev = -1;
 	rp->no_segments = !strcmp(src->info->source, "blktrace");
+	rp->keep = o->exact;
 	if (!(rp->o.interval > 0))
 		rp->o.interval = 1.0;
 	rp->tick_ns = (__u64)(rp->o.interval * 1e9);
@@ -1080,8 +1150,10 @@ void bw_replay_free(struct bw_replay *rp)
 		return;
 	for (i = 0; rp->devs && i < rp->ndevs; i++)
 		for (op = 0; op < BW_NR_OPS; op++)
-			for (l = 0; l < BW_NR_LAT; l++)
+			for (l = 0; l < BW_NR_LAT; l++) {
 				free(rp->devs[i].lat[op][l].h);
+				free(rp->devs[i].lat[op][l].vals);
+			}
 	for (i = 0; i < rp->ntargets; i++)
 		free(rp->targets[i].cells);
 	free(rp->targets);
