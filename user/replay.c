@@ -46,11 +46,15 @@ struct rp_comm {
 	char comm[BW_COMM_LEN];
 };
 
-/* One exact percentile being narrowed: [lo, lo + width * REFINE) in REFINE cells. */
+/*
+ * One exact percentile being narrowed: [lo, lo + width * REFINE) in REFINE
+ * cells; width is a power of two (a bucket's width, divided by REFINE).
+ */
 struct rp_target {
 	struct bw_xdist *x;
 	int pctl;
 	__u64 lo, width, rank;	/* rank: 1-based within [lo, ...) */
+	__u32 shift;		/* log2(width) */
 	__u32 *cells;
 	bool done;
 };
@@ -207,6 +211,33 @@ static struct rp_rq *rq_put(struct bw_replay *rp, __u64 a, __u64 b)
 	rp->rq[i].b = b;
 	rp->rq_n++;
 	return &rp->rq[i];
+}
+
+/*
+ * Find (a, b), or put it in the empty slot the search ended on: one probe
+ * sequence where a find and a put would take two.  *made: it was put.
+ */
+static struct rp_rq *rq_get(struct bw_replay *rp, __u64 a, __u64 b, bool *made)
+{
+	__u32 mask = rp->rq_cap - 1, i = (__u32)mix(a, b) & mask;
+	struct rp_rq *e;
+
+	for (;; i = (i + 1) & mask) {
+		e = &rp->rq[i];
+		if (e->a == a && e->b == b) {
+			*made = false;
+			return e;
+		}
+		if (!e->a && !e->b)
+			break;
+	}
+	*made = true;
+	if ((rp->rq_n + 1) * 2 > rp->rq_cap)	/* to grow first: rq_put's way */
+		return rq_put(rp, a, b);
+	e->a = a;
+	e->b = b;
+	rp->rq_n++;
+	return e;
 }
 
 /* Devices */
@@ -401,9 +432,10 @@ static void x_refine(struct bw_replay *rp, const struct bw_xdist *x, __u64 v)
 
 	for (i = x->tfirst; i < x->tfirst + x->tcount; i++) {
 		struct rp_target *t = &rp->targets[i];
+		__u64 off = v - t->lo;	/* below lo: wraps past the span */
 
-		if (!t->done && v >= t->lo && (v - t->lo) / t->width < REFINE)
-			t->cells[(v - t->lo) / t->width]++;
+		if ((off >> t->shift) < REFINE && !t->done)
+			t->cells[off >> t->shift]++;
 	}
 }
 
@@ -497,6 +529,7 @@ static int n_targets(struct bw_xdist *x, struct rp_target *targets, int n)
 		targets[n++] = (struct rp_target){
 			.x = x, .pctl = p, .lo = lo, .rank = rank - cum,
 			.width = (w + REFINE - 1) / REFINE,
+			.shift = ilog2_64((w + REFINE - 1) / REFINE),
 		};
 	}
 	x->tcount = n - x->tfirst;
@@ -549,6 +582,7 @@ static bool narrow_targets(struct bw_replay *rp)
 			continue;
 		}
 		t->width = (t->width + REFINE - 1) / REFINE;
+		t->shift = ilog2_64(t->width);
 		memset(t->cells, 0, REFINE * sizeof(__u32));
 		open = true;
 	}
@@ -626,13 +660,19 @@ static struct rp_rq *req_of(struct bw_replay *rp, const struct bw_trec *ev, __u1
 {
 	__u64 sb = by_sector(ev);
 	struct rp_rq *e, *bio;
+	bool made;
 
 	if (!ev->rq) {
-		e = rq_find(rp, ev->sector, sb);
-		if (!e && make) {
-			e = rq_put(rp, ev->sector, sb);
-			rp->by_sector = true;
+		if (!make) {
+			e = rq_find(rp, ev->sector, sb);
+		} else {
+			e = rq_get(rp, ev->sector, sb, &made);
+			rp->by_sector |= made;
 		}
+	} else if (make && !rp->by_sector) {
+		e = rq_get(rp, ev->rq, 0, &made);
+		if (!made)
+			goto out;
 	} else {
 		e = rq_find(rp, ev->rq, 0);
 		if (e || !make)
