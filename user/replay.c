@@ -426,17 +426,21 @@ static void xh_bounds(__u32 idx, __u64 *lo, __u64 *width)
 }
 
 /* A refining round: v counted in the cells of x's open targets. */
-static void x_refine(struct bw_replay *rp, const struct bw_xdist *x, __u64 v)
+static bool x_refine(struct bw_replay *rp, const struct bw_xdist *x, __u64 v)
 {
+	bool in = false;
 	int i;
 
 	for (i = x->tfirst; i < x->tfirst + x->tcount; i++) {
 		struct rp_target *t = &rp->targets[i];
 		__u64 off = v - t->lo;	/* below lo: wraps past the span */
 
-		if ((off >> t->shift) < REFINE && !t->done)
+		if ((off >> t->shift) < REFINE && !t->done) {
 			t->cells[off >> t->shift]++;
+			in = true;
+		}
 	}
+	return in;
 }
 
 static void drop_values(struct bw_replay *rp)
@@ -589,20 +593,26 @@ static bool narrow_targets(struct bw_replay *rp)
 	return open;
 }
 
-/* The refining rounds over the values pass 1 kept: no pass over the file. */
+/*
+ * The refining rounds over the values pass 1 kept: no pass over the file.
+ * A round keeps only the values inside a target still open, so the rounds
+ * after the first see few.
+ */
 static void refine_kept(struct bw_replay *rp)
 {
 	int d, op, l;
-	__u64 k;
+	__u64 k, m;
 
 	do {
 		for (d = 0; d < rp->ndevs; d++)
 			for (op = 0; op < BW_NR_OPS; op++)
 				for (l = 0; l < BW_NR_LAT; l++) {
-					const struct bw_xdist *x = &rp->devs[d].lat[op][l];
+					struct bw_xdist *x = &rp->devs[d].lat[op][l];
 
-					for (k = 0; x->tcount && k < x->nvals; k++)
-						x_refine(rp, x, x->vals[k]);
+					for (k = 0, m = 0; x->tcount && k < x->nvals; k++)
+						if (x_refine(rp, x, x->vals[k]))
+							x->vals[m++] = x->vals[k];
+					x->nvals = m;
 				}
 	} while (narrow_targets(rp));
 }

@@ -155,6 +155,17 @@
 			}
 			out.push(b);
 		}
+		/* A last bin under half the others' width goes into the one before it. */
+		var z = out[out.length - 1], y = out[out.length - 2];
+		if (y && z.s < y.s / 2) {
+			y.inflight = (y.inflight * y.s + z.inflight * z.s) / (y.s + z.s);
+			y.ios += z.ios;
+			y.bytes += z.bytes;
+			y.s += z.s;
+			for (var r in z.heat)
+				y.heat[r] = (y.heat[r] || 0) + z.heat[r];
+			out.pop();
+		}
 		return out;
 	}
 
