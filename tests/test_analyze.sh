@@ -204,6 +204,7 @@ assert any(e["ph"] == "C" and e["name"] == "depth" for e in ev), "no depth count
 print(f"ok: {slices} slices on {len(lanes)} lanes, none overlapping")
 EOF
 )
+		out=$(echo "$out" | tail -1)	# the verdict, or the failed assertion
 		echo "  $n: $out"
 		assertEquals "$n: $out" ok "${out%%:*}"
 	done
