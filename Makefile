@@ -73,6 +73,13 @@ $(USER_OBJS): $(OUT)/%.o: user/%.c $(wildcard user/*.h) $(wildcard bpf/*.h) $(SK
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
+# The HTML report's script (user/report.js) as a C string for user/html.c.
+$(OUT)/report_js.h: user/report.js | $(OUT)
+	$(call msg,GEN,$@)
+	$(Q){ echo 'static const char bw_report_js[] ='; \
+	  sed 's/\\/\\\\/g; s/"/\\"/g; s/^/\t"/; s/$$/\\n"/' $<; echo ';'; } >$@
+$(OUT)/html.o: $(OUT)/report_js.h
+
 blkwise: $(USER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LIBS) -o $@

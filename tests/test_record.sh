@@ -316,7 +316,7 @@ test_mixed_ops_and_csv() {
 	assertTrue "reads seen ($r)" "[ $r -gt 500 ]"
 	assertTrue "writes seen ($w)" "[ $w -gt 500 ]"
 	assertEquals "csv: one latency row per (op, metric)" 6 \
-		"$("$BW_BIN" analyze "$trace" --format csv | grep -c "^$dev,\(read\|write\),")"
+		"$("$BW_BIN" analyze "$trace" --format csv --table latency | grep -c "^$dev,\(read\|write\),")"
 }
 
 # btt_row FILE ROW: "MIN AVG MAX N" of btt's All Devices row (seconds).
@@ -363,42 +363,6 @@ test_blktrace_vs_btt() {
 		"$("$BW_BIN" analyze "$dir/seqread.blktrace.1" --json | jq -c .devices)"
 }
 
-# --html renders in a real browser with its charts drawn; --perfetto is
-# trace-event JSON with one complete event per request and a depth counter.
-test_html_and_perfetto() {
-	local cap=$BW_ROOT/tests/data/blktrace/mixed-merge html=$BW_TMP/r.html perf=$BW_TMP/p.json
-	local dom=$BW_TMP/dom.html n svgs rects paths
-	command -v jq >/dev/null || { bw_skip "jq not installed"; return 0; }
-	command -v chromium >/dev/null || { bw_skip "chromium not installed (tools/deps.sh)"; return 0; }
-	[ -f "$cap.blktrace.0" ] || { bw_skip "no blktrace captures"; return 0; }
-	"$BW_BIN" analyze "$cap" -i 0.01 --json --html "$html" --perfetto "$perf" >"$BW_TMP/an.json"
-	assertEquals "analyze --html --perfetto exit" 0 $?
-	n=$(jq '.devices[0].requests' "$BW_TMP/an.json")
-	assertFalse "self-contained: no external reference" "grep -qiE '(src|href)=\"?(https?:|//)' $html"
-	timeout 120 chromium --headless --no-sandbox --disable-gpu --dump-dom "file://$html" \
-		>"$dom" 2>/dev/null
-	assertEquals "chromium rendered it" 0 $?
-	svgs=$(grep -o '<svg' "$dom" | wc -l)
-	rects=$(sed -n '/class="chart heatmap"/,/<\/svg>/p' "$dom" | grep -o '<rect' | wc -l)
-	paths=$(grep -o '<path[^>]* d="M[0-9.]* [0-9.]* L' "$dom" | wc -l)
-	echo "  html: $(stat -c %s "$html") bytes; in the DOM: $svgs charts, $rects heatmap cells," \
-		"$paths drawn lines"
-	assertEquals "five charts for the device" 5 "$svgs"
-	assertTrue "the heatmap has cells ($rects)" "[ $rects -ge 10 ]"
-	assertTrue "depth and IOPS lines are drawn ($paths)" "[ $paths -ge 2 ]"
-	assertTrue "P_eff says why it is missing" "grep -q 'undetermined throughout' $dom"
-	assertTrue "the stream's row" "grep -q '276 fio' $dom"
-	timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
-		--window-size=1000,1100 --screenshot="$BW_TMP/shot.png" "file://$html" >/dev/null 2>&1
-	assertTrue "a screenshot" "[ \$(stat -c %s $BW_TMP/shot.png) -gt 10000 ]"
-	assertEquals "perfetto: valid JSON, one X event per request" "$n" \
-		"$(jq '[.traceEvents[] | select(.ph == "X")] | length' "$perf")"
-	assertTrue "perfetto: a depth counter track" \
-		"[ \$(jq '[.traceEvents[] | select(.ph == \"C\" and .name == \"depth\")] | length' $perf) -ge 10 ]"
-	assertEquals "perfetto: the device's track is named" "8:0 (requests)" \
-		"$(jq -r '[.traceEvents[] | select(.ph == "M" and .pid == 8388608)][0].args.name' "$perf")"
-}
-
 # --what-if-tune replays tune's policy over a recording of a 4-way emulated
 # disk (solo first, then deep): the policy, seeing P_eff ~ 4, turns idling off.
 test_what_if_tune() {
@@ -419,6 +383,31 @@ test_what_if_tune() {
 	assertTrue "idling turned off, with its time and evidence" \
 		"echo \"\$out\" | grep -A1 't=.*slice_idle_us [0-9]* -> 0' | grep -q 'evidence:.*P_eff [3-4]\.'"
 	assertTrue "the class it saw was deep" "echo \"\$out\" | grep -q 'evidence:.*class deep'"
+	# The same decisions in JSON and CSV.
+	"$BW_BIN" analyze "$trace" --what-if-tune --json >"$BW_TMP/wi.json"
+	assertEquals "json: as many decisions as the text" \
+		"$(echo "$out" | grep -c '^  t=')" "$(jq '.what_if.decisions | length' "$BW_TMP/wi.json")"
+	assertEquals "json: the text's decisions (time, setting, P_eff)" \
+		"$(echo "$out" | awk '/^  t=/ { sub(/^  t= */, ""); t = $1; match($0, /-> [0-9]+/)
+			v = substr($0, RSTART + 3, RLENGTH - 3) }
+			/evidence:/ { match($0, /P_eff [0-9.]+/); printf "%.2f %d %.2f\n", t, v,
+			substr($0, RSTART + 6, RLENGTH - 6) }')" \
+		"$(jq -r '.what_if.decisions[] | "\(.t) \(.slice_idle_us_after) \(.evidence.p_eff)"' \
+			"$BW_TMP/wi.json" | awk '{ printf "%.2f %d %.2f\n", $1, $2, $3 }')"
+	assertEquals "csv: one row per decision" \
+		"$(jq '.what_if.decisions | length' "$BW_TMP/wi.json")" \
+		"$("$BW_BIN" analyze "$trace" --what-if-tune --format csv --table what_if |
+			python3 -c 'import csv, sys; print(sum(1 for r in csv.DictReader(sys.stdin) if r["action"]))')"
+	# The report draws P_eff where it was determined, and each decision as a marker.
+	command -v chromium >/dev/null || { bw_skip "chromium not installed (tools/deps.sh --test)"; return 0; }
+	"$BW_BIN" analyze "$trace" --what-if-tune -i 0.25 --json --html "$BW_TMP/wi.html" >"$BW_TMP/wi2.json"
+	timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
+		--window-size=1366,2600 --dump-dom "file://$BW_TMP/wi.html" >"$BW_TMP/wi.dom" 2>/dev/null
+	timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
+		--window-size=1366,2600 --screenshot="$BW_TMP/wi.png" "file://$BW_TMP/wi.html" >/dev/null 2>&1
+	out=$(python3 "$BW_ROOT/tests/html_check.py" "$BW_TMP/wi.dom" "$BW_TMP/wi.png" 1366 \
+		"$BW_TMP/wi2.json" --determined --decisions "$(jq '.what_if.decisions | length' "$BW_TMP/wi2.json")" 2>&1)
+	assertEquals "html: $(echo "$out" | tail -1)" ok "$(echo "$out" | tail -1)"
 }
 
 . shunit2

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <sys/stat.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,12 @@
 #include "options.h"
 
 enum fmt { FMT_TEXT, FMT_JSON, FMT_CSV };
+
+/* The CSV tables: one per file, named as the JSON's arrays. */
+enum table { T_INTERVALS, T_TOTALS, T_LATENCY, T_STREAMS, T_OUTLIERS, T_WHATIF, NR_TABLES };
+static const char *const table_names[NR_TABLES] = {
+	"intervals", "totals", "latency", "streams", "outliers", "what_if",
+};
 
 struct an_args {
 	const char *file;
@@ -25,31 +32,47 @@ struct an_args {
 	bool all_intervals;
 	const char *html, *perfetto;
 	bool what_if;
+	int table;		/* --table, or -1 */
+	const char *csv_dir;
+};
+
+/* One CSV table being written: its header comes from its first row. */
+struct csv_table {
+	FILE *f;
+	char *path;
+	bool headed;
 };
 
 struct an_out {
 	struct an_args *a;
+	const struct bw_tsource *src;
 	struct bw_json j;
 	double t_open;		/* t of the interval object open in JSON, NAN none */
 	bool any_tick;
-	struct bw_report *rep;	/* html / perfetto writers, or NULL */
+	bool begun;		/* the header is out */
+	struct bw_report *rep;	/* html / perfetto / what-if, or NULL */
+	struct csv_table csv[NR_TABLES];
 };
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: blkwise analyze FILE [--format text|json|csv] [-d DEV]... [--from T]\n"
-		"                       [--to T] [-i SECS] [--all] [--no-exact]\n"
-		"                       [--html FILE] [--perfetto FILE] [--what-if-tune]\n"
+		"usage: blkwise analyze FILE [--format text|json|csv] [--table T] [--csv-dir DIR]\n"
+		"                       [-d DEV]... [--from T] [--to T] [-i SECS] [--all]\n"
+		"                       [--no-exact] [--html FILE] [--perfetto FILE] [--what-if-tune]\n"
 		"FILE is a trace of blkwise record, or a blktrace capture: its name (NAME,\n"
 		"for NAME.blktrace.0 ...) or one of its files.\n"
-		"No root and no BPF needed.  Exit 1 when the file cannot be read (the\n"
-		"message names the offset); a file cut short is analyzed up to its last\n"
-		"whole record, with a warning.\n");
+		"CSV: RFC 4180, the JSON's field names (nested ones joined by '.'), an empty\n"
+		"cell where the JSON says null.  No root and no BPF needed.  Exit 1 when the\n"
+		"file cannot be read (the message names the offset); a file cut short is\n"
+		"analyzed up to its last whole record, with a warning.\n");
 	bw_opts_help(f, BW_CMD_ANALYZE);
 }
 
-enum { OPT_FROM = 400, OPT_TO, OPT_NO_EXACT, OPT_HTML, OPT_PERFETTO, OPT_WHAT_IF };
+enum {
+	OPT_FROM = 400, OPT_TO, OPT_NO_EXACT, OPT_HTML, OPT_PERFETTO, OPT_WHAT_IF, OPT_TABLE,
+	OPT_CSV_DIR,
+};
 
 static int parse_time(const char *s, double *v, const char *what)
 {
@@ -77,6 +100,8 @@ static int parse_args(int argc, char **argv, struct an_args *a)
 		{ "html", required_argument, NULL, OPT_HTML },
 		{ "perfetto", required_argument, NULL, OPT_PERFETTO },
 		{ "what-if-tune", no_argument, NULL, OPT_WHAT_IF },
+		{ "table", required_argument, NULL, OPT_TABLE },
+		{ "csv-dir", required_argument, NULL, OPT_CSV_DIR },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -84,6 +109,7 @@ static int parse_args(int argc, char **argv, struct an_args *a)
 
 	a->ro.exact = true;
 	a->ro.interval = 1;
+	a->table = -1;
 	while ((c = getopt_long(argc, argv, "f:jd:i:ah", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
@@ -138,6 +164,19 @@ static int parse_args(int argc, char **argv, struct an_args *a)
 		case OPT_WHAT_IF:
 			a->what_if = true;
 			break;
+		case OPT_TABLE:
+			for (a->table = 0; a->table < NR_TABLES; a->table++)
+				if (!strcmp(optarg, table_names[a->table]))
+					break;
+			if (a->table == NR_TABLES) {
+				bw_err("bad --table '%s': give intervals, totals, latency, streams, "
+				       "outliers or what_if", optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_CSV_DIR:
+			a->csv_dir = optarg;
+			break;
 		default:
 			return bw_opt_other(c, usage);
 		}
@@ -151,6 +190,16 @@ static int parse_args(int argc, char **argv, struct an_args *a)
 		return -EINVAL;
 	if (a->ro.to > 0 && a->ro.to <= a->ro.from) {
 		bw_err("--to %g is not after --from %g", a->ro.to, a->ro.from);
+		return -EINVAL;
+	}
+	if (a->table >= 0 && a->fmt != FMT_CSV) {
+		bw_err("--table is for --format csv");
+		return -EINVAL;
+	}
+	if (a->fmt == FMT_CSV && a->table < 0)
+		a->table = T_INTERVALS;
+	if (a->table == T_WHATIF && !a->what_if) {
+		bw_err("--table what_if needs --what-if-tune");
 		return -EINVAL;
 	}
 	if (a->fmt == FMT_JSON)
@@ -187,16 +236,75 @@ static int resolve_devices(struct an_args *a, const struct bw_tsource *src)
 	return 0;
 }
 
+typedef void (*row_fn)(struct bw_json *j, const void *arg);
+
+/* CSV: the header of table t, written by fn's row in header mode, once. */
+static void csv_header(struct an_out *o, enum table t, row_fn fn, const void *arg)
+{
+	struct csv_table *c = &o->csv[t];
+	struct bw_json j;
+
+	if (!c->f || c->headed)
+		return;
+	bw_json_begin_csv(&j, c->f, true);
+	fn(&j, arg);
+	c->headed = true;
+}
+
+/* CSV: a row of table t, written by fn as JSON; the header from the first. */
+static void csv_row(struct an_out *o, enum table t, row_fn fn, const void *arg)
+{
+	struct bw_json j;
+
+	if (!o->csv[t].f)
+		return;
+	csv_header(o, t, fn, arg);
+	bw_json_begin_csv(&j, o->csv[t].f, false);
+	fn(&j, arg);
+}
+
+static void interval_row(struct bw_json *j, const void *arg)
+{
+	const struct bw_rp_tick *t = arg;
+
+	bw_json_obj(j, NULL);
+	bw_json_num(j, "t", t->t, 3);
+	bw_json_num(j, "interval_s", t->iv->secs, 3);
+	bw_render_json_dev(j, t->iv, t->cls, t->inflight);
+	bw_json_close(j, '}');
+}
+
+static void text_header(const struct bw_tsource *src, const char *file);
+static void json_header(struct bw_json *j, const struct bw_tsource *src, const char *file);
+
+/* The header, once: at the first interval, or at the end when there was none. */
+static void begin(struct an_out *o)
+{
+	if (o->begun)
+		return;
+	o->begun = true;
+	if (o->a->fmt == FMT_JSON) {
+		bw_json_begin(&o->j, stdout);
+		bw_json_obj(&o->j, NULL);
+		json_header(&o->j, o->src, o->a->file);
+		bw_json_arr(&o->j, "intervals");
+	} else if (o->a->fmt == FMT_TEXT) {
+		text_header(o->src, o->a->file);
+	}
+}
+
 static void on_tick(void *ctx, const struct bw_rp_tick *t)
 {
 	struct an_out *o = ctx;
 	const struct bw_interval *iv = t->iv;
 	bool active = bw_interval_active(iv);
 
+	begin(o);
 	if (o->rep)
 		bw_report_tick(o->rep, t);
 	if (bw_whatif_on(o->rep))
 		bw_whatif_tick(o->rep, t);
+	csv_row(o, T_INTERVALS, interval_row, t);
 	switch (o->a->fmt) {
 	case FMT_JSON:
 		if (o->t_open != t->t) {
@@ -213,16 +321,6 @@ static void on_tick(void *ctx, const struct bw_rp_tick *t)
 		bw_render_json_dev(&o->j, iv, t->cls, t->inflight);
 		break;
 	case FMT_CSV:
-		if (!o->any_tick)
-			printf("t,device,r_per_s,w_per_s,r_mb_per_s,w_mb_per_s,svc_mean_ms,"
-			       "svc_p50_ms,svc_p99_ms,queue_mean_ms,depth_mean_busy,depth_max,"
-			       "busy_pct,p_eff,class,merges_per_s,requeues_per_s\n");
-		printf("%.3f,%s,%.2f,%.2f,%.3f,%.3f,%.4f,%.4f,%.4f,%.4f,%.3f,%llu,%.2f,%.3f,%s,"
-		       "%.2f,%.2f\n", t->t, iv->name, iv->r_per_s, iv->w_per_s, iv->r_mb_per_s,
-		       iv->w_mb_per_s, iv->svc_mean_ms, iv->svc_p50_ms, iv->svc_p99_ms,
-		       iv->queue_mean_ms, iv->depth_busy, (unsigned long long)iv->depth_max,
-		       iv->busy_pct, iv->p_eff, bw_class_name(t->cls->cls), iv->merges_per_s,
-		       iv->requeues_per_s);
 		break;
 	case FMT_TEXT:
 		if (!active && !o->a->all_intervals)
@@ -311,24 +409,29 @@ static void json_header(struct bw_json *j, const struct bw_tsource *src, const c
 	bw_json_close(j, '}');
 }
 
-static void json_dist(struct bw_json *j, const char *key, const struct bw_xdist *x)
+static void dist_fields(struct bw_json *j, const struct bw_xdist *x, bool exact)
 {
 	static const char *const names[BW_NR_PCTL] = { "p50_ms", "p90_ms", "p99_ms",
 						       "p99_9_ms", "max_ms" };
 	int p;
 
-	bw_json_obj(j, key);
 	bw_json_u64(j, "n", x->n);
 	bw_json_num(j, "mean_ms", x->n ? x->sum / x->n / 1e6 : NAN, 6);
 	bw_json_num(j, "min_ms", x->n ? ms(x->min) : NAN, 6);
 	for (p = 0; p < BW_NR_PCTL; p++)
 		bw_json_num(j, names[p], x->n ? ms(x->pct[p]) : NAN, 6);
+	bw_json_bool(j, "exact", exact);
+}
+
+static void json_dist(struct bw_json *j, const char *key, const struct bw_xdist *x, bool exact)
+{
+	bw_json_obj(j, key);
+	dist_fields(j, x, exact);
 	bw_json_close(j, '}');
 }
 
-static void json_req(struct bw_json *j, const struct bw_rp_req *r)
+static void req_fields(struct bw_json *j, const struct bw_rp_req *r)
 {
-	bw_json_obj(j, NULL);
 	bw_json_num(j, "c_s", r->c_ts / 1e9, 6);
 	bw_json_str(j, "op", bw_op_names[r->op]);
 	bw_json_u64(j, "sector", r->sector);
@@ -340,6 +443,12 @@ static void json_req(struct bw_json *j, const struct bw_rp_req *r)
 	bw_json_num(j, "d2c_ms", ms(r->c_ts - r->d_ts), 6);
 	bw_json_num(j, "q2c_ms", r->q_ts ? ms(r->c_ts - r->q_ts) : NAN, 6);
 	bw_json_u64(j, "error", (__u64)(__u32)r->error);
+}
+
+static void json_req(struct bw_json *j, const struct bw_rp_req *r)
+{
+	bw_json_obj(j, NULL);
+	req_fields(j, r);
 	bw_json_close(j, '}');
 }
 
@@ -379,7 +488,8 @@ static void json_summary(struct an_out *o, const struct bw_replay *rp,
 				continue;
 			bw_json_obj(j, bw_op_names[op]);
 			for (l = 0; l < BW_NR_LAT; l++)
-				json_dist(j, bw_lat_names[l], &d[i].lat[op][l]);
+				json_dist(j, bw_lat_names[l], &d[i].lat[op][l],
+					  bw_replay_exact(rp));
 			bw_json_close(j, '}');
 		}
 		bw_json_close(j, '}');
@@ -406,6 +516,8 @@ static void json_summary(struct an_out *o, const struct bw_replay *rp,
 		bw_render_json_stream(j, dn, &s[i].iv);
 	}
 	bw_json_close(j, ']');
+	if (bw_whatif_on(o->rep))
+		bw_whatif_json(o->rep, j);
 }
 
 static const char *dev_name(const struct bw_replay *rp, __u32 dev)
@@ -439,7 +551,8 @@ static void text_summary(const struct bw_replay *rp, const struct bw_tsource *sr
 
 	n = bw_replay_devs(rp, &d);
 	printf("\nLatency per device and op, ms (%s)\n", exact ? "exact, from the events" :
-	       "pass-1 buckets, within 0.4%");
+	       "one pass: each percentile its histogram bucket's lower bound, up to 0.4% "
+	       "below the exact value; min and max exact");
 	printf("%-10s %-7s %-4s %9s %9s %9s %9s %9s %9s %9s %9s\n", "Device", "op", "", "n",
 	       "mean", "min", "p50", "p90", "p99", "p99.9", "max");
 	for (i = 0; i < n; i++)
@@ -495,43 +608,203 @@ static void text_summary(const struct bw_replay *rp, const struct bw_tsource *sr
 	       drops ? " (figures undercount: see dropped_per_cpu in --json)" : "");
 }
 
-static void csv_summary(const struct bw_replay *rp)
-{
-	const struct bw_rp_stream *s;
+/* The CSV tables after the replay: one row per device, distribution, stream, request. */
+struct row_arg {
+	const struct bw_replay *rp;
 	const struct bw_rp_dev *d;
-	int i, n = bw_replay_devs(rp, &d), op, l, p;
+	const struct bw_rp_stream *s;
+	int op, l, k;
+};
 
-	printf("\ndevice,op,metric,n,mean_ms,min_ms,p50_ms,p90_ms,p99_ms,p99_9_ms,max_ms\n");
-	for (i = 0; i < n; i++)
-		for (op = 0; op < BW_NR_OPS; op++)
-			for (l = 0; l < BW_NR_LAT; l++) {
-				const struct bw_xdist *x = &d[i].lat[op][l];
+static void totals_row(struct bw_json *j, const void *arg)
+{
+	const struct row_arg *r = arg;
 
-				if (!x->n)
-					continue;
-				printf("%s,%s,%s,%llu,%.6f,%.6f", d[i].name, bw_op_names[op],
-				       bw_lat_names[l], (unsigned long long)x->n,
-				       x->sum / x->n / 1e6, ms(x->min));
-				for (p = 0; p < BW_NR_PCTL; p++)
-					printf(",%.6f", ms(x->pct[p]));
-				putchar('\n');
-			}
-	n = bw_replay_streams(rp, &s);
-	printf("\ndevice,pid,comm,ios,ios_per_s,depth_mean,depth_max,think_mean_ms,"
-	       "sequential_pct,seek_mean_kb,sync_pct\n");
+	bw_json_obj(j, NULL);
+	bw_json_num(j, "span_s", bw_replay_span(r->rp), 6);
+	bw_json_u64(j, "events", r->d->events);
+	bw_json_u64(j, "requests", r->d->completed);
+	bw_json_str(j, "class_at_end", bw_class_name(r->d->cls.cls));
+	bw_render_json_dev(j, &r->d->total, &r->d->cls, r->d->inflight);
+	bw_json_close(j, '}');
+}
+
+static void latency_row(struct bw_json *j, const void *arg)
+{
+	const struct row_arg *r = arg;
+
+	bw_json_obj(j, NULL);
+	bw_json_str(j, "device", r->d->name);
+	bw_json_str(j, "op", bw_op_names[r->op]);
+	bw_json_str(j, "latency", bw_lat_names[r->l]);
+	dist_fields(j, &r->d->lat[r->op][r->l], bw_replay_exact(r->rp));
+	bw_json_close(j, '}');
+}
+
+static void outlier_row(struct bw_json *j, const void *arg)
+{
+	const struct row_arg *r = arg;
+
+	bw_json_obj(j, NULL);
+	bw_json_str(j, "device", r->d->name);
+	req_fields(j, &r->d->slow[r->k]);
+	bw_json_close(j, '}');
+}
+
+static void stream_row(struct bw_json *j, const void *arg)
+{
+	const struct row_arg *r = arg;
+
+	bw_render_json_stream(j, dev_name(r->rp, r->s->key.dev), &r->s->iv);
+}
+
+struct whatif_arg {
+	const struct bw_report *rep;
+	int i;
+};
+
+static void whatif_row(struct bw_json *j, const void *arg)
+{
+	const struct whatif_arg *w = arg;
+
+	bw_whatif_decision_json(w->rep, j, w->i);
+}
+
+/* A table without rows still says its columns (from rows of nothing). */
+static void empty_headers(struct an_out *o, const struct bw_replay *rp)
+{
+	static const struct bw_rp_dev none_dev;
+	static const struct bw_rp_stream none_stream;
+	static const struct bw_interval none_iv;
+	static const struct bw_class none_cls;
+	struct bw_rp_tick tick = { .d = &none_dev, .iv = &none_iv, .cls = &none_cls };
+	struct row_arg r = { .rp = rp, .d = &none_dev, .s = &none_stream };
+
+	csv_header(o, T_INTERVALS, interval_row, &tick);
+	csv_header(o, T_TOTALS, totals_row, &r);
+	csv_header(o, T_LATENCY, latency_row, &r);
+	csv_header(o, T_OUTLIERS, outlier_row, &r);
+	csv_header(o, T_STREAMS, stream_row, &r);
+	csv_header(o, T_WHATIF, whatif_row, &(struct whatif_arg){ o->rep, -1 });
+}
+
+static void csv_tables(struct an_out *o, const struct bw_replay *rp)
+{
+	struct row_arg r = { .rp = rp };
+	const struct bw_rp_dev *d;
+	const struct bw_rp_stream *s;
+	int i, n = bw_replay_devs(rp, &d);
+
 	for (i = 0; i < n; i++) {
-		const struct bw_stream_interval *v = &s[i].iv;
-
-		printf("%s,%u,%s,%llu,%.2f,%.3f,%llu,%.4f,%.2f,%.2f,%.2f\n",
-		       dev_name(rp, s[i].key.dev), v->tgid, v->comm, (unsigned long long)v->ios,
-		       v->ios_per_s, v->depth, (unsigned long long)v->depth_max, v->think_ms,
-		       v->seq_pct, v->seek_kb, v->sync_pct);
+		r.d = &d[i];
+		csv_row(o, T_TOTALS, totals_row, &r);
+		for (r.op = 0; r.op < BW_NR_OPS; r.op++)
+			for (r.l = 0; d[i].lat[r.op][BW_LAT_D2C].n && r.l < BW_NR_LAT; r.l++)
+				if (d[i].lat[r.op][r.l].n)
+					csv_row(o, T_LATENCY, latency_row, &r);
+		for (r.k = 0; r.k < d[i].nslow; r.k++)
+			csv_row(o, T_OUTLIERS, outlier_row, &r);
 	}
+	n = bw_replay_streams(rp, &s);
+	for (i = 0; i < n; i++) {
+		r.s = &s[i];
+		csv_row(o, T_STREAMS, stream_row, &r);
+	}
+	for (i = 0; i < bw_whatif_count(o->rep); i++)
+		csv_row(o, T_WHATIF, whatif_row, &(struct whatif_arg){ o->rep, i });
+	empty_headers(o, rp);
+}
+
+/* The CSV files: --table's on stdout, or every table in --csv-dir. */
+static int csv_open(struct an_out *o)
+{
+	struct an_args *a = o->a;
+	int t;
+
+	if (a->fmt == FMT_CSV)
+		o->csv[a->table].f = stdout;
+	if (!a->csv_dir)
+		return 0;
+	if (mkdir(a->csv_dir, 0777) && errno != EEXIST) {
+		bw_err("%s: cannot create: %s", a->csv_dir, strerror(errno));
+		return -1;
+	}
+	for (t = 0; t < NR_TABLES; t++) {
+		struct csv_table *c = &o->csv[t];
+
+		if (c->f || (t == T_WHATIF && !a->what_if))
+			continue;
+		if (asprintf(&c->path, "%s/%s.csv", a->csv_dir, table_names[t]) < 0) {
+			c->path = NULL;
+			bw_err("out of memory");
+			return -1;
+		}
+		c->f = fopen(c->path, "w");
+		if (!c->f) {
+			bw_err("%s: cannot create: %s", c->path, strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int csv_close(struct an_out *o)
+{
+	int t, err = 0;
+
+	for (t = 0; t < NR_TABLES; t++) {
+		struct csv_table *c = &o->csv[t];
+
+		if (c->f && c->f != stdout && (ferror(c->f) | fclose(c->f))) {
+			bw_err("%s: writing failed", c->path);
+			err = -1;
+		}
+		free(c->path);
+	}
+	return err;
+}
+
+/* After the replay: what was found; the exit code. */
+static void finish_output(struct an_out *o, const struct bw_replay *rp, int err)
+{
+	const struct an_args *a = o->a;
+
+	begin(o);
+	if (a->fmt == FMT_JSON) {
+		if (!isnan(o->t_open)) {
+			bw_json_close(&o->j, ']');
+			bw_json_close(&o->j, '}');
+		}
+		bw_json_close(&o->j, ']');
+		json_summary(o, rp, o->src);
+		if (err)
+			bw_json_str(&o->j, "error", o->src->err);
+		bw_json_close(&o->j, '}');
+		bw_json_end(&o->j);
+	} else if (a->fmt == FMT_TEXT) {
+		if (bw_whatif_on(o->rep))
+			bw_whatif_print(o->rep, stdout);
+		text_summary(rp, o->src, bw_replay_exact(rp));
+	}
+	csv_tables(o, rp);
+	fflush(stdout);
+}
+
+/* --from at or past the trace's end: nothing to show, and said so. */
+static bool past_end(const struct an_args *a, const struct bw_replay *rp)
+{
+	double end = bw_replay_trace_span(rp);
+
+	if (bw_replay_events(rp) || !(a->ro.from > 0) || a->ro.from < end)
+		return false;
+	bw_err("--from %g is past the trace's end (its last event is %.6f s from its start)",
+	       a->ro.from, end);
+	return true;
 }
 
 static int analyze(struct an_args *a, struct bw_tsource *src)
 {
-	struct an_out o = { .a = a, .t_open = NAN };
+	struct an_out o = { .a = a, .src = src, .t_open = NAN };
 	struct bw_replay *rp = NULL;
 	int err;
 
@@ -539,48 +812,37 @@ static int analyze(struct an_args *a, struct bw_tsource *src)
 	if (err)
 		return BW_EXIT_USAGE;
 	a->ro.on_tick = on_tick;
-	a->ro.on_req = on_req;
 	a->ro.ctx = &o;
-	if (bw_report_open(&o.rep, a->html, a->perfetto, a->what_if, src))
-		return BW_EXIT_RUNTIME;
-	if (bw_replay_new(&rp, &a->ro, src)) {
-		bw_err("out of memory");
+	if (bw_report_open(&o.rep, a->html, a->perfetto, a->what_if, src, a->file) || csv_open(&o)) {
+		csv_close(&o);
 		bw_report_close(o.rep, NULL);
 		return BW_EXIT_RUNTIME;
 	}
-	if (a->fmt == FMT_JSON) {
-		bw_json_begin(&o.j, stdout);
-		bw_json_obj(&o.j, NULL);
-		json_header(&o.j, src, a->file);
-		bw_json_arr(&o.j, "intervals");
-	} else if (a->fmt == FMT_TEXT) {
-		text_header(src, a->file);
+	/* Every request handed on only to the pictures that draw them. */
+	if (a->html || a->perfetto)
+		a->ro.on_req = on_req;
+	if (bw_replay_new(&rp, &a->ro, src)) {
+		bw_err("out of memory");
+		csv_close(&o);
+		bw_report_close(o.rep, NULL);
+		return BW_EXIT_RUNTIME;
 	}
 	err = bw_replay_run(rp);
-	if (a->fmt == FMT_JSON) {
-		if (!isnan(o.t_open)) {
-			bw_json_close(&o.j, ']');
-			bw_json_close(&o.j, '}');
-		}
-		bw_json_close(&o.j, ']');
-		json_summary(&o, rp, src);
-		if (err)
-			bw_json_str(&o.j, "error", src->err);
-		bw_json_close(&o.j, '}');
-		bw_json_end(&o.j);
-	} else if (a->fmt == FMT_TEXT) {
-		if (bw_whatif_on(o.rep))
-			bw_whatif_print(o.rep, stdout);
-		text_summary(rp, src, a->ro.exact && !err);
-	} else {
-		csv_summary(rp);
+	if (!err && past_end(a, rp)) {
+		csv_close(&o);
+		bw_report_close(o.rep, NULL);
+		bw_replay_free(rp);
+		return BW_EXIT_USAGE;
 	}
-	fflush(stdout);
+	finish_output(&o, rp, err);
+	if (csv_close(&o))
+		err = -1;
 	if (bw_report_close(o.rep, rp))
 		err = -1;
 	bw_replay_free(rp);
 	if (err) {
-		bw_err("%s", src->err);
+		if (src->err[0])
+			bw_err("%s", src->err);
 		return BW_EXIT_RUNTIME;
 	}
 	if (*src->truncated)

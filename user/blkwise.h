@@ -245,13 +245,25 @@ void bw_class_seed(struct bw_class *c, enum bw_class_id cls, double p_eff, __s64
 bool bw_class_live(const struct bw_class *c);
 const char *bw_class_name(enum bw_class_id cls);
 
-/* json.c (pure): a small streaming JSON writer */
+/*
+ * json.c (pure): a small streaming JSON writer.  Its CSV mode writes the
+ * same calls as CSV rows (RFC 4180): each top-level object is a row, a
+ * field's column is its JSON path (nested keys joined by '.'), an array of
+ * values is one cell of space-separated values, null an empty cell; the
+ * header mode writes the column names of one row instead of its values.
+ */
+enum bw_json_mode { BW_JSON, BW_CSV_HEADER, BW_CSV_ROW };
 struct bw_json {
 	FILE *f;
 	int depth;
 	bool need_comma[16];
+	enum bw_json_mode mode;
+	const char *path[16];	/* CSV: the key of each open object or array */
+	bool cell_open;		/* CSV: an array's cell is being written */
+	bool row_started;
 };
 void bw_json_begin(struct bw_json *j, FILE *f);
+void bw_json_begin_csv(struct bw_json *j, FILE *f, bool header);
 void bw_json_obj(struct bw_json *j, const char *key);
 void bw_json_arr(struct bw_json *j, const char *key);
 void bw_json_close(struct bw_json *j, char c);

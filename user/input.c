@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "analyze.h"
 
 /* NAME.blktrace.N for N from 0 while they exist; how many. */
@@ -41,8 +42,14 @@ static bool capture_base(const char *path, char *buf, size_t len)
 int bw_input_open(struct bw_input *in, const char *path, struct bw_tsource *src)
 {
 	char head[8] = {}, base[4096];
+	struct stat st;
 	size_t got;
 
+	if (!stat(path, &st) && S_ISDIR(st.st_mode)) {
+		bw_err("%s: is a directory: give a trace file, or a blktrace capture's name "
+		       "(DIR/NAME for DIR/NAME.blktrace.0 ...)", path);
+		return BW_EXIT_RUNTIME;
+	}
 	in->f = fopen(path, "r");
 	if (!in->f && (errno != ENOENT || !open_capture(in, path))) {
 		bw_err("%s: cannot open: %s", path, strerror(errno));

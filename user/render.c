@@ -85,8 +85,7 @@ void bw_render_json_dev(struct bw_json *j, const struct bw_interval *iv,
 	bw_json_obj(j, NULL);
 	bw_json_str(j, "device", iv->name);
 	bw_json_str(j, "identity", iv->identity);
-	if (iv->identity_note)
-		bw_json_str(j, "identity_note", iv->identity_note);
+	bw_json_str(j, "identity_note", iv->identity_note);	/* null: none; one schema */
 	bw_json_bool(j, "gone", iv->gone);
 	bw_json_bool(j, "bio_based", iv->bio_based);
 	json_names(j, "slaves", iv->slaves);

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "replay.h"
@@ -45,11 +46,15 @@ struct rp_comm {
 	char comm[BW_COMM_LEN];
 };
 
-/* One exact percentile being narrowed: [lo, lo + width * REFINE) in REFINE cells. */
+/*
+ * One exact percentile being narrowed: [lo, lo + width * REFINE) in REFINE
+ * cells; width is a power of two (a bucket's width, divided by REFINE).
+ */
 struct rp_target {
 	struct bw_xdist *x;
 	int pctl;
 	__u64 lo, width, rank;	/* rank: 1-based within [lo, ...) */
+	__u32 shift;		/* log2(width) */
 	__u32 *cells;
 	bool done;
 };
@@ -67,9 +72,14 @@ struct bw_replay {
 	__u32 *stream_slot;	/* index + 1 */
 	struct rp_comm *comms;
 	__u64 t0, from_ns, to_ns, next_tick, tick_ns, last_ts;
+	__u64 seen_ts;		/* the last event's time, in the window or not */
 	__u64 events, abandoned, stream_overflow, skipped_ticks;
 	bool started, full;
 	bool by_sector;		/* some request was keyed by sector (bio Q, blktrace) */
+	bool no_segments;	/* the source does not carry segment counts (blktrace) */
+	bool exact;		/* every percentile narrowed to its value */
+	bool keep;		/* pass 1 keeps its latencies for the refining rounds */
+	__u64 kept;
 	int passes;
 	struct rp_target *targets;
 	int ntargets;
@@ -201,6 +211,33 @@ static struct rp_rq *rq_put(struct bw_replay *rp, __u64 a, __u64 b)
 	rp->rq[i].b = b;
 	rp->rq_n++;
 	return &rp->rq[i];
+}
+
+/*
+ * Find (a, b), or put it in the empty slot the search ended on: one probe
+ * sequence where a find and a put would take two.  *made: it was put.
+ */
+static struct rp_rq *rq_get(struct bw_replay *rp, __u64 a, __u64 b, bool *made)
+{
+	__u32 mask = rp->rq_cap - 1, i = (__u32)mix(a, b) & mask;
+	struct rp_rq *e;
+
+	for (;; i = (i + 1) & mask) {
+		e = &rp->rq[i];
+		if (e->a == a && e->b == b) {
+			*made = false;
+			return e;
+		}
+		if (!e->a && !e->b)
+			break;
+	}
+	*made = true;
+	if ((rp->rq_n + 1) * 2 > rp->rq_cap)	/* to grow first: rq_put's way */
+		return rq_put(rp, a, b);
+	e->a = a;
+	e->b = b;
+	rp->rq_n++;
+	return e;
 }
 
 /* Devices */
@@ -388,19 +425,65 @@ static void xh_bounds(__u32 idx, __u64 *lo, __u64 *width)
 	*lo = (XH_SUB + sub) * *width;
 }
 
-static void x_add(struct bw_replay *rp, struct bw_xdist *x, __u64 v)
+/* A refining round: v counted in the cells of x's open targets. */
+static bool x_refine(struct bw_replay *rp, const struct bw_xdist *x, __u64 v)
 {
+	bool in = false;
 	int i;
 
-	if (!rp->full) {
-		for (i = x->tfirst; i < x->tfirst + x->tcount; i++) {
-			struct rp_target *t = &rp->targets[i];
+	for (i = x->tfirst; i < x->tfirst + x->tcount; i++) {
+		struct rp_target *t = &rp->targets[i];
+		__u64 off = v - t->lo;	/* below lo: wraps past the span */
 
-			if (!t->done && v >= t->lo && (v - t->lo) / t->width < REFINE)
-				t->cells[(v - t->lo) / t->width]++;
+		if ((off >> t->shift) < REFINE && !t->done) {
+			t->cells[off >> t->shift]++;
+			in = true;
 		}
+	}
+	return in;
+}
+
+static void drop_values(struct bw_replay *rp)
+{
+	int d, op, l;
+
+	rp->keep = false;
+	for (d = 0; d < rp->ndevs; d++)
+		for (op = 0; op < BW_NR_OPS; op++)
+			for (l = 0; l < BW_NR_LAT; l++) {
+				free(rp->devs[d].lat[op][l].vals);
+				rp->devs[d].lat[op][l].vals = NULL;
+				rp->devs[d].lat[op][l].nvals = rp->devs[d].lat[op][l].cap = 0;
+			}
+}
+
+/* Pass 1 keeps v for the refining rounds; false when it cannot (then none is kept). */
+static bool keep_value(struct bw_replay *rp, struct bw_xdist *x, __u64 v)
+{
+	__u32 *n;
+
+	if (v > UINT32_MAX || rp->kept >= BW_RP_KEEP_VALUES)
+		return false;
+	if (x->nvals == x->cap) {
+		n = realloc(x->vals, (x->cap ? 2 * x->cap : 4096) * sizeof(*n));
+		if (!n)
+			return false;
+		x->vals = n;
+		x->cap = x->cap ? 2 * x->cap : 4096;
+	}
+	x->vals[x->nvals++] = (__u32)v;
+	rp->kept++;
+	return true;
+}
+
+static void x_add(struct bw_replay *rp, struct bw_xdist *x, __u64 v)
+{
+	if (!rp->full) {
+		x_refine(rp, x, v);
 		return;
 	}
+	if (rp->keep && !keep_value(rp, x, v))
+		drop_values(rp);
 	if (!x->h) {
 		x->h = calloc(XH_BUCKETS, sizeof(*x->h));
 		if (!x->h)
@@ -423,43 +506,54 @@ static __u64 rank_of(__u64 n, double p)
 	return r < 1 ? 1 : (__u64)r;
 }
 
-/* After pass 1: each percentile's bucket; the exact ones are done already. */
-static int plan_targets(struct bw_replay *rp)
+/*
+ * After pass 1: each percentile from its histogram bucket's lower bound
+ * (below the true value by under 1/XH_SUB, 0.4%; exact under XH_SUB ns and
+ * for the max).  With targets, the ones still to narrow are planned.
+ */
+static int n_targets(struct bw_xdist *x, struct rp_target *targets, int n)
+{
+	__u64 cum, rank, lo, w;
+	__u32 i;
+	int p;
+
+	x->tfirst = n;
+	for (p = 0; x->h && p < BW_NR_PCTL; p++) {
+		rank = rank_of(x->n, bw_pctls[p]);
+		if (rank >= x->n) {
+			x->pct[p] = x->max;
+			continue;
+		}
+		for (i = 0, cum = 0; cum + x->h[i] < rank; i++)
+			cum += x->h[i];
+		xh_bounds(i, &lo, &w);
+		x->pct[p] = lo > x->min ? lo : x->min;
+		if (w == 1 || !targets)
+			continue;
+		targets[n++] = (struct rp_target){
+			.x = x, .pctl = p, .lo = lo, .rank = rank - cum,
+			.width = (w + REFINE - 1) / REFINE,
+			.shift = ilog2_64((w + REFINE - 1) / REFINE),
+		};
+	}
+	x->tcount = n - x->tfirst;
+	return n;
+}
+
+static int plan_targets(struct bw_replay *rp, bool refine)
 {
 	int d, op, l, p, n = 0;
 
-	rp->targets = calloc((size_t)rp->ndevs * BW_NR_OPS * BW_NR_LAT * BW_NR_PCTL,
-			     sizeof(*rp->targets));
-	if (!rp->targets && rp->ndevs)
-		return -ENOMEM;
+	if (refine) {
+		rp->targets = calloc((size_t)rp->ndevs * BW_NR_OPS * BW_NR_LAT * BW_NR_PCTL,
+				     sizeof(*rp->targets));
+		if (!rp->targets && rp->ndevs)
+			return -ENOMEM;
+	}
 	for (d = 0; d < rp->ndevs; d++)
 		for (op = 0; op < BW_NR_OPS; op++)
-			for (l = 0; l < BW_NR_LAT; l++) {
-				struct bw_xdist *x = &rp->devs[d].lat[op][l];
-				__u64 cum = 0, rank, lo, w;
-				__u32 i;
-
-				x->tfirst = n;
-				for (p = 0; x->h && p < BW_NR_PCTL; p++) {
-					rank = rank_of(x->n, bw_pctls[p]);
-					if (rank >= x->n) {
-						x->pct[p] = x->max;
-						continue;
-					}
-					for (i = 0, cum = 0; cum + x->h[i] < rank; i++)
-						cum += x->h[i];
-					xh_bounds(i, &lo, &w);
-					x->pct[p] = lo;
-					if (w == 1)
-						continue;
-					rp->targets[n] = (struct rp_target){
-						.x = x, .pctl = p, .lo = lo, .rank = rank - cum,
-						.width = (w + REFINE - 1) / REFINE,
-					};
-					n++;
-				}
-				x->tcount = n - x->tfirst;
-			}
+			for (l = 0; l < BW_NR_LAT; l++)
+				n = n_targets(&rp->devs[d].lat[op][l], rp->targets, n);
 	rp->ntargets = n;
 	for (p = 0; p < n; p++) {
 		rp->targets[p].cells = calloc(REFINE, sizeof(__u32));
@@ -492,10 +586,35 @@ static bool narrow_targets(struct bw_replay *rp)
 			continue;
 		}
 		t->width = (t->width + REFINE - 1) / REFINE;
+		t->shift = ilog2_64(t->width);
 		memset(t->cells, 0, REFINE * sizeof(__u32));
 		open = true;
 	}
 	return open;
+}
+
+/*
+ * The refining rounds over the values pass 1 kept: no pass over the file.
+ * A round keeps only the values inside a target still open, so the rounds
+ * after the first see few.
+ */
+static void refine_kept(struct bw_replay *rp)
+{
+	int d, op, l;
+	__u64 k, m;
+
+	do {
+		for (d = 0; d < rp->ndevs; d++)
+			for (op = 0; op < BW_NR_OPS; op++)
+				for (l = 0; l < BW_NR_LAT; l++) {
+					struct bw_xdist *x = &rp->devs[d].lat[op][l];
+
+					for (k = 0, m = 0; x->tcount && k < x->nvals; k++)
+						if (x_refine(rp, x, x->vals[k]))
+							x->vals[m++] = x->vals[k];
+					x->nvals = m;
+				}
+	} while (narrow_targets(rp));
 }
 
 static __u64 req_lat(const struct bw_rp_req *r)
@@ -551,13 +670,19 @@ static struct rp_rq *req_of(struct bw_replay *rp, const struct bw_trec *ev, __u1
 {
 	__u64 sb = by_sector(ev);
 	struct rp_rq *e, *bio;
+	bool made;
 
 	if (!ev->rq) {
-		e = rq_find(rp, ev->sector, sb);
-		if (!e && make) {
-			e = rq_put(rp, ev->sector, sb);
-			rp->by_sector = true;
+		if (!make) {
+			e = rq_find(rp, ev->sector, sb);
+		} else {
+			e = rq_get(rp, ev->sector, sb, &made);
+			rp->by_sector |= made;
 		}
+	} else if (make && !rp->by_sector) {
+		e = rq_get(rp, ev->rq, 0, &made);
+		if (!made)
+			goto out;
 	} else {
 		e = rq_find(rp, ev->rq, 0);
 		if (e || !make)
@@ -783,6 +908,13 @@ static void queued(struct bw_replay *rp, struct bw_rp_dev *d, const struct bw_tr
 		e->q_ts = ev->ts;
 }
 
+/* What the source did not record is unknown, not 0. */
+static void unknowns(const struct bw_replay *rp, struct bw_interval *iv)
+{
+	if (rp->no_segments)
+		iv->seg_per_rq = NAN;
+}
+
 /* A device's streams over the interval ending at end: those with I/O in it. */
 static int tick_streams(struct bw_replay *rp, const struct bw_rp_dev *d, __u64 end, double secs)
 {
@@ -846,6 +978,7 @@ static void tick(struct bw_replay *rp, __u64 end)
 		now->inflight = d->inflight;
 		tk.inflight = d->inflight;
 		bw_interval_compute(&d->prev, now, secs, &bw_peff_default, NULL, 0, &iv);
+		unknowns(rp, &iv);
 		bw_class_update(&d->cls, iv.p_eff, secs);
 		if (rp->o.on_tick)
 			rp->o.on_tick(rp->o.ctx, &tk);
@@ -876,6 +1009,8 @@ static void event(struct bw_replay *rp, const struct bw_trec *ev)
 		c->comm[BW_COMM_LEN - 1] = '\0';
 		return;
 	}
+	if (ev->ts > rp->seen_ts)
+		rp->seen_ts = ev->ts;
 	if (rel(rp, ev->ts) < rp->from_ns || (rp->to_ns && rel(rp, ev->ts) >= rp->to_ns))
 		return;
 	while (rp->full && ev->ts >= rp->next_tick) {
@@ -975,6 +1110,7 @@ static void totals(struct bw_replay *rp)
 		end.inflight = d->inflight;
 		end.max_depth = d->max_depth_all;
 		bw_interval_compute(NULL, &end, span, &bw_peff_default, NULL, 0, &d->total);
+		unknowns(rp, &d->total);
 	}
 	for (i = 0; i < rp->nstreams; i++) {
 		struct bw_stream s = rp->streams[i].s;
@@ -1000,10 +1136,17 @@ int bw_replay_run(struct bw_replay *rp)
 	if (rp->last_ts > rp->next_tick - rp->tick_ns + 1000000)
 		tick(rp, rp->last_ts);
 	totals(rp);
+	if (plan_targets(rp, rp->o.exact))
+		return -1;
 	if (!rp->o.exact)
 		return 0;
-	if (plan_targets(rp))
-		return -1;
+	if (rp->keep) {
+		if (rp->ntargets)
+			refine_kept(rp);
+		rp->exact = true;
+		drop_values(rp);
+		return 0;
+	}
 	/* Refining passes only pair requests again: keep pass 1's counters. */
 	saved = malloc(rp->ndevs * sizeof(*saved) + 1);
 	if (!saved)
@@ -1018,6 +1161,7 @@ int bw_replay_run(struct bw_replay *rp)
 		if (rc < 0 || !narrow_targets(rp))
 			break;
 	}
+	rp->exact = rc >= 0;
 	for (i = 0; i < rp->ndevs; i++) {
 		memcpy(saved[i].lat, rp->devs[i].lat, sizeof(saved[i].lat));
 		rp->devs[i] = saved[i];
@@ -1039,6 +1183,8 @@ int bw_replay_new(struct bw_replay **out, const struct bw_replay_opts *o,
 	rp->o = *o;
 	rp->src = src;
 	rp->last_dev = -1;
+	rp->no_segments = !strcmp(src->info->source, "blktrace");
+	rp->keep = o->exact;
 	if (!(rp->o.interval > 0))
 		rp->o.interval = 1.0;
 	rp->tick_ns = (__u64)(rp->o.interval * 1e9);
@@ -1069,8 +1215,10 @@ void bw_replay_free(struct bw_replay *rp)
 		return;
 	for (i = 0; rp->devs && i < rp->ndevs; i++)
 		for (op = 0; op < BW_NR_OPS; op++)
-			for (l = 0; l < BW_NR_LAT; l++)
+			for (l = 0; l < BW_NR_LAT; l++) {
 				free(rp->devs[i].lat[op][l].h);
+				free(rp->devs[i].lat[op][l].vals);
+			}
 	for (i = 0; i < rp->ntargets; i++)
 		free(rp->targets[i].cells);
 	free(rp->targets);
@@ -1102,9 +1250,19 @@ double bw_replay_span(const struct bw_replay *rp)
 	return rp->last_ts > start ? (double)(rp->last_ts - start) / 1e9 : 0;
 }
 
+double bw_replay_trace_span(const struct bw_replay *rp)
+{
+	return rp->seen_ts > rp->t0 ? (double)(rp->seen_ts - rp->t0) / 1e9 : 0;
+}
+
 __u64 bw_replay_events(const struct bw_replay *rp)
 {
 	return rp->events;
+}
+
+bool bw_replay_exact(const struct bw_replay *rp)
+{
+	return rp->exact;
 }
 
 int bw_replay_passes(const struct bw_replay *rp)

@@ -8,9 +8,11 @@
  * percentiles, seek distances, outliers.  Pure: no BPF, no system calls.
  *
  * Memory is bounded whatever the trace's length: requests in flight, a
- * capped stream table, fixed histograms.  Exact percentiles take extra
- * passes over the file (a radix select: each pass narrows the bucket that
- * holds the rank 4096-fold), so the source must rewind.
+ * capped stream table, fixed histograms.  Exact percentiles are a radix
+ * select: each round narrows the bucket that holds the rank 4096-fold.  Up
+ * to BW_RP_KEEP_VALUES latencies (each under 4.29 s) the rounds run over
+ * pass 1's values kept in memory (4 bytes each); past that, over the file
+ * again, one pass a round, so the source must rewind.
  */
 #ifndef BLKWISE_REPLAY_H
 #define BLKWISE_REPLAY_H
@@ -26,6 +28,7 @@ extern const double bw_pctls[BW_NR_PCTL];	/* 0.5 0.9 0.99 0.999 1 */
 #define BW_SEEK_BUCKETS 48			/* log2 of sectors, bucket 0: sequential */
 #define BW_OUTLIERS 10
 #define BW_RP_MAX_STREAMS 4096
+#define BW_RP_KEEP_VALUES (48ULL << 20)	/* 192 MiB of latencies at most */
 
 /* A request the way it completed, with its context. */
 struct bw_rp_req {
@@ -48,6 +51,8 @@ struct bw_xdist {
 	__u64 pct[BW_NR_PCTL];	/* ns, exact (nearest rank) */
 	__u32 *h;		/* pass-1 histogram */
 	int tfirst, tcount;	/* its percentiles still being narrowed */
+	__u32 *vals;		/* pass 1's values, while they fit (see replay.c) */
+	__u64 nvals, cap;
 };
 
 struct bw_rp_stream {
@@ -117,8 +122,12 @@ int bw_replay_devs(const struct bw_replay *rp, const struct bw_rp_dev **devs);
 int bw_replay_streams(const struct bw_replay *rp, const struct bw_rp_stream **s);
 const char *bw_replay_comm(const struct bw_replay *rp, __u32 pid);
 double bw_replay_span(const struct bw_replay *rp);	/* s covered */
+/* s from the trace's start to its last event, whatever --from and --to. */
+double bw_replay_trace_span(const struct bw_replay *rp);
 __u64 bw_replay_events(const struct bw_replay *rp);
 int bw_replay_passes(const struct bw_replay *rp);
+/* Percentiles exact (else each its histogram bucket's bound, up to 0.4% below). */
+bool bw_replay_exact(const struct bw_replay *rp);
 /* Requests the table could not follow (never completed, evicted). */
 __u64 bw_replay_abandoned(const struct bw_replay *rp);
 /* Idle intervals of long gaps (over 100 intervals) not emitted one by one. */

@@ -95,12 +95,81 @@ static void test_process_streams(void)
 	free(out);
 }
 
+static void stream_csv(FILE *f, const void *arg)
+{
+	struct bw_json j;
+
+	bw_json_begin_csv(&j, f, true);
+	bw_render_json_stream(&j, "loop1", arg);
+	bw_json_begin_csv(&j, f, false);
+	bw_render_json_stream(&j, "loop1", arg);
+}
+
+static void dev_csv(FILE *f, const void *arg)
+{
+	struct bw_json j;
+
+	bw_json_begin_csv(&j, f, true);
+	bw_render_json_dev(&j, arg, NULL, 0);
+	bw_json_begin_csv(&j, f, false);
+	bw_render_json_dev(&j, arg, NULL, 0);
+}
+
+/* How many cells a CSV line has, RFC 4180's quoting understood. */
+static int csv_cells(const char *line)
+{
+	bool q = false;
+	int n = 1;
+
+	for (; *line && *line != '\n'; line++) {
+		if (*line == '"')
+			q = !q;	/* a doubled quote toggles twice */
+		else if (*line == ',' && !q)
+			n++;
+	}
+	return n;
+}
+
+/*
+ * CSV rows are the JSON's fields: the same names (nested ones joined by
+ * '.'), RFC 4180 quoting, an empty cell for null, one cell for an array.
+ */
+static void test_csv(void)
+{
+	struct bw_stream_interval s = { .tgid = 42, .comm = "a,\"b\" c", .ios = 3,
+					.depth = NAN, .think_ms = 0.5 };
+	struct bw_interval iv = { .name = "md127", .slaves = "loop4 loop5", .p_eff = NAN,
+				  .svc_mean_ms = 1.5 };
+	char *out = render(stream_csv, &s), *row;
+
+	row = out + strcspn(out, "\n") + 1;
+	CHECK(!strncmp(out, "device,pid,comm,ios,ios_per_s,depth_mean,", 41), "header: %s", out);
+	CHECK(!strncmp(row, "loop1,42,\"a,\"\"b\"\" c\",3,", strlen("loop1,42,\"a,\"\"b\"\" c\",3,")),
+	      "quoted comm: %s", row);
+	CHECK(strstr(row, ",3,0.00,,0,0.5000,"), "NaN depth is an empty cell: %s", row);
+	CHECK(csv_cells(out) == csv_cells(row), "as many cells as names: %d, %d", csv_cells(out),
+	      csv_cells(row));
+	CHECK(!strstr(out, "nan"), "no nan: %s", out);
+	free(out);
+	out = render(dev_csv, &iv);
+	row = out + strcspn(out, "\n") + 1;
+	CHECK(strstr(out, ",class_reason.median_p_eff,") || !strstr(out, "class_reason"),
+	      "nested names: %s", out);
+	CHECK(strstr(out, ",ops.read.ios,ops.read.bytes,"), "nested names: %s", out);
+	CHECK(strstr(row, ",\"loop4 loop5\",\"\","), "arrays as one cell: %s", row);
+	CHECK(csv_cells(out) == csv_cells(row), "as many cells as names: %d, %d", csv_cells(out),
+	      csv_cells(row));
+	CHECK(row[strcspn(row, "\n")] == '\n' && !row[strcspn(row, "\n") + 1], "one row: %s", row);
+	free(out);
+}
+
 int main(void)
 {
 	static const struct unit_test t[] = {
 		UNIT(test_relations),
 		UNIT(test_cgroup_streams),
 		UNIT(test_process_streams),
+		UNIT(test_csv),
 	};
 
 	return unit_run("render", t, sizeof(t) / sizeof(t[0]));
