@@ -40,6 +40,10 @@
  *   still shows busy time.  busy_start is read before C's decrement: while
  *   our request is in flight no new period can start, so the value is the
  *   current period's.
+ * - With --streams, C also takes its request out of its stream
+ *   (bpf/streams.bpf.h), sharing this program's clock read: the streams
+ *   object has Q programs only.  streams_on is rodata, so without streams
+ *   the verifier drops that path.
  * - Kernels before 5.12 have atomic add but neither fetch-and-add nor
  *   compare-and-swap, and refuse an object holding either instruction
  *   anywhere, dead code included.  So every program comes twice, compiled
@@ -57,6 +61,7 @@
 #include "util.bpf.h"
 #include "flight.bpf.h"
 #include "rq.bpf.h"
+#include "streams.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -67,6 +72,7 @@ const volatile bool filter_on = false;
 const volatile __u32 rq_hash_bits = 12;		/* per-request table: 1 << bits */
 const volatile __u32 max_slots = 16;
 const volatile __u32 skip = 0;			/* BW_SKIP_*: the bench's profile only */
+const volatile bool streams_on = false;		/* C takes requests out of their streams */
 
 /* Written by user space. */
 __u64 epoch;
@@ -119,6 +125,7 @@ struct {
 struct rq_view {
 	__u64 rqk;		/* the request, as a key (see addr_key) */
 	__u64 qk;		/* its queue, as a key */
+	__u64 srqk;		/* the request, as the streams' key (bpf/streams.bpf.h) */
 	__u64 start_ns;
 	__u32 flags;		/* cmd_flags */
 	__u32 data_len;
@@ -140,6 +147,7 @@ struct rq_view {
 static __always_inline void view_btf(struct request *rq, struct rq_view *v)
 {
 	v->rqk = addr_key(rq);
+	v->srqk = BW_SRQ_KEY_BTF(rq);
 	v->qk = addr_key(rq->q);
 	v->flags = rq->cmd_flags;
 	v->data_len = rq->__data_len;
@@ -151,17 +159,12 @@ static __always_inline void view_btf(struct request *rq, struct rq_view *v)
 static __always_inline void view_raw(struct request *rq, struct rq_view *v)
 {
 	v->rqk = (__u64)rq;
+	v->srqk = BW_SRQ_KEY_RAW(rq);
 	v->qk = (__u64)BPF_CORE_READ(rq, q);
 	v->flags = BPF_CORE_READ(rq, cmd_flags);
 	v->data_len = BPF_CORE_READ(rq, __data_len);
 	v->nr_seg = BPF_CORE_READ(rq, nr_phys_segments);
 	v->start_ns = BPF_CORE_READ(rq, start_time_ns);
-}
-
-/* Fibonacci hashing: the top bits of the product mix every bit of the address. */
-static __always_inline __u32 hash_ptr(__u64 p, __u32 bits)
-{
-	return (__u32)((p * 0x9E3779B97F4A7C15ULL) >> (64 - bits));
 }
 
 static __always_inline void hist_inc(__u32 *hist, __u64 u, __u32 nbuckets)
@@ -239,7 +242,7 @@ static __noinline __u32 claim_slot_plain(struct bw_qmap *e, __u64 q, struct requ
 static __always_inline __u32 slot_of(__u64 q, struct request *rq, struct bio *bio,
 				     const bool fetch)
 {
-	__u32 h = hash_ptr(q, BW_QMAP_BITS), h2 = h ^ 1;
+	__u32 h = bw_hash_ptr(q, BW_QMAP_BITS), h2 = h ^ 1;
 	struct bw_qmap *e, *e2;
 
 	e = bpf_map_lookup_elem(&qmap, &h);
@@ -271,7 +274,7 @@ static __always_inline struct bw_rq_state *rq_entry(__u32 h, __u32 i)
  */
 static __always_inline struct bw_rq_state *rq_claim(__u64 rq, bool *lost, const bool fetch)
 {
-	__u32 h = hash_ptr(rq, rq_hash_bits), i;
+	__u32 h = bw_hash_ptr(rq, rq_hash_bits), i;
 	struct bw_rq_state *st;
 	__u64 owner;
 
@@ -300,7 +303,7 @@ static __always_inline struct bw_rq_state *rq_claim(__u64 rq, bool *lost, const 
 /* C or requeue: the request's entry, NULL when its D was never seen. */
 static __always_inline struct bw_rq_state *rq_find(__u64 rq)
 {
-	__u32 h = hash_ptr(rq, rq_hash_bits), i;
+	__u32 h = bw_hash_ptr(rq, rq_hash_bits), i;
 	struct bw_rq_state *st;
 
 	for (i = 0; i < BW_RQ_PROBES; i++) {
@@ -390,12 +393,14 @@ static __always_inline void on_complete(struct request *rq, const struct rq_view
 		os->bytes += nr_bytes;
 		return;
 	}
+	now = bpf_ktime_get_ns();
+	if (streams_on)
+		bw_streams_complete(v->srqk, now, nr_bytes, !(skip & BW_SKIP_S_LEAVE));
 	st = (skip & BW_SKIP_TABLE) ? NULL : rq_find(v->rqk);
 	if (!st && !(skip & BW_SKIP_TABLE)) {
 		pc->unmatched++;
 		return;
 	}
-	now = bpf_ktime_get_ns();
 	/*
 	 * The issue time's low bits: the difference modulo 2^54 is exact.  A
 	 * clock a hair behind the issuing CPU's (the NMI-safe clock may step

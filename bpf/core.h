@@ -49,17 +49,7 @@ static inline __attribute__((always_inline)) __u32 bw_op_of(__u32 cmd_flags)
 #define BW_INFLIGHT_MASK ((1ULL << BW_INFLIGHT_BITS) - 1)
 #define BW_D_INC ((1ULL << BW_INFLIGHT_BITS) | 1ULL)
 
-/*
- * Parts of the hot path the bench leaves out to price them (rodata `skip`,
- * tools/bench.sh BENCH_PROFILE=1); figures measured so are wrong by design.
- */
-#define BW_SKIP_CLOCK_D (1u << 0)	/* D's time is rq->start_time_ns, no clock read */
-#define BW_SKIP_ATOMIC (1u << 1)	/* the in-flight word updated without atomics */
-#define BW_SKIP_HIST (1u << 2)		/* no histograms */
-#define BW_SKIP_BODY (1u << 3)		/* return once the device is found */
-#define BW_SKIP_FLIGHT (1u << 4)	/* no in-flight word: no busy, solo or depth */
-#define BW_SKIP_TABLE (1u << 5)		/* no per-request table: D's time is rq->start_time_ns */
-#define BW_SKIP_SUMS (1u << 6)		/* C stops once it knows the service time */
+#include "skip.h"
 
 #define BW_SLOT_NONE 0xffffffffu	/* queue seen, device not watched */
 #define BW_QMAP_BITS 10		/* queue map: 1024 entries, two-way */

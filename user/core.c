@@ -200,14 +200,16 @@ static void pick_programs(struct bw_core *c, const struct btf *btf)
 }
 
 /* BLKWISE_BENCH_SKIP=N (BW_SKIP_* bits): the bench prices parts of the hot path. */
-static __u32 bench_skip(void)
+__u32 bw_bench_skip(void)
 {
 	const char *e = getenv("BLKWISE_BENCH_SKIP");
 	__u32 v = e ? (__u32)strtoul(e, NULL, 0) : 0;
+	static bool warned;
 
-	if (v)
+	if (v && !warned)
 		bw_warn("BLKWISE_BENCH_SKIP=%#x: parts of the hot path are left out, "
 			"figures are wrong by design (for tools/bench.sh only)", v);
+	warned = true;
 	return v;
 }
 
@@ -248,11 +250,16 @@ static int size_maps(struct bw_core *c, const struct bw_core_opts *o)
 	s->rodata->rq_hash_bits = roundup_bits(c->rq_entries);
 	s->rodata->max_slots = c->max_slots;
 	s->rodata->filter_on = o->nr_watch > 0;
-	s->rodata->skip = bench_skip();
+	s->rodata->skip = bw_bench_skip();
 	err = bpf_map__set_max_entries(s->maps.shared, c->max_slots);
 	err = err ?: bpf_map__set_max_entries(s->maps.pcpu, c->max_slots);
 	err = err ?: bpf_map__set_max_entries(s->maps.dev2slot, c->max_slots);
 	err = err ?: bpf_map__set_max_entries(s->maps.rqs, c->rq_entries);
+	/* The streams' maps, which the streams object reuses; one entry each without. */
+	s->rodata->streams_on = o->streams;
+	s->rodata->srq_bits = o->streams ? s->rodata->rq_hash_bits : 0;
+	err = err ?: bpf_map__set_max_entries(s->maps.srqs, o->streams ? c->rq_entries : 1);
+	err = err ?: bpf_map__set_max_entries(s->maps.streams, o->streams ? 4096 : 1);
 	return err;
 }
 
@@ -529,6 +536,10 @@ int bw_core_open(struct bw_core **out, const struct bw_core_opts *o)
 		explain_load_error(err);
 		goto fail;
 	}
+	env.srqs_fd = bpf_map__fd(c->skel->maps.srqs);
+	env.streams_fd = bpf_map__fd(c->skel->maps.streams);
+	env.scount_fd = bpf_map__fd(c->skel->maps.scount);
+	env.srq_bits = c->skel->rodata->srq_bits;
 	err = map_shared(c);
 	err = err ?: fill_slots(c);
 	if (err)

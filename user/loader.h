@@ -62,9 +62,14 @@ struct bw_load_env {
 	bool have_fetch;	/* BPF atomic fetch-and-add, cmpxchg (5.12+) */
 	bool mempool_noprof;	/* mempool_alloc is mempool_alloc_noprof (6.10+) */
 	int ncpus;
+	/* The streams' maps, created by the core, whose completion uses them. */
+	int srqs_fd, streams_fd, scount_fd;
+	__u32 srq_bits;
 };
 struct bpf_object;
 struct bw_bio;
+/* BLKWISE_BENCH_SKIP (bpf/core.h BW_SKIP_*): tools/bench.sh's profile only. */
+__u32 bw_bench_skip(void);
 struct bw_streams;
 struct bw_bc;
 struct bw_bc_snap;

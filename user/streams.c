@@ -2,7 +2,9 @@
 /*
  * Loader of bpf/streams.bpf.c: picks the Q event this kernel has
  * (block_io_start, else block_rq_insert and block_rq_issue), attaches with
- * the core's attach type, and reads the streams back.
+ * the core's attach type, shares the core's streams maps (the core's
+ * completion takes requests out of their streams), and reads the streams
+ * back.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,18 +16,18 @@
 
 struct bw_streams {
 	struct streams_bpf *skel;
+	int scount_fd;
+	int ncpus;
 	bool fallback;
 };
 
 static void pick(struct streams_bpf *s, bool btf_ok, bool fallback)
 {
 	struct bpf_program *tp[] = { s->progs.bws_io_start, s->progs.bws_insert,
-				     s->progs.bws_issue, s->progs.bws_complete,
-				     s->progs.bws_merge };
+				     s->progs.bws_issue, s->progs.bws_merge };
 	struct bpf_program *raw[] = { s->progs.bws_io_start_raw, s->progs.bws_insert_raw,
-				      s->progs.bws_issue_raw, s->progs.bws_complete_raw,
-				      s->progs.bws_merge_raw };
-	bool want[] = { !fallback, fallback, fallback, true, true };
+				      s->progs.bws_issue_raw, s->progs.bws_merge_raw };
+	bool want[] = { !fallback, fallback, fallback, true };
 	size_t i;
 
 	for (i = 0; i < sizeof(tp) / sizeof(tp[0]); i++) {
@@ -57,6 +59,17 @@ int bw_streams_open(struct bw_streams **out, const struct bw_core_opts *o,
 	st->skel->rodata->filter_on = o->nr_watch > 0;
 	st->skel->rodata->fallback_q = st->fallback;
 	st->skel->rodata->stream_by = o->streams_by;
+	st->skel->rodata->srq_bits = env->srq_bits;
+	st->skel->rodata->skip = bw_bench_skip();
+	st->scount_fd = env->scount_fd;
+	st->ncpus = env->ncpus;
+	err = bpf_map__reuse_fd(st->skel->maps.srqs, env->srqs_fd);
+	err = err ?: bpf_map__reuse_fd(st->skel->maps.streams, env->streams_fd);
+	err = err ?: bpf_map__reuse_fd(st->skel->maps.scount, env->scount_fd);
+	if (err) {
+		bw_err("sharing the core's streams maps: %s", strerror(-err));
+		goto fail;
+	}
 	err = streams_bpf__load(st->skel);
 	if (err) {
 		bw_err("loading the streams BPF programs: %s; rerun with --verbose", strerror(-err));
@@ -118,11 +131,22 @@ int bw_streams_read(struct bw_streams *st, struct bw_stream_snap *out, int max, 
 
 void bw_streams_print(const struct bw_streams *st, FILE *f)
 {
-	const struct streams_bpf__bss *b = st->skel->bss;
+	struct bw_scount *pc = calloc(st->ncpus, sizeof(*pc)), t = { 0 };
+	__u32 zero = 0;
+	int i;
 
+	if (pc && !bpf_map_lookup_elem(st->scount_fd, &zero, pc)) {
+		for (i = 0; i < st->ncpus; i++) {
+			t.q_events += pc[i].q_events;
+			t.c_events += pc[i].c_events;
+			t.stale += pc[i].stale;
+			t.no_room += pc[i].no_room;
+		}
+	}
+	free(pc);
 	fprintf(f, "blkwise: streams by %s, Q from %s; Q %llu, C %llu, stale %llu, no room %llu\n",
 		st->skel->rodata->stream_by == BW_STREAMS_CGROUP ? "cgroup" : "process",
 		st->fallback ? "block_rq_insert/block_rq_issue (fallback)" : "block_io_start",
-		(unsigned long long)b->q_events, (unsigned long long)b->c_events,
-		(unsigned long long)b->stale, (unsigned long long)b->no_room);
+		(unsigned long long)t.q_events, (unsigned long long)t.c_events,
+		(unsigned long long)t.stale, (unsigned long long)t.no_room);
 }
