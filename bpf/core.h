@@ -106,17 +106,24 @@ struct bw_dev_shared {
 /*
  * Per live request: its issue time and device, in a table shared by all
  * devices and keyed by the request's address (open addressing,
- * BW_RQ_PROBES entries from its hash).  Sized by how many requests may be
- * live at once, not by hw queues x tags.  16 bytes, so an entry never
- * straddles two cache lines: the issue time keeps its low BW_RQ_TS_BITS
- * bits (a service time is their difference modulo 2^54, up to 104 days:
- * the top half is a clock that stepped back, 0), the device's slot the
- * bits above (BW_MAX_SLOTS).
+ * BW_RQ_PROBES entries from its hash; bpf/rqtab.bpf.h).  Sized by how many
+ * requests may be live at once, not by hw queues x tags.  32 bytes, so an
+ * entry never straddles two cache lines: the issue time keeps its low
+ * BW_RQ_TS_BITS bits (a service time is their difference modulo 2^54, up
+ * to 104 days: the top half is a clock that stepped back, 0), the device's
+ * slot the bits above (BW_MAX_SLOTS).  With --streams the entry is claimed
+ * at Q, before D (d BW_RQ_D_NONE), and carries the request's stream to C;
+ * a Q that finds its request's entry issued and never completed marks it
+ * BW_RQ_D_LOST for the D that follows.
  */
 struct bw_rq_state {
-	__u64 rq;		/* struct request address; 0 when free */
+	__u64 rq;		/* struct request address, as a key; 0 when free */
 	__u64 d;		/* issue time's low bits | slot << BW_RQ_TS_BITS */
+	__u64 q_ts;		/* streams: Q time; 0 when no stream holds the request */
+	__u64 sid;		/* streams: the stream's id (tgid or cgroup id) */
 };
+#define BW_RQ_D_NONE 0ULL	/* not issued yet */
+#define BW_RQ_D_LOST 1ULL	/* not issued yet; its previous issue never completed */
 #define BW_RQ_TS_BITS 54
 #define BW_RQ_TS_MASK ((1ULL << BW_RQ_TS_BITS) - 1)
 #define BW_MAX_SLOTS (1u << (64 - BW_RQ_TS_BITS))

@@ -12,13 +12,15 @@
  * The rules a stream follows at Q and C are written once, in bpf/streams.h,
  * for BPF and for the replay of a trace.
  *
- * - A request's stream goes from Q to C in an open-addressing table keyed
- *   by the request's address, shared with the core's completion: claimed
- *   at Q, freed at C, so an entry never outlives its request (a table
- *   that evicted would leave its stream one request in flight forever).
- *   Q looks at all of a request's probes before claiming one, so a request
- *   whose C never reached us is found at its next Q: it leaves its stream
- *   (stale) and its entry is reused.
+ * - A request's stream goes from Q to C in its entry of the core's
+ *   per-request table (bpf/rqtab.bpf.h): claimed here at Q, issued by the
+ *   core's D, freed by the core's C, so an entry never outlives its
+ *   request (a table that evicted would leave its stream one request in
+ *   flight forever), and D-to-C and Q-to-C share one cache line crossing
+ *   between CPUs.  Q looks at all of a request's probes before claiming
+ *   one, so a request whose C never reached us is found at its next Q: it
+ *   leaves its stream (stale), its entry is reused and marked for the
+ *   core's D, which counts the lost completion as it would have.
  * - The device of a queue, and whether it is watched, come from a small
  *   array indexed by the queue's id, filled at a queue's first Q: no hash
  *   lookup per Q for the device filter (the tuner always filters).
@@ -61,7 +63,6 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile bool rq_arg_second = false;	/* pre-5.11 (q, rq) prototypes */
 const volatile bool filter_on = false;
 const volatile bool fallback_q = false;		/* no block_io_start: insert or issue */
-const volatile __u32 stream_by = BW_STREAMS_PROCESS;
 const volatile __u32 skip = 0;			/* BW_SKIP_S_*: the bench's profile only */
 
 /* Written by user space. */
@@ -112,7 +113,7 @@ static __always_inline void view_btf(struct request *rq, struct rq_view *v)
 {
 	struct request_queue *q = rq->q;
 
-	v->key = BW_SRQ_KEY_BTF(rq);
+	v->key = bw_rq_key_btf(rq);
 	v->q = (__u64)q;
 	v->qid = q->id;
 	v->start_ns = rq->start_time_ns;
@@ -123,7 +124,7 @@ static __always_inline void view_btf(struct request *rq, struct rq_view *v)
 
 static __always_inline void view_raw(struct request *rq, struct rq_view *v)
 {
-	v->key = BW_SRQ_KEY_RAW(rq);
+	v->key = bw_rq_key_raw(rq);
 	v->q = (__u64)BPF_CORE_READ(rq, q);
 	v->qid = BPF_CORE_READ(rq, q, id);
 	v->start_ns = BPF_CORE_READ(rq, start_time_ns);
@@ -175,39 +176,6 @@ static __always_inline __u32 queue_dev(struct request *rq, const struct rq_view 
 	return queue_claim(e, v->q, rq);
 }
 
-/*
- * Q's entry for the request: its own, still in flight (its C never came,
- * or, in the fallback, this is a second insert or issue), else the first
- * free one of its probes, claimed by compare-and-swap.
- */
-static __always_inline struct bw_srq *srq_claim(__u64 rq, bool *own)
-{
-	__u32 h = bw_hash_ptr(rq, srq_bits), i, first = BW_SRQ_PROBES;
-	struct bw_srq *r;
-	__u64 owner;
-
-	*own = false;
-	for (i = 0; i < BW_SRQ_PROBES; i++) {
-		r = bw_srq_entry(h, i);
-		if (!r)
-			return NULL;
-		owner = r->rq;
-		if (owner == rq) {
-			*own = true;
-			return r;
-		}
-		if (!owner && first == BW_SRQ_PROBES)
-			first = i;
-	}
-	/* The first free one; should a racer take it, the next. */
-	for (i = first; i < BW_SRQ_PROBES; i++) {
-		r = bw_srq_entry(h, i);
-		if (r && __sync_val_compare_and_swap(&r->rq, 0, rq) == 0)
-			return r;
-	}
-	return NULL;
-}
-
 static __always_inline struct bw_stream *stream_get(const struct bw_skey *key)
 {
 	struct bw_stream *s, *fresh;
@@ -226,23 +194,51 @@ static __always_inline struct bw_stream *stream_get(const struct bw_skey *key)
 	return bpf_map_lookup_elem(&streams, key);
 }
 
-/* A request in flight leaves its stream without completing (stale, merged away). */
-static __always_inline void srq_drop(struct bw_srq *r, __u64 now)
+/*
+ * Q's entry for the request in the core's table: its own, still there
+ * (its last C never reached us, or, in the fallback, the core's D of this
+ * same issue ran first, or this is a second insert or issue), else a free
+ * one.  A request found issued and never completed is marked for the D
+ * that follows (BW_RQ_D_LOST), as the core's D would have found it.
+ */
+static __always_inline struct bw_rq_state *q_entry(const struct rq_view *v, __u32 dev,
+						   __u64 q_ts, struct bw_scount *sc, bool *dup)
 {
-	struct bw_stream *s = bpf_map_lookup_elem(&streams, &r->key);
+	struct bw_rq_state *st;
+	bool own;
 
-	if (s)
-		bw_stream_leave(s, r->q_ts, now, 0, 0);
+	*dup = false;
+	st = bw_rq_claim_all(v->key, &own);
+	if (!st)
+		return NULL;
+	if (!own) {
+		st->d = BW_RQ_D_NONE;
+		st->q_ts = 0;
+		return st;
+	}
+	/* Fallback: a second insert or issue of a request that has its Q. */
+	if (fallback_q && st->q_ts == q_ts) {
+		*dup = true;
+		return NULL;
+	}
+	if (st->q_ts) {	/* its previous life never reached C for us: let it go */
+		if (sc)
+			sc->stale++;
+		bw_streams_leave(st, dev, q_ts, 0, false, true);
+	}
+	if (!fallback_q && st->d != BW_RQ_D_NONE)
+		st->d = BW_RQ_D_LOST;
+	return st;
 }
 
 static __always_inline void on_queue(struct request *rq, const struct rq_view *v)
 {
+	struct bw_rq_state *st;
 	struct bw_scount *sc;
 	struct bw_stream *s;
 	struct bw_skey skey;
-	struct bw_srq *r;
 	__u64 q_ts;
-	bool own;
+	bool dup;
 
 	skey.dev = queue_dev(rq, v);
 	if (!skey.dev)
@@ -253,50 +249,44 @@ static __always_inline void on_queue(struct request *rq, const struct rq_view *v
 	if (!q_ts || (!fallback_q && (skip & BW_SKIP_S_CLOCK)))
 		q_ts = bpf_ktime_get_ns();
 	sc = bw_scount();
-	r = srq_claim(v->key, &own);
-	if (!r) {
-		count_no_room(sc);
+	st = q_entry(v, skey.dev, q_ts, sc, &dup);
+	if (!st) {
+		if (!dup)
+			count_no_room(sc);
 		return;
 	}
-	if (own) {
-		/* Fallback: a second insert or issue of a request that has its Q. */
-		if (fallback_q && r->q_ts == q_ts)
-			return;
-		/* Its previous life never reached C for us: let it go. */
-		if (sc)
-			sc->stale++;
-		srq_drop(r, q_ts);
-	}
-	if (skip & BW_SKIP_S_STREAM) {
-		__builtin_memset(&r->key, 0, sizeof(r->key));	/* C finds no stream */
+	if (skip & BW_SKIP_S_STREAM)
 		return;
-	}
 	skey.by = stream_by;
 	skey.id = stream_by == BW_STREAMS_CGROUP ? bpf_get_current_cgroup_id() :
 						   bpf_get_current_pid_tgid() >> 32;
 	s = stream_get(&skey);
 	if (!s) {
-		r->rq = 0;
 		count_no_room(sc);
 		return;
 	}
-	r->q_ts = q_ts;
-	r->key = skey;
+	st->sid = skey.id;
+	st->q_ts = q_ts;
 	if (sc)
 		sc->q_events++;
 	bw_stream_enter(s, q_ts, v->sector, v->len, is_sync(v->flags), epoch);
 }
 
-/* A request merged into another: it leaves its stream, uncompleted. */
-static __always_inline void on_merge(__u64 key)
+/* A request merged into another before its D: it leaves its stream, uncompleted. */
+static __always_inline void on_merge(struct request *rq, __u64 key)
 {
-	struct bw_srq *r = bw_srq_find(key);
+	struct bw_rq_state *st = bw_rq_find(key);
+	struct rq_view v;
 
-	if (!r)
+	if (!st || !st->q_ts)
 		return;
-	srq_drop(r, bpf_ktime_get_ns());
-	barrier();	/* read before the entry is free for another Q */
-	r->rq = 0;
+	v.qid = BPF_CORE_READ(rq, q, id);
+	v.q = (__u64)BPF_CORE_READ(rq, q);
+	bw_streams_leave(st, queue_dev(rq, &v), bpf_ktime_get_ns(), 0, false, true);
+	if (st->d != BW_RQ_D_NONE)
+		return;
+	barrier();	/* read before the entry is free for another request */
+	st->rq = 0;
 }
 
 /*
@@ -336,13 +326,17 @@ Q_PROGS(block_rq_issue, bws_issue, true)
 SEC("tp_btf/block_rq_merge")
 int bws_merge(__u64 *ctx)
 {
-	on_merge(BW_SRQ_KEY_BTF(RQ_ARG(ctx, true)));
+	struct request *rq = RQ_ARG(ctx, true);
+
+	on_merge(rq, bw_rq_key_btf(rq));
 	return 0;
 }
 
 SEC("raw_tp/block_rq_merge")
 int bws_merge_raw(__u64 *ctx)
 {
-	on_merge(BW_SRQ_KEY_RAW(RQ_ARG(ctx, true)));
+	struct request *rq = RQ_ARG(ctx, true);
+
+	on_merge(rq, bw_rq_key_raw(rq));
 	return 0;
 }

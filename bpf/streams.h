@@ -4,10 +4,11 @@
  * (bpf/streams.bpf.h), their loader user/streams.c, and the replay of a
  * trace (user/replay.c).  A stream's figures are struct bw_stream
  * (bpf/core.h); what is new here is its key, which names either a process
- * or a cgroup, the per-request state that carries a request's stream from
- * Q to C, and the two rules every event of a stream follows: a request
- * joins it at Q (bw_stream_enter) and leaves it at C, or when it is merged
- * away or found stale (bw_stream_leave).  The rules are written once: in
+ * or a cgroup (a request carries its stream from Q to C in its entry of
+ * the core's per-request table, struct bw_rq_state), and the two rules
+ * every event of a stream follows: a request joins it at Q
+ * (bw_stream_enter) and leaves it at C, or when it is merged away or
+ * found stale (bw_stream_leave).  The rules are written once: in
  * BPF the stream is shared by every CPU, so its in-flight word and the sums
  * C adds go through atomics; compiled for user space (one thread) the same
  * lines are plain adds.
@@ -28,18 +29,6 @@ struct bw_skey {
 	__u32 by;		/* enum bw_stream_by */
 	__u64 id;		/* tgid, or cgroup id (the cgroup2 directory's inode) */
 };
-
-/*
- * Per request in flight, from its Q to its C: an open-addressing table
- * keyed by the request's address (BW_SRQ_PROBES entries from its hash),
- * entries freed at C, 32 bytes so none straddles two cache lines.
- */
-struct bw_srq {
-	__u64 rq;		/* the request as a key (bpf/streams.bpf.h); 0 when free */
-	__u64 q_ts;		/* Q time */
-	struct bw_skey key;	/* its stream */
-};
-#define BW_SRQ_PROBES 4
 
 /* Rare events, per CPU: --verbose and the tests. */
 struct bw_scount {

@@ -255,10 +255,9 @@ static int size_maps(struct bw_core *c, const struct bw_core_opts *o)
 	err = err ?: bpf_map__set_max_entries(s->maps.pcpu, c->max_slots);
 	err = err ?: bpf_map__set_max_entries(s->maps.dev2slot, c->max_slots);
 	err = err ?: bpf_map__set_max_entries(s->maps.rqs, c->rq_entries);
-	/* The streams' maps, which the streams object reuses; one entry each without. */
+	/* The streams' maps, which the streams object reuses; one entry without. */
 	s->rodata->streams_on = o->streams;
-	s->rodata->srq_bits = o->streams ? s->rodata->rq_hash_bits : 0;
-	err = err ?: bpf_map__set_max_entries(s->maps.srqs, o->streams ? c->rq_entries : 1);
+	s->rodata->stream_by = o->streams_by;
 	err = err ?: bpf_map__set_max_entries(s->maps.streams, o->streams ? 4096 : 1);
 	return err;
 }
@@ -536,10 +535,10 @@ int bw_core_open(struct bw_core **out, const struct bw_core_opts *o)
 		explain_load_error(err);
 		goto fail;
 	}
-	env.srqs_fd = bpf_map__fd(c->skel->maps.srqs);
+	env.rqs_fd = bpf_map__fd(c->skel->maps.rqs);
 	env.streams_fd = bpf_map__fd(c->skel->maps.streams);
 	env.scount_fd = bpf_map__fd(c->skel->maps.scount);
-	env.srq_bits = c->skel->rodata->srq_bits;
+	env.rq_hash_bits = c->skel->rodata->rq_hash_bits;
 	err = map_shared(c);
 	err = err ?: fill_slots(c);
 	if (err)
@@ -708,8 +707,16 @@ static void clear_rq_states(struct bw_core *c, __u32 slot)
 	__u32 i;
 
 	for (i = 0; i < c->rq_entries; i++) {
-		if (!bpf_map_lookup_elem(fd, &i, &st) && st.rq && bw_rq_slot(st.d) == slot)
+		if (bpf_map_lookup_elem(fd, &i, &st) || !st.rq || st.d <= BW_RQ_D_LOST ||
+		    bw_rq_slot(st.d) != slot)
+			continue;
+		/* A request in a stream stays queued in it (bpf/rqtab.bpf.h): only its D goes. */
+		if (st.q_ts) {
+			st.d = BW_RQ_D_NONE;
+			bpf_map_update_elem(fd, &i, &st, BPF_ANY);
+		} else {
 			bpf_map_update_elem(fd, &i, &zero, BPF_ANY);
+		}
 	}
 }
 

@@ -62,9 +62,9 @@ struct bw_load_env {
 	bool have_fetch;	/* BPF atomic fetch-and-add, cmpxchg (5.12+) */
 	bool mempool_noprof;	/* mempool_alloc is mempool_alloc_noprof (6.10+) */
 	int ncpus;
-	/* The streams' maps, created by the core, whose completion uses them. */
-	int srqs_fd, streams_fd, scount_fd;
-	__u32 srq_bits;
+	/* The core's per-request table and streams' maps, which its completion uses. */
+	int rqs_fd, streams_fd, scount_fd;
+	__u32 rq_hash_bits;
 };
 struct bpf_object;
 struct bw_bio;

@@ -59,15 +59,15 @@ int bw_streams_open(struct bw_streams **out, const struct bw_core_opts *o,
 	st->skel->rodata->filter_on = o->nr_watch > 0;
 	st->skel->rodata->fallback_q = st->fallback;
 	st->skel->rodata->stream_by = o->streams_by;
-	st->skel->rodata->srq_bits = env->srq_bits;
+	st->skel->rodata->rq_hash_bits = env->rq_hash_bits;
 	st->skel->rodata->skip = bw_bench_skip();
 	st->scount_fd = env->scount_fd;
 	st->ncpus = env->ncpus;
-	err = bpf_map__reuse_fd(st->skel->maps.srqs, env->srqs_fd);
+	err = bpf_map__reuse_fd(st->skel->maps.rqs, env->rqs_fd);
 	err = err ?: bpf_map__reuse_fd(st->skel->maps.streams, env->streams_fd);
 	err = err ?: bpf_map__reuse_fd(st->skel->maps.scount, env->scount_fd);
 	if (err) {
-		bw_err("sharing the core's streams maps: %s", strerror(-err));
+		bw_err("sharing the core's per-request table and streams maps: %s", strerror(-err));
 		goto fail;
 	}
 	err = streams_bpf__load(st->skel);
