@@ -283,7 +283,7 @@ static __always_inline void on_merge(struct request *rq, __u64 key)
 	v.qid = BPF_CORE_READ(rq, q, id);
 	v.q = (__u64)BPF_CORE_READ(rq, q);
 	bw_streams_leave(st, queue_dev(rq, &v), bpf_ktime_get_ns(), 0, false, true);
-	if (st->d != BW_RQ_D_NONE)
+	if (st->d > BW_RQ_D_LOST)	/* issued: the core's C frees it */
 		return;
 	barrier();	/* read before the entry is free for another request */
 	st->rq = 0;

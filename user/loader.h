@@ -17,6 +17,8 @@ struct bw_core_opts {
 	int max_devices;	/* 0: sized from the devices present */
 	int nr_watch;		/* 0: every device */
 	__u32 watch[BW_MAX_WATCH];
+	int nr_streams_watch;	/* streams on these only; 0: the devices watched */
+	__u32 streams_watch[BW_MAX_WATCH];
 };
 
 struct bw_stream_snap {

@@ -36,6 +36,26 @@ static void pick(struct streams_bpf *s, bool btf_ok, bool fallback)
 	}
 }
 
+/* The streams' device filter: their own devices when named, else the core's. */
+static int fill_watched(int fd, const struct bw_core_opts *o)
+{
+	const char *what = "the streams' device filter";
+	__u8 one = 1;
+	int i;
+
+	if (!o->nr_streams_watch)
+		return bw_fill_watch_map(fd, o, what);
+	for (i = 0; i < o->nr_streams_watch; i++) {
+		if (bpf_map_update_elem(fd, &o->streams_watch[i], &one, BPF_ANY)) {
+			int err = -errno;
+
+			bw_err("filling %s: %s", what, strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
 int bw_streams_open(struct bw_streams **out, const struct bw_core_opts *o,
 		    const struct bw_load_env *env)
 {
@@ -56,7 +76,7 @@ int bw_streams_open(struct bw_streams **out, const struct bw_core_opts *o,
 	st->fallback = !env->has_io_start || (force && *force == '1');
 	pick(st->skel, !env->raw_tp, st->fallback);
 	st->skel->rodata->rq_arg_second = env->rq_arg_second;
-	st->skel->rodata->filter_on = o->nr_watch > 0;
+	st->skel->rodata->filter_on = o->nr_watch > 0 || o->nr_streams_watch > 0;
 	st->skel->rodata->fallback_q = st->fallback;
 	st->skel->rodata->stream_by = o->streams_by;
 	st->skel->rodata->rq_hash_bits = env->rq_hash_bits;
@@ -75,8 +95,7 @@ int bw_streams_open(struct bw_streams **out, const struct bw_core_opts *o,
 		bw_err("loading the streams BPF programs: %s; rerun with --verbose", strerror(-err));
 		goto fail;
 	}
-	err = bw_fill_watch_map(bpf_map__fd(st->skel->maps.watched), o,
-				"the streams' device filter");
+	err = fill_watched(bpf_map__fd(st->skel->maps.watched), o);
 	if (err)
 		goto fail;
 	err = streams_bpf__attach(st->skel);
