@@ -17,7 +17,7 @@
 #define BW_SKIP_SUMS (1u << 6)		/* C stops once it knows the service time */
 /* The same for streams (bpf/streams.bpf.c and the core's C) */
 #define BW_SKIP_S_BODY (1u << 8)	/* Q returns once the device is found */
-#define BW_SKIP_S_CLOCK (1u << 9)	/* Q reads the clock, not rq->start_time_ns */
+#define BW_SKIP_S_CLOCK (1u << 9)	/* Q takes rq->start_time_ns, no clock read */
 #define BW_SKIP_S_LEAVE (1u << 10)	/* C frees the request's entry, leaves the stream alone */
 #define BW_SKIP_S_STREAM (1u << 11)	/* Q claims the entry, touches no stream */
 /* and for record (bpf/record.bpf.c) */

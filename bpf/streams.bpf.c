@@ -24,11 +24,12 @@
  * - The device of a queue, and whether it is watched, come from a small
  *   array indexed by the queue's id, filled at a queue's first Q: no hash
  *   lookup per Q for the device filter (the tuner always filters).
- * - Q time is the kernel's allocation stamp, rq->start_time_ns, when it
- *   has one: the origin of diskstats' and the core's queue time, taken on
- *   the submitter's CPU microseconds before block_io_start, and one clock
- *   read per I/O cheaper than reading the clock here.  Without it (no I/O
- *   accounting, no scheduler) the clock.
+ * - Q time is a clock read at block_io_start.  The kernel's allocation
+ *   stamp, rq->start_time_ns, would save it, but a synchronous reader's
+ *   next request then shows no think time at all (its stamp does not
+ *   follow its previous completion's clock read), and the tuner decides by
+ *   think time.  The fallback, whose Q is a later insert or issue, uses the
+ *   stamp, as the closest to the submission it has.
  * - Counters of rare events are per CPU.
  *
  * Q, where the request gets its stream:
@@ -245,8 +246,9 @@ static __always_inline void on_queue(struct request *rq, const struct rq_view *v
 		return;
 	if (skip & BW_SKIP_S_BODY)
 		return;
-	q_ts = v->start_ns;
-	if (!q_ts || (!fallback_q && (skip & BW_SKIP_S_CLOCK)))
+	if (fallback_q || (skip & BW_SKIP_S_CLOCK))
+		q_ts = v->start_ns ?: bpf_ktime_get_ns();
+	else
 		q_ts = bpf_ktime_get_ns();
 	sc = bw_scount();
 	st = q_entry(v, skey.dev, q_ts, sc, &dup);

@@ -831,7 +831,7 @@ SUMMARY=$(jq -s --argjson mem "$MEM_JSON" --argjson order "$ORDER" \
 		    ["blkwise", "prof_table", "the per-request table"],
 		    ["blkwise", "prof_sums", "the per-op sums and histograms at C"],
 		    ["blkwise_streams", "prof_s_body", "streams: everything after Q finds the device (Q and C)"],
-		    ["blkwise_streams", "prof_s_clock", "streams: Q stamped by rq->start_time_ns, not a clock read (negative: what the clock would cost)"],
+		    ["blkwise_streams", "prof_s_clock", "streams: the clock read at Q"],
 		    ["blkwise_streams", "prof_s_leave", "streams: C taking the request out of its stream (entry found and freed either way)"],
 		    ["blkwise_streams", "prof_s_stream", "streams: the stream at Q and C (lookup, enter, leave)"],
 		    ["record", "prof_r_body", "record: everything after finding the device"],
