@@ -12,13 +12,14 @@
  *   the queue.  The first event of a queue claims the entry (the only slow
  *   path, where the device filter is consulted).
  * - D's time goes to a table keyed by the request's address (open
- *   addressing over BW_RQ_PROBES entries, claimed with compare-and-swap),
+ *   addressing over BW_RQ_PROBES entries, claimed with compare-and-swap;
+ *   bpf/rqtab.bpf.h),
  *   shared by all devices and sized by how many requests may be live at
  *   once, so its memory does not grow with hw queues x tags.  The kernel's
  *   own rq->io_start_time_ns would save the clock read, but since 6.9 it
  *   comes from the plug's cached clock (blk_time_get_ns), which can precede
  *   the issue by the plug's whole life: less exact, so not used.  An
- *   entry is 16 bytes, never across two cache lines: the issue time's low
+ *   entry is 32 bytes, never across two cache lines: the issue time's low
  *   54 bits (a service time is their difference modulo 2^54) under the
  *   device's slot, which user space needs to heal the entries of lost
  *   completions.  An issue that finds its own request still in the table
@@ -42,6 +43,12 @@
  *   still shows busy time.  busy_start is read before C's decrement: while
  *   our request is in flight no new period can start, so the value is the
  *   current period's.
+ * - With --streams, the streams' Q claims the request's entry before D
+ *   and leaves its stream in it, and C takes the request out of its stream
+ *   (bpf/streams.bpf.h), sharing this program's clock read and this
+ *   entry's cache line: the streams object has Q programs only.
+ *   streams_on is rodata, so without streams the verifier drops those
+ *   paths.
  * - Kernels before 5.12 have atomic add but neither fetch-and-add nor
  *   compare-and-swap, and refuse an object holding either instruction
  *   anywhere, dead code included.  So every program comes twice, compiled
@@ -59,6 +66,8 @@
 #include "util.bpf.h"
 #include "flight.bpf.h"
 #include "rq.bpf.h"
+#include "rqtab.bpf.h"
+#include "streams.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -66,9 +75,9 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile bool rq_arg_second = false;	/* pre-5.11 (q, rq) prototypes */
 const volatile __u32 bio_merge_arg = 0;		/* the bio's index: 2 before 5.11's (bio) */
 const volatile bool filter_on = false;
-const volatile __u32 rq_hash_bits = 12;		/* per-request table: 1 << bits */
 const volatile __u32 max_slots = 16;
 const volatile __u32 skip = 0;			/* BW_SKIP_*: the bench's profile only */
+const volatile bool streams_on = false;		/* C takes requests out of their streams */
 
 /* Written by user space. */
 __u64 epoch;
@@ -102,13 +111,6 @@ struct {
 	__type(value, struct bw_dev_pcpu);
 } pcpu SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1 << 12);
-	__type(key, __u32);
-	__type(value, struct bw_rq_state);
-} rqs SEC(".maps");
-
 /* dev_t -> slot; with filter_on, only the watched devices are in it. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -128,15 +130,13 @@ struct rq_view {
 };
 
 /*
- * A kernel address as a number to hash.  To the verifier a tp_btf argument
- * stays a pointer even cast to an integer, and pointer arithmetic beyond
- * adding offsets is refused; the difference of two pointers, though, is a
- * plain number (for programs loaded with CAP_BPF+CAP_PERFMON).  So a tp_btf
- * key is the address minus that of a global, constant for the object's
- * life; raw_tp arguments and probe reads are numbers already, and keys
+ * A kernel address as a number to hash: a tp_btf argument stays a pointer
+ * to the verifier, so its key is its distance from the per-request
+ * table's map (bpf/rqtab.bpf.h, where the streams object computes the
+ * same); raw_tp arguments and probe reads are numbers already, and keys
  * from the two kinds of program never meet in one load.
  */
-#define addr_key(p) ((__u64)(p) - (__u64)&epoch)
+#define addr_key(p) bw_rq_key_btf(p)
 
 /* tp_btf: the request is a trusted pointer, plain loads suffice. */
 static __always_inline void view_btf(struct request *rq, struct rq_view *v)
@@ -158,12 +158,6 @@ static __always_inline void view_raw(struct request *rq, struct rq_view *v)
 	v->data_len = BPF_CORE_READ(rq, __data_len);
 	v->nr_seg = BPF_CORE_READ(rq, nr_phys_segments);
 	v->start_ns = BPF_CORE_READ(rq, start_time_ns);
-}
-
-/* Fibonacci hashing: the top bits of the product mix every bit of the address. */
-static __always_inline __u32 hash_ptr(__u64 p, __u32 bits)
-{
-	return (__u32)((p * 0x9E3779B97F4A7C15ULL) >> (64 - bits));
 }
 
 static __always_inline void hist_inc(__u32 *hist, __u64 u, __u32 nbuckets)
@@ -241,7 +235,7 @@ static __noinline __u32 claim_slot_plain(struct bw_qmap *e, __u64 q, struct requ
 static __always_inline __u32 slot_of(__u64 q, struct request *rq, struct bio *bio,
 				     const bool fetch)
 {
-	__u32 h = hash_ptr(q, BW_QMAP_BITS), h2 = h ^ 1;
+	__u32 h = bw_hash_ptr(q, BW_QMAP_BITS), h2 = h ^ 1;
 	struct bw_qmap *e, *e2;
 
 	e = bpf_map_lookup_elem(&qmap, &h);
@@ -258,28 +252,32 @@ static __always_inline __u32 slot_of(__u64 q, struct request *rq, struct bio *bi
 	return fetch ? claim_slot_fetch(e, q, rq, bio) : claim_slot_plain(e, q, rq, bio);
 }
 
-static __always_inline struct bw_rq_state *rq_entry(__u32 h, __u32 i)
-{
-	__u32 idx = (h + i) & ((1u << rq_hash_bits) - 1);
-
-	return bpf_map_lookup_elem(&rqs, &idx);
-}
-
 /*
  * D: the request's entry, in one pass over its probes: its own entry,
- * still there, means its last C was never seen (*lost); else the first
- * free one, claimed atomically.  (An own entry behind a free one, left
- * when the free one was taken, is a ghost user space heals at idle.)
+ * still there and issued (or marked so by a Q), means its last C was never
+ * seen (*lost); else the first free one, claimed atomically.  (An own
+ * entry behind a free one, left when the free one was taken, is a ghost
+ * user space heals at idle.)  With streams, Q claimed the entry first, so
+ * all probes are looked at before a free one is taken.
  */
 static __always_inline struct bw_rq_state *rq_claim(__u64 rq, bool *lost, const bool fetch)
 {
-	__u32 h = hash_ptr(rq, rq_hash_bits), i;
+	__u32 h = bw_hash_ptr(rq, rq_hash_bits), i;
 	struct bw_rq_state *st;
 	__u64 owner;
+	bool own;
 
 	*lost = false;
+	if (streams_on && fetch) {
+		st = bw_rq_claim_all(rq, &own);
+		if (st && own)
+			*lost = st->d != BW_RQ_D_NONE;
+		else if (st)
+			st->q_ts = 0;
+		return st;
+	}
 	for (i = 0; i < BW_RQ_PROBES; i++) {
-		st = rq_entry(h, i);
+		st = bw_rq_entry(h, i);
 		if (!st)
 			return NULL;
 		owner = st->rq;
@@ -294,20 +292,6 @@ static __always_inline struct bw_rq_state *rq_claim(__u64 rq, bool *lost, const 
 			return st;
 		}
 		if (__sync_val_compare_and_swap(&st->rq, 0, rq) == 0)
-			return st;
-	}
-	return NULL;
-}
-
-/* C or requeue: the request's entry, NULL when its D was never seen. */
-static __always_inline struct bw_rq_state *rq_find(__u64 rq)
-{
-	__u32 h = hash_ptr(rq, rq_hash_bits), i;
-	struct bw_rq_state *st;
-
-	for (i = 0; i < BW_RQ_PROBES; i++) {
-		st = rq_entry(h, i);
-		if (st && st->rq == rq)
 			return st;
 	}
 	return NULL;
@@ -411,7 +395,7 @@ static __always_inline void on_complete(struct request *rq, const struct rq_view
 		os->bytes += nr_bytes;
 		return;
 	}
-	st = (skip & BW_SKIP_TABLE) ? NULL : rq_find(v->rqk);
+	st = (skip & BW_SKIP_TABLE) ? NULL : bw_rq_find(v->rqk);
 	if (!st && !(skip & BW_SKIP_TABLE)) {
 		if (empty_flush_write(rq, v, op, nr_bytes))
 			pc->fsync_writes++;
@@ -420,6 +404,16 @@ static __always_inline void on_complete(struct request *rq, const struct rq_view
 		return;
 	}
 	now = bpf_ktime_get_ns();
+	if (streams_on && fetch && st) {
+		bw_streams_leave(st, sh->dev, now, nr_bytes, true, !(skip & BW_SKIP_S_LEAVE));
+		/* Queued (a stream's Q), never issued for us. */
+		if (st->d <= BW_RQ_D_LOST) {
+			barrier();
+			st->rq = 0;
+			pc->unmatched++;
+			return;
+		}
+	}
 	/*
 	 * The issue time's low bits: the difference modulo 2^54 is exact.  A
 	 * clock a hair behind the issuing CPU's (the NMI-safe clock may step
@@ -479,12 +473,16 @@ static __always_inline void on_requeue(struct request *rq, const struct rq_view 
 	op = bw_op_of(v->flags);
 	if (op < BW_NR_OPS)
 		pc->op[op].requeues++;
-	st = rq_find(v->rqk);
-	if (!st) {
+	st = bw_rq_find(v->rqk);
+	if (!st || st->d <= BW_RQ_D_LOST) {
 		pc->unmatched++;
 		return;
 	}
-	st->rq = 0;
+	/* A request in a stream stays queued in it, its entry with it, until issued again. */
+	if (streams_on && st->q_ts)
+		st->d = BW_RQ_D_NONE;
+	else
+		st->rq = 0;
 	bw_flight_leave(sh, pc, bpf_ktime_get_ns(), v->rqk, fetch, skip & BW_SKIP_ATOMIC);
 }
 

@@ -57,17 +57,7 @@ static inline __attribute__((always_inline)) __u32 bw_op_of(__u32 cmd_flags)
 #define BW_INFLIGHT_MASK ((1ULL << BW_INFLIGHT_BITS) - 1)
 #define BW_D_INC ((1ULL << BW_INFLIGHT_BITS) | 1ULL)
 
-/*
- * Parts of the hot path the bench leaves out to price them (rodata `skip`,
- * tools/bench.sh BENCH_PROFILE=1); figures measured so are wrong by design.
- */
-#define BW_SKIP_CLOCK_D (1u << 0)	/* D's time is rq->start_time_ns, no clock read */
-#define BW_SKIP_ATOMIC (1u << 1)	/* the in-flight word updated without atomics */
-#define BW_SKIP_HIST (1u << 2)		/* no histograms */
-#define BW_SKIP_BODY (1u << 3)		/* return once the device is found */
-#define BW_SKIP_FLIGHT (1u << 4)	/* no in-flight word: no busy, solo or depth */
-#define BW_SKIP_TABLE (1u << 5)		/* no per-request table: D's time is rq->start_time_ns */
-#define BW_SKIP_SUMS (1u << 6)		/* C stops once it knows the service time */
+#include "skip.h"
 
 #define BW_SLOT_NONE 0xffffffffu	/* queue seen, device not watched */
 #define BW_QMAP_BITS 10		/* queue map: 1024 entries, two-way */
@@ -125,17 +115,24 @@ struct bw_dev_shared {
 /*
  * Per live request: its issue time and device, in a table shared by all
  * devices and keyed by the request's address (open addressing,
- * BW_RQ_PROBES entries from its hash).  Sized by how many requests may be
- * live at once, not by hw queues x tags.  16 bytes, so an entry never
- * straddles two cache lines: the issue time keeps its low BW_RQ_TS_BITS
- * bits (a service time is their difference modulo 2^54, up to 104 days:
- * the top half is a clock that stepped back, 0), the device's slot the
- * bits above (BW_MAX_SLOTS).
+ * BW_RQ_PROBES entries from its hash; bpf/rqtab.bpf.h).  Sized by how many
+ * requests may be live at once, not by hw queues x tags.  32 bytes, so an
+ * entry never straddles two cache lines: the issue time keeps its low
+ * BW_RQ_TS_BITS bits (a service time is their difference modulo 2^54, up
+ * to 104 days: the top half is a clock that stepped back, 0), the device's
+ * slot the bits above (BW_MAX_SLOTS).  With --streams the entry is claimed
+ * at Q, before D (d BW_RQ_D_NONE), and carries the request's stream to C;
+ * a Q that finds its request's entry issued and never completed marks it
+ * BW_RQ_D_LOST for the D that follows.
  */
 struct bw_rq_state {
-	__u64 rq;		/* struct request address; 0 when free */
+	__u64 rq;		/* struct request address, as a key; 0 when free */
 	__u64 d;		/* issue time's low bits | slot << BW_RQ_TS_BITS */
+	__u64 q_ts;		/* streams: Q time; 0 when no stream holds the request */
+	__u64 sid;		/* streams: the stream's id (tgid or cgroup id) */
 };
+#define BW_RQ_D_NONE 0ULL	/* not issued yet */
+#define BW_RQ_D_LOST 1ULL	/* not issued yet; its previous issue never completed */
 #define BW_RQ_TS_BITS 54
 #define BW_RQ_TS_MASK ((1ULL << BW_RQ_TS_BITS) - 1)
 #define BW_MAX_SLOTS (1u << (64 - BW_RQ_TS_BITS))

@@ -21,7 +21,8 @@
  *   buffer is waiting, and polls on a short timeout otherwise, so an event
  *   costs a reserve and a submit, not a wakeup.
  * - A process's name goes out once (BW_EV_COMM) before its first event,
- *   found new through an LRU hash; the event stays 64 bytes.
+ *   found new through an LRU hash, which a CPU asks only when the process
+ *   is not the last one it named; the event stays 64 bytes.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -30,6 +31,7 @@
 #include "compat.bpf.h"
 #include "rq.bpf.h"
 #include "record.h"
+#include "skip.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -40,6 +42,7 @@ const volatile bool getrq_old = false;		/* pre-5.11 getrq: (q, bio, rw) */
 const volatile bool filter_on = false;
 const volatile __u32 max_qid = 4096;
 const volatile __u64 wakeup_at = 1 << 20;	/* bytes waiting before a wakeup */
+const volatile __u32 skip = 0;			/* BW_SKIP_R_*: the bench's profile only */
 
 struct rec_queue {
 	__u64 q;		/* struct request_queue address */
@@ -80,6 +83,14 @@ struct {
 	__type(key, __u32);
 	__type(value, __u8);
 } named SEC(".maps");
+
+/* Per CPU, the last process named: its next events need no lookup in named. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} last_named SEC(".maps");
 
 /* Slow path: the first event of a queue decides whether it is recorded. */
 static __noinline __u32 queue_claim(struct rec_queue *e, __u64 q, struct gendisk *disk)
@@ -154,19 +165,26 @@ static __always_inline struct bw_trec *reserve(__u8 type, __u32 dev, __u64 now)
 /* Before a process's first event: its name, once. */
 static __always_inline void name_process(__u32 dev, __u64 now)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, zero = 0, *last;
 	struct bw_trec *r;
 	__u8 one = 1;
 
-	if (bpf_map_lookup_elem(&named, &tgid))
+	if (skip & BW_SKIP_R_COMM)
 		return;
-	r = reserve(BW_EV_COMM, dev, now);
-	if (!r)
+	last = bpf_map_lookup_elem(&last_named, &zero);
+	if (last && *last == tgid && tgid)
 		return;
-	bpf_get_current_comm(r->comm, sizeof(r->comm));
-	r->bytes = r->flags = 0;
-	submit(r);
-	bpf_map_update_elem(&named, &tgid, &one, BPF_ANY);
+	if (!bpf_map_lookup_elem(&named, &tgid)) {
+		r = reserve(BW_EV_COMM, dev, now);
+		if (!r)
+			return;
+		bpf_get_current_comm(r->comm, sizeof(r->comm));
+		r->bytes = r->flags = 0;
+		submit(r);
+		bpf_map_update_elem(&named, &tgid, &one, BPF_ANY);
+	}
+	if (last)
+		*last = tgid;
 }
 
 static __always_inline void emit_rq(__u8 type, struct request *rq, const struct bw_rqv *v,
@@ -176,7 +194,9 @@ static __always_inline void emit_rq(__u8 type, struct request *rq, const struct 
 	struct bw_trec *r;
 	__u64 now;
 
-	if (!dev)
+	if (!dev || (skip & BW_SKIP_R_BODY))
+		return;
+	if ((skip & BW_SKIP_R_Q) && type == BW_EV_QUEUE)
 		return;
 	now = bpf_ktime_get_ns();
 	if (type == BW_EV_QUEUE || type == BW_EV_INSERT)

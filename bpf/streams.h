@@ -1,9 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Structures shared by bpf/streams.bpf.c and its loader user/streams.c.
- * A stream's figures are struct bw_stream (bpf/core.h); what is new here is
- * its key, which names either a process or a cgroup, and the per-request
- * state that carries a request's stream from Q to C.
+ * Structures and rules shared by bpf/streams.bpf.c, the core's completion
+ * (bpf/streams.bpf.h), their loader user/streams.c, and the replay of a
+ * trace (user/replay.c).  A stream's figures are struct bw_stream
+ * (bpf/core.h); what is new here is its key, which names either a process
+ * or a cgroup (a request carries its stream from Q to C in its entry of
+ * the core's per-request table, struct bw_rq_state), and the two rules
+ * every event of a stream follows: a request joins it at Q
+ * (bw_stream_enter) and leaves it at C, or when it is merged away or
+ * found stale (bw_stream_leave).  The rules are written once: in
+ * BPF the stream is shared by every CPU, so its in-flight word and the sums
+ * C adds go through atomics; compiled for user space (one thread) the same
+ * lines are plain adds.
  */
 #ifndef BLKWISE_STREAMS_H
 #define BLKWISE_STREAMS_H
@@ -22,11 +30,104 @@ struct bw_skey {
 	__u64 id;		/* tgid, or cgroup id (the cgroup2 directory's inode) */
 };
 
-/* Per request, keyed by the request's address; kept after C for its next Q. */
-struct bw_srq {
-	__u64 q_ts;		/* Q time; 0 when not in flight */
-	__u64 start_ns;		/* rq->start_time_ns at Q: tells a reused request apart */
-	struct bw_skey key;
+/* Rare events, per CPU: --verbose and the tests. */
+struct bw_scount {
+	__u64 q_events;
+	__u64 c_events;
+	__u64 stale;		/* a request seen at Q again before its C */
+	__u64 no_room;		/* per-request table or stream map full */
 };
+
+#ifdef __bpf__
+#define bw_s_xadd(p, v) __sync_fetch_and_add((p), (v))
+#define bw_s_add(p, v) ((void)__sync_fetch_and_add((p), (v)))
+#else
+static inline __u64 bw_s_xadd(__u64 *p, __u64 v)
+{
+	__u64 old = *p;
+
+	*p = old + v;
+	return old;
+}
+#define bw_s_add(p, v) ((void)(*(p) += (v)))
+#endif
+
+/*
+ * Q: a request of len bytes at sector joins stream s at q_ts.  The in-flight
+ * word counts requests outstanding (low bits) and Qs (high bits), as a
+ * device's (bpf/flight.bpf.h); the stream's think time is the gap from its
+ * last request's end to a Q that finds nothing outstanding, so it is taken
+ * only there, on the idle-to-busy transition.  The maximum depth is kept
+ * per epoch (user space moves the epoch at each read; replay passes 0).
+ */
+static inline __attribute__((always_inline)) void
+bw_stream_enter(struct bw_stream *s, __u64 q_ts, __u64 sector, __u32 len, int sync,
+		__u64 epoch)
+{
+	__u64 old, n, dist, end, think;
+	__u32 b;
+
+	old = bw_s_xadd(&s->word, BW_D_INC);
+	n = old & BW_INFLIGHT_MASK;
+	if (n == 0) {
+		s->busy_start = q_ts;
+		if (s->idle_start && q_ts > s->idle_start) {
+			think = q_ts - s->idle_start;
+			s->think_ns += think;
+			s->thinks++;
+			b = bw_bucket(think >> BW_THINK_SHIFT, BW_THINK_BUCKETS);
+#ifdef __bpf__
+			barrier_var(b);	/* the verifier re-checks the bound (util.bpf.h) */
+#endif
+			if (b < BW_THINK_BUCKETS)
+				s->think_hist[b]++;
+		}
+	}
+	if (s->max_epoch != epoch) {
+		s->max_epoch = epoch;
+		s->max_depth = n + 1;
+	} else if (n + 1 > s->max_depth) {
+		s->max_depth = n + 1;
+	}
+	s->queued++;
+	if (sync)
+		s->sync_ios++;
+	end = s->next_sector;
+	if (end) {
+		dist = sector > end ? sector - end : end - sector;
+		s->seek_sectors += dist;
+		if (!dist)
+			s->seq_ios++;
+	}
+	s->next_sector = sector + (len >> 9);
+}
+
+/*
+ * C (completed: bytes done, its time in flight counted) or merged away /
+ * stale: the request that joined s at q_ts leaves it at now.  The last one
+ * out closes the stream's busy period and starts its idle time.  A word
+ * already at 0 (user space healed it, or a replayed trace began mid-flight)
+ * is left alone.
+ */
+static inline __attribute__((always_inline)) void
+bw_stream_leave(struct bw_stream *s, __u64 q_ts, __u64 now, __u32 bytes, int completed)
+{
+	__u64 bs, old;
+
+	if (completed) {
+		bw_s_add(&s->ios, 1);
+		bw_s_add(&s->bytes, bytes);
+		bw_s_add(&s->area_ns, now > q_ts ? now - q_ts : 0);
+	}
+	if (!(s->word & BW_INFLIGHT_MASK))
+		return;
+	bs = s->busy_start;
+	old = bw_s_xadd(&s->word, -1ULL);
+	if ((old & BW_INFLIGHT_MASK) == 1) {
+		if (now > bs)
+			bw_s_add(&s->busy_ns, now - bs);
+		s->idle_start = now;
+	}
+}
 
 #endif /* BLKWISE_STREAMS_H */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Small helpers every blkwise BPF object uses: histogram increments and
- * the size class of solo service time.
+ * Small helpers every blkwise BPF object uses: histogram increments, the
+ * hash of an address, and the size class of solo service time.
  */
 #ifndef BLKWISE_UTIL_BPF_H
 #define BLKWISE_UTIL_BPF_H
@@ -21,6 +21,12 @@
 		if (__idx < (nbuckets))						\
 			(hist)[__idx]++;					\
 	} while (0)
+
+/* Fibonacci hashing: the top bits of the product mix every bit of the address. */
+static __always_inline __u32 bw_hash_ptr(__u64 p, __u32 bits)
+{
+	return (__u32)((p * 0x9E3779B97F4A7C15ULL) >> (64 - bits));
+}
 
 /* Class c holds I/Os of <= 4 KiB << c (bpf/core.h). */
 static __always_inline __u32 bw_size_class(__u32 bytes)

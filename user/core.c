@@ -202,14 +202,16 @@ static void pick_programs(struct bw_core *c, const struct btf *btf)
 }
 
 /* BLKWISE_BENCH_SKIP=N (BW_SKIP_* bits): the bench prices parts of the hot path. */
-static __u32 bench_skip(void)
+__u32 bw_bench_skip(void)
 {
 	const char *e = getenv("BLKWISE_BENCH_SKIP");
 	__u32 v = e ? (__u32)strtoul(e, NULL, 0) : 0;
+	static bool warned;
 
-	if (v)
+	if (v && !warned)
 		bw_warn("BLKWISE_BENCH_SKIP=%#x: parts of the hot path are left out, "
 			"figures are wrong by design (for tools/bench.sh only)", v);
+	warned = true;
 	return v;
 }
 
@@ -250,11 +252,15 @@ static int size_maps(struct bw_core *c, const struct bw_core_opts *o)
 	s->rodata->rq_hash_bits = roundup_bits(c->rq_entries);
 	s->rodata->max_slots = c->max_slots;
 	s->rodata->filter_on = o->nr_watch > 0;
-	s->rodata->skip = bench_skip();
+	s->rodata->skip = bw_bench_skip();
 	err = bpf_map__set_max_entries(s->maps.shared, c->max_slots);
 	err = err ?: bpf_map__set_max_entries(s->maps.pcpu, c->max_slots);
 	err = err ?: bpf_map__set_max_entries(s->maps.dev2slot, c->max_slots);
 	err = err ?: bpf_map__set_max_entries(s->maps.rqs, c->rq_entries);
+	/* The streams' maps, which the streams object reuses; one entry without. */
+	s->rodata->streams_on = o->streams;
+	s->rodata->stream_by = o->streams_by;
+	err = err ?: bpf_map__set_max_entries(s->maps.streams, o->streams ? 4096 : 1);
 	return err;
 }
 
@@ -531,6 +537,10 @@ int bw_core_open(struct bw_core **out, const struct bw_core_opts *o)
 		explain_load_error(err);
 		goto fail;
 	}
+	env.rqs_fd = bpf_map__fd(c->skel->maps.rqs);
+	env.streams_fd = bpf_map__fd(c->skel->maps.streams);
+	env.scount_fd = bpf_map__fd(c->skel->maps.scount);
+	env.rq_hash_bits = c->skel->rodata->rq_hash_bits;
 	err = map_shared(c);
 	err = err ?: fill_slots(c);
 	if (err)
@@ -702,8 +712,16 @@ static void clear_rq_states(struct bw_core *c, __u32 slot)
 	__u32 i;
 
 	for (i = 0; i < c->rq_entries; i++) {
-		if (!bpf_map_lookup_elem(fd, &i, &st) && st.rq && bw_rq_slot(st.d) == slot)
+		if (bpf_map_lookup_elem(fd, &i, &st) || !st.rq || st.d <= BW_RQ_D_LOST ||
+		    bw_rq_slot(st.d) != slot)
+			continue;
+		/* A request in a stream stays queued in it (bpf/rqtab.bpf.h): only its D goes. */
+		if (st.q_ts) {
+			st.d = BW_RQ_D_NONE;
+			bpf_map_update_elem(fd, &i, &st, BPF_ANY);
+		} else {
 			bpf_map_update_elem(fd, &i, &zero, BPF_ANY);
+		}
 	}
 }
 

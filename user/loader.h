@@ -17,6 +17,8 @@ struct bw_core_opts {
 	int max_devices;	/* 0: sized from the devices present */
 	int nr_watch;		/* 0: every device */
 	__u32 watch[BW_MAX_WATCH];
+	int nr_streams_watch;	/* streams on these only; 0: the devices watched */
+	__u32 streams_watch[BW_MAX_WATCH];
 };
 
 struct bw_stream_snap {
@@ -62,9 +64,14 @@ struct bw_load_env {
 	bool have_fetch;	/* BPF atomic fetch-and-add, cmpxchg (5.12+) */
 	bool mempool_noprof;	/* mempool_alloc is mempool_alloc_noprof (6.10+) */
 	int ncpus;
+	/* The core's per-request table and streams' maps, which its completion uses. */
+	int rqs_fd, streams_fd, scount_fd;
+	__u32 rq_hash_bits;
 };
 struct bpf_object;
 struct bw_bio;
+/* BLKWISE_BENCH_SKIP (bpf/core.h BW_SKIP_*): tools/bench.sh's profile only. */
+__u32 bw_bench_skip(void);
 struct bw_streams;
 struct bw_bc;
 struct bw_bc_snap;

@@ -99,6 +99,7 @@ int bw_rec_open(struct bw_rec **out, const struct bw_core_opts *o, __u32 ring_by
 	r->skel->rodata->filter_on = o->nr_watch > 0;
 	r->skel->rodata->max_qid = REC_MAX_QID;
 	r->skel->rodata->wakeup_at = ring_bytes / 4;
+	r->skel->rodata->skip = bw_bench_skip();
 	err = bpf_map__set_max_entries(r->skel->maps.events, ring_bytes);
 	err = err ?: bpf_map__set_max_entries(r->skel->maps.queues, REC_MAX_QID);
 	if (err) {

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "replay.h"
+#include "streams.h"
 
 const char *const bw_lat_names[BW_NR_LAT] = { "q2d", "d2c", "q2c" };
 const double bw_pctls[BW_NR_PCTL] = { 0.5, 0.9, 0.99, 0.999, 1.0 };
@@ -329,73 +330,34 @@ static struct bw_rp_stream *stream_get(struct bw_replay *rp, __u32 dev, __u32 tg
 	return s;
 }
 
-/* core.bpf.c's stream_done: a request its stream held left (completed or not). */
+/* A request its stream held leaves it (completed or not): bpf/streams.h's rule. */
 static void stream_done(struct bw_replay *rp, struct bw_rp_dev *d, struct rp_rq *e, __u64 now,
 			__u32 bytes, bool completed)
 {
 	struct bw_rp_stream *st = stream_get(rp, d->dev, e->tgid, false);
-	struct bw_stream *s;
 
 	e->stream = 0;
-	if (!st)
-		return;
-	s = &st->s;
-	if (completed) {
-		s->ios++;
-		s->bytes += bytes;
-		s->area_ns += now > e->q_ts ? now - e->q_ts : 0;
-	}
-	if ((s->word & BW_INFLIGHT_MASK) == 0)
-		return;
-	if ((s->word & BW_INFLIGHT_MASK) == 1) {
-		if (now > s->busy_start)
-			s->busy_ns += now - s->busy_start;
-		s->idle_start = now;
-	}
-	s->word--;
+	if (st)
+		bw_stream_leave(&st->s, e->q_ts, now, bytes, completed);
 }
 
-/* core.bpf.c's on_queue: the submitter is current, the request joins its stream. */
+/* streams.bpf.c's on_queue: the submitter is current, the request joins its stream. */
 static void stream_queue(struct bw_replay *rp, struct bw_rp_dev *d, struct rp_rq *e,
 			 const struct bw_trec *ev)
 {
 	struct bw_rp_stream *st;
-	struct bw_stream *s;
-	__u64 now = ev->ts, n, end, dist;
+	__u64 now = ev->ts;
 
 	if (e->stream)
 		stream_done(rp, d, e, now, 0, false);
 	st = stream_get(rp, d->dev, ev->pid, true);
 	if (!st)
 		return;
-	s = &st->s;
 	e->tgid = ev->pid;
 	e->q_ts = now;
 	e->stream = 1;
-	n = s->word & BW_INFLIGHT_MASK;
-	s->word += BW_D_INC;
-	if (n == 0) {
-		s->busy_start = now;
-		if (s->idle_start && now > s->idle_start) {
-			s->think_ns += now - s->idle_start;
-			s->thinks++;
-			hist_inc(s->think_hist, (now - s->idle_start) >> BW_THINK_SHIFT,
-				 BW_THINK_BUCKETS);
-		}
-	}
-	if (n + 1 > s->max_depth)
-		s->max_depth = n + 1;
-	s->queued++;
-	if ((ev->flags & REQ_SYNC_BIT) || bw_op_of(ev->flags) == BW_OP_READ)
-		s->sync_ios++;
-	end = s->next_sector;
-	if (end) {
-		dist = ev->sector > end ? ev->sector - end : end - ev->sector;
-		s->seek_sectors += dist;
-		if (!dist)
-			s->seq_ios++;
-	}
-	s->next_sector = ev->sector + (ev->bytes >> 9);
+	bw_stream_enter(&st->s, now, ev->sector, ev->bytes,
+			(ev->flags & REQ_SYNC_BIT) || bw_op_of(ev->flags) == BW_OP_READ, 0);
 }
 
 /* Exact percentiles */

@@ -470,8 +470,11 @@ int bw_tuner_open(struct bw_tuner **out, struct bw_tuner_args *a, struct bw_watc
 	/* Watch what is tuned, nothing else; with streams: think time, sequential share. */
 	wo->core.nr_watch = x->ntd;
 	wo->core.streams = true;
+	/* Streams on the tuned devices only, even where more are watched (export --tune). */
+	wo->core.nr_streams_watch = x->ntd;
 	for (i = 0; i < x->ntd; i++) {
 		wo->core.watch[i] = x->td[i].dev;
+		wo->core.streams_watch[i] = x->td[i].dev;
 		wd = bw_watch_dev(w, x->td[i].dev);
 		if (!wd) {
 			bw_err("out of memory");

@@ -9,7 +9,14 @@
  *
  * The _clk pair (floor --clock) replaces floor_issue and floor_complete
  * with programs that read the clock once each and store it: the floor of
- * any tracer that times a request from issue to completion.
+ * any tracer that times a request from issue to completion; with
+ * --streams, floor_io_start_clk joins them (Q, D and C, a clock read
+ * each: the floor of streams, which time a request from Q).
+ *
+ * The _rec trio (floor --record) is the floor of a recorder: Q, D and C
+ * each read the clock once and put a 64-byte record holding it into a
+ * ring buffer, without a wakeup; floor.c drains the buffer as blkwise
+ * record does (a short poll timeout).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -42,6 +49,55 @@ SEC("tp_btf/block_rq_complete")
 int BPF_PROG(floor_complete_clk)
 {
 	clk_sink = bpf_ktime_get_ns();
+	return 0;
+}
+
+SEC("tp_btf/block_io_start")
+int BPF_PROG(floor_io_start_clk)
+{
+	clk_sink = bpf_ktime_get_ns();
+	return 0;
+}
+
+struct floor_rec {
+	__u64 ts;
+	__u64 pad[7];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20);
+} floor_ring SEC(".maps");
+
+static __always_inline void rec(void)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct floor_rec *r = bpf_ringbuf_reserve(&floor_ring, sizeof(*r), 0);
+
+	if (!r)
+		return;
+	r->ts = now;
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+}
+
+SEC("tp_btf/block_io_start")
+int BPF_PROG(floor_io_start_rec)
+{
+	rec();
+	return 0;
+}
+
+SEC("tp_btf/block_rq_issue")
+int BPF_PROG(floor_issue_rec)
+{
+	rec();
+	return 0;
+}
+
+SEC("tp_btf/block_rq_complete")
+int BPF_PROG(floor_complete_rec)
+{
+	rec();
 	return 0;
 }
 

@@ -3,9 +3,12 @@
  * floor - attach the empty tp_btf programs of floor.bpf.c and stay attached
  * until SIGTERM, SIGINT or SIGHUP.  Used by tools/bench.sh as the cost floor.
  *
- * usage: floor [--streams | --clock | --stats]
+ * usage: floor [--streams] [--clock] | --record | --stats
  *   --streams  also attach block_io_start (the set blkwise stat --streams uses)
- *   --clock    issue and complete programs that read the clock once each
+ *   --clock    programs that read the clock once each (with --streams, Q too)
+ *   --record   Q, D and C programs that read the clock and put a 64-byte
+ *              record into a ring buffer, drained here every 50 ms, as
+ *              blkwise record drains its own
  *   --stats    attach nothing; hold BPF run-time statistics on instead
  *              (BPF_ENABLE_STATS).  Unlike kernel.bpf_stats_enabled, this is
  *              reference counted: another process resetting the sysctl
@@ -17,6 +20,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -30,6 +34,14 @@ static int print_libbpf(enum libbpf_print_level level, const char *fmt,
 	return vfprintf(stderr, fmt, ap);
 }
 
+static void stop_signals(sigset_t *sigs)
+{
+	sigemptyset(sigs);
+	sigaddset(sigs, SIGTERM);
+	sigaddset(sigs, SIGINT);
+	sigaddset(sigs, SIGHUP);
+}
+
 static void wait_for_stop(void)
 {
 	sigset_t sigs;
@@ -37,11 +49,39 @@ static void wait_for_stop(void)
 
 	printf("ready\n");
 	fflush(stdout);
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGTERM);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGHUP);
+	stop_signals(&sigs);
 	sigwait(&sigs, &sig);
+}
+
+static int drop_record(void *ctx, void *data, size_t size)
+{
+	(void)ctx;
+	(void)data;
+	(void)size;
+	return 0;
+}
+
+/* --record: drain the ring buffer until a stop signal, as blkwise record does. */
+static int drain_until_stop(struct floor_bpf *skel)
+{
+	struct timespec zero = { 0 };
+	struct ring_buffer *rb;
+	sigset_t sigs;
+
+	rb = ring_buffer__new(bpf_map__fd(skel->maps.floor_ring), drop_record, NULL, NULL);
+	if (!rb) {
+		fprintf(stderr, "floor: cannot open the ring buffer: %s\n", strerror(errno));
+		return 1;
+	}
+	printf("ready\n");
+	fflush(stdout);
+	stop_signals(&sigs);
+	while (sigtimedwait(&sigs, NULL, &zero) < 0) {
+		ring_buffer__poll(rb, 50);
+		ring_buffer__consume(rb);
+	}
+	ring_buffer__free(rb);
+	return 0;
 }
 
 static int hold_stats(void)
@@ -63,24 +103,30 @@ int main(int argc, char **argv)
 {
 	struct floor_bpf *skel;
 	sigset_t sigs;
-	int streams = 0, clock = 0;
-	int err;
+	int streams = 0, clock = 0, record = 0;
+	int err, i;
 
 	/* Block the stop signals first; sigwait() picks them up later. */
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGTERM);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGHUP);
+	stop_signals(&sigs);
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
 
-	if (argc == 2 && !strcmp(argv[1], "--streams")) {
-		streams = 1;
-	} else if (argc == 2 && !strcmp(argv[1], "--clock")) {
-		clock = 1;
-	} else if (argc == 2 && !strcmp(argv[1], "--stats")) {
+	if (argc == 2 && !strcmp(argv[1], "--stats"))
 		return hold_stats();
-	} else if (argc != 1) {
-		fprintf(stderr, "usage: %s [--streams | --clock | --stats]\n", argv[0]);
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--streams")) {
+			streams = 1;
+		} else if (!strcmp(argv[i], "--clock")) {
+			clock = 1;
+		} else if (!strcmp(argv[i], "--record")) {
+			record = 1;
+		} else {
+			fprintf(stderr, "usage: %s [--streams] [--clock] | --record | --stats\n",
+				argv[0]);
+			return 2;
+		}
+	}
+	if (record && (streams || clock)) {
+		fprintf(stderr, "floor: --record is a set of its own\n");
 		return 2;
 	}
 
@@ -92,12 +138,22 @@ int main(int argc, char **argv)
 			strerror(errno));
 		return 1;
 	}
-	if (!streams)
-		bpf_program__set_autoload(skel->progs.floor_io_start, false);
-	bpf_program__set_autoload(clock ? skel->progs.floor_issue : skel->progs.floor_issue_clk,
-				  false);
-	bpf_program__set_autoload(clock ? skel->progs.floor_complete : skel->progs.floor_complete_clk,
-				  false);
+	bpf_program__set_autoload(skel->progs.floor_io_start, streams && !clock);
+	bpf_program__set_autoload(skel->progs.floor_io_start_clk, streams && clock);
+	bpf_program__set_autoload(skel->progs.floor_issue, !clock && !record);
+	bpf_program__set_autoload(skel->progs.floor_issue_clk, clock);
+	bpf_program__set_autoload(skel->progs.floor_complete, !clock && !record);
+	bpf_program__set_autoload(skel->progs.floor_complete_clk, clock);
+	bpf_program__set_autoload(skel->progs.floor_io_start_rec, record);
+	bpf_program__set_autoload(skel->progs.floor_issue_rec, record);
+	bpf_program__set_autoload(skel->progs.floor_complete_rec, record);
+	/* A recorder's floor is its three programs, nothing else. */
+	bpf_program__set_autoload(skel->progs.floor_requeue, !record);
+	bpf_program__set_autoload(skel->progs.floor_rq_merge, !record);
+	bpf_program__set_autoload(skel->progs.floor_backmerge, !record);
+	bpf_program__set_autoload(skel->progs.floor_frontmerge, !record);
+	if (!record)	/* no ring buffer to allocate */
+		bpf_map__set_autocreate(skel->maps.floor_ring, false);
 
 	err = floor_bpf__load(skel);
 	if (err) {
@@ -113,7 +169,10 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
-	wait_for_stop();
+	if (record)
+		err = drain_until_stop(skel);
+	else
+		wait_for_stop();
 out:
 	floor_bpf__destroy(skel);
 	return err ? 1 : 0;
