@@ -371,6 +371,16 @@ static __always_inline bool empty_flush_write(struct request *rq, const struct r
 	return bio && !BPF_CORE_READ(bio, bi_io_vec);
 }
 
+/* A completion we saw no issue for: an empty flush write, or one missed. */
+static __always_inline void count_unissued(struct request *rq, const struct rq_view *v,
+					   struct bw_dev_pcpu *pc, __u32 op, __u32 nr_bytes)
+{
+	if (empty_flush_write(rq, v, op, nr_bytes))
+		pc->fsync_writes++;
+	else
+		pc->unmatched++;
+}
+
 static __always_inline void on_complete(struct request *rq, const struct rq_view *v, int error,
 					__u32 nr_bytes, const bool fetch)
 {
@@ -397,10 +407,7 @@ static __always_inline void on_complete(struct request *rq, const struct rq_view
 	}
 	st = (skip & BW_SKIP_TABLE) ? NULL : bw_rq_find(v->rqk);
 	if (!st && !(skip & BW_SKIP_TABLE)) {
-		if (empty_flush_write(rq, v, op, nr_bytes))
-			pc->fsync_writes++;
-		else
-			pc->unmatched++;
+		count_unissued(rq, v, pc, op, nr_bytes);
 		return;
 	}
 	now = bpf_ktime_get_ns();
@@ -410,7 +417,7 @@ static __always_inline void on_complete(struct request *rq, const struct rq_view
 		if (st->d <= BW_RQ_D_LOST) {
 			barrier();
 			st->rq = 0;
-			pc->unmatched++;
+			count_unissued(rq, v, pc, op, nr_bytes);
 			return;
 		}
 	}
