@@ -10,8 +10,11 @@
  *	scheduler mq-deadline
  *	slice_idle_us 8000
  *	low_latency 1
+ *	strict_guarantees 0
  *
- * `scheduler` and `low_latency` appear only when the tuner changed them.
+ * `scheduler` and `low_latency` appear only when the tuner changed them,
+ * `strict_guarantees` when it may change it.  Version 1 (no
+ * strict_guarantees) is still read.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -19,7 +22,7 @@
 #include "policy.h"
 
 #define MAGIC "blkwise-tune"
-#define VERSION 1
+#define VERSION 2
 
 int bw_tune_orig_format(FILE *f, const void *arg)
 {
@@ -33,6 +36,8 @@ int bw_tune_orig_format(FILE *f, const void *arg)
 		fprintf(f, "slice_idle_us %ld\n", o->slice_idle_us);
 	if (o->low_latency >= 0)
 		fprintf(f, "low_latency %ld\n", o->low_latency);
+	if (o->strict_guarantees >= 0)
+		fprintf(f, "strict_guarantees %ld\n", o->strict_guarantees);
 	return ferror(f) ? -EIO : 0;
 }
 
@@ -53,12 +58,13 @@ int bw_tune_orig_parse(FILE *f, struct bw_tune_orig *o, char *why, size_t len)
 	memset(o, 0, sizeof(*o));
 	o->slice_idle_us = -1;
 	o->low_latency = -1;
+	o->strict_guarantees = -1;
 	if (!fgets(line, sizeof(line), f) || sscanf(line, MAGIC " %d", &version) != 1) {
 		snprintf(why, len, "not a blkwise tune state file");
 		return -EINVAL;
 	}
-	if (version != VERSION) {
-		snprintf(why, len, "format version %d, this blkwise reads %d", version, VERSION);
+	if (version < 1 || version > VERSION) {
+		snprintf(why, len, "format version %d, this blkwise reads 1 to %d", version, VERSION);
 		return -EINVAL;
 	}
 	while (fgets(line, sizeof(line), f)) {
@@ -85,6 +91,8 @@ int bw_tune_orig_parse(FILE *f, struct bw_tune_orig *o, char *why, size_t len)
 			o->slice_idle_us = v;
 		else if (!strcmp(key, "low_latency"))
 			o->low_latency = v;
+		else if (!strcmp(key, "strict_guarantees") && version >= 2)
+			o->strict_guarantees = v;
 		else
 			return bad(why, len, n, "unknown key");
 	}
