@@ -178,8 +178,8 @@ test_dry_run_writes_nothing() {
 		out=$BW_TMP/dry.$what.json
 		if [ $what = set ]; then
 			mkdir -p "$BW_TMP/drystate"
-			printf 'blkwise-s1 2\nclass\tloop:%s\tdeep\t3.000\t%s\n' \
-				"$(cat /sys/block/"$dev"/loop/backing_file)" "$(date +%s)" >"$BW_TMP/drystate/s1"
+			printf 'blkwise-s1 2\nclass\t%s\tdeep\t3.000\t%s\n' \
+				"$(bw_loop_identity "$dev")" "$(date +%s)" >"$BW_TMP/drystate/s1"
 		fi
 		tn_seq_bg "$dev" 4
 		tn_start "$out" -d "$dev" --dry-run --low-latency 1 --run-dir "$BW_TMP/dry" \

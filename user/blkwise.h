@@ -186,6 +186,7 @@ struct bw_devinfo {
 	bool partition;
 	bool is_loop;
 	bool has_backing;	/* false for an unbound loop device */
+	char backing[BW_ID_LEN];	/* a loop device's backing file, as sysfs names it */
 	bool rotational;
 	__u64 size_sectors;
 	char model[64];
@@ -197,7 +198,7 @@ struct bw_devinfo {
 };
 int bw_parse_uevent(FILE *f, struct bw_devinfo *di);
 enum bw_id_kind bw_pick_identity(const char *wwid, const char *serial, const char *backing,
-				 __u64 offset, __u32 dev, char *out, size_t len);
+				 __u64 offset, const char *file_id, __u32 dev, char *out, size_t len);
 const char *bw_id_note(enum bw_id_kind k);
 bool bw_dev_present(const struct bw_devinfo *di);
 int bw_parse_interval(const char *s, double *secs);
@@ -300,6 +301,13 @@ int bw_sleep_ns(__u64 ns);
 
 /* devinfo.c: sysfs */
 int bw_dev_probe(__u32 dev, struct bw_devinfo *di);
+/*
+ * Only what tells whether a device is there and the same one as when it was
+ * probed (its name, size, a loop device's backing file): cheap, for every
+ * interval; identity, model and the rest are bw_dev_probe's, once per
+ * appearance (reading some of them can issue I/O).
+ */
+int bw_dev_presence(__u32 dev, struct bw_devinfo *di);
 bool bw_dev_is_bio_based(__u32 dev);
 int bw_dev_lookup(const char *arg, __u32 *dev);
 int bw_sysfs_get(const char *disk, const char *attr, char *buf, size_t len);

@@ -13,8 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <linux/loop.h>
 #include "blkwise.h"
 
 /* First line of /sys/dev/block/M:m/REL without its newline; -errno if none. */
@@ -58,12 +60,39 @@ static __u32 parent_disk(__u32 dev)
 	return BW_MKDEV(ma, mi);
 }
 
+/*
+ * The file a loop device is bound to, as the kernel holds it
+ * (LOOP_GET_STATUS64: lo_device, lo_inode): "MAJ:MIN:INO" of the file
+ * itself, so a new file at an old path is told apart.  "" when it cannot be
+ * read (no node in /dev, not ours, not bound).  No I/O: the status is the
+ * driver's.
+ */
+static void loop_file_id(__u32 dev, const char *name, char *out, size_t len)
+{
+	struct loop_info64 li;
+	char path[PATH_MAX];
+	struct stat sb;
+	int fd;
+
+	out[0] = '\0';
+	snprintf(path, sizeof(path), "/dev/%s", name);
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (!fstat(fd, &sb) && S_ISBLK(sb.st_mode) &&
+	    BW_MKDEV(major(sb.st_rdev), minor(sb.st_rdev)) == dev &&
+	    !ioctl(fd, LOOP_GET_STATUS64, &li))
+		snprintf(out, len, "%u:%u:%llu", major(li.lo_device), minor(li.lo_device),
+			 (unsigned long long)li.lo_inode);
+	close(fd);
+}
+
 static void read_identity(__u32 dev, struct bw_devinfo *di)
 {
 	static const char *const wwids[] = { "wwid", "device/wwid" };
 	static const char *const serials[] = { "device/serial", "serial" };
 	char wwid[BW_ID_LEN] = "", serial[BW_ID_LEN] = "", backing[PATH_MAX] = "";
-	char off[32] = "";
+	char off[32] = "", file_id[64] = "";
 	size_t i;
 
 	for (i = 0; i < 2 && !wwid[0]; i++)
@@ -71,10 +100,12 @@ static void read_identity(__u32 dev, struct bw_devinfo *di)
 	for (i = 0; i < 2 && !serial[0]; i++)
 		read_line(dev, serials[i], serial, sizeof(serial));
 	read_line(dev, "device/model", di->model, sizeof(di->model));
-	if (!read_line(dev, "loop/backing_file", backing, sizeof(backing)))
+	if (!read_line(dev, "loop/backing_file", backing, sizeof(backing))) {
 		read_line(dev, "loop/offset", off, sizeof(off));
-	di->id_kind = bw_pick_identity(wwid, serial, backing, strtoull(off, NULL, 10), dev,
-				       di->id, sizeof(di->id));
+		loop_file_id(dev, di->name, file_id, sizeof(file_id));
+	}
+	di->id_kind = bw_pick_identity(wwid, serial, backing, strtoull(off, NULL, 10), file_id,
+				       dev, di->id, sizeof(di->id));
 }
 
 /* The names in /sys/dev/block/M:m/REL (slaves/, holders/), space-separated. */
@@ -116,7 +147,7 @@ bool bw_dev_is_bio_based(__u32 dev)
 	return access_dev(dev, "mq") && !access_dev(dev, "queue");
 }
 
-int bw_dev_probe(__u32 dev, struct bw_devinfo *di)
+int bw_dev_presence(__u32 dev, struct bw_devinfo *di)
 {
 	char buf[128];
 	FILE *f;
@@ -140,7 +171,18 @@ int bw_dev_probe(__u32 dev, struct bw_devinfo *di)
 		di->size_sectors = strtoull(buf, NULL, 10);
 	/* A loop device (LOOP_MAJOR, include/uapi/linux/major.h) has a file only while bound. */
 	di->is_loop = BW_MAJOR(dev) == 7;
-	di->has_backing = !di->is_loop || !access_dev(dev, "loop/backing_file");
+	di->has_backing = !di->is_loop ||
+			  !read_line(dev, "loop/backing_file", di->backing, sizeof(di->backing));
+	return 0;
+}
+
+int bw_dev_probe(__u32 dev, struct bw_devinfo *di)
+{
+	char buf[128];
+	int err = bw_dev_presence(dev, di);
+
+	if (err)
+		return err;
 	if (!read_line(dev, "queue/rotational", buf, sizeof(buf)))
 		di->rotational = buf[0] == '1';
 	read_identity(dev, di);

@@ -50,6 +50,16 @@
 #include <string.h>
 #include "policy.h"
 
+/*
+ * Depth while busy under 2+ sync sequential streams: BFQ serves one at a
+ * time (measured 1.00-1.16 on the emulated spindle, strict_guarantees
+ * 1.16 on a loaded host) ...
+ */
+#define IDLED_DEPTH 1.2
+/* ... or, at least now and then, several together (a partial collapse: 1.4-2.0). */
+#define LOST_DEPTH 1.35
+#define LOST_WINDOWS 2
+
 const struct bw_tune_cfg bw_tune_cfg_default = {
 	.policy = BW_POLICY_THROUGHPUT,
 	.max_idle_us = 8000,
@@ -321,17 +331,19 @@ static void end_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 	st->verdict_sig = st->sig;
 	st->probe_cost_s += p->secs + cfg->settle_s;
 	st->phase = BW_PH_MEASURE;
+	/*
+	 * Back to idling: the window before the probe is what idling gave, to
+	 * hold what follows against (BFQ may not idle again: a probe's
+	 * after-effect is part of its cost).
+	 */
+	if (!keep && !idle_probe && bw_tune_win_depth(&st->base) <= IDLED_DEPTH) {
+		st->idled = st->base;
+		st->idled_sig = st->sig;
+		st->has_idled = true;
+		st->after_probe = true;
+	}
 }
 
-/*
- * Depth while busy under 2+ sync sequential streams: BFQ serves one at a
- * time (measured 1.00-1.16 on the emulated spindle, strict_guarantees
- * 1.16 on a loaded host) ...
- */
-#define IDLED_DEPTH 1.2
-/* ... or, at least now and then, several together (a partial collapse: 1.4-2.0). */
-#define LOST_DEPTH 1.35
-#define LOST_WINDOWS 2
 
 static bool watches_idling(const struct bw_tune_cfg *cfg, const struct bw_tune_state *st,
 			   const struct bw_tune_win *w)
@@ -340,12 +352,16 @@ static bool watches_idling(const struct bw_tune_cfg *cfg, const struct bw_tune_s
 	       !st->strict && w->sync_seq >= 2;
 }
 
-/* The window BFQ idled in, comparable with w: same setting, same streams. */
+/*
+ * The window BFQ idled in, comparable with now: same setting, same
+ * workload (as it held for two windows: one window may see fewer of the
+ * streams, BFQ serving each for its budget).
+ */
 static const struct bw_tune_win *idled_before(const struct bw_tune_state *st,
-					      const struct bw_tune_win *w)
+					      const struct bw_tune_sig *sig)
 {
 	return st->has_idled && st->idled.idle_us == st->setting &&
-	       st->idled.sync_seq == w->sync_seq ? &st->idled : NULL;
+	       !sig_changed(&st->idled_sig, sig) ? &st->idled : NULL;
 }
 
 static bool strict_lost_here(const struct bw_tune_cfg *cfg, const struct bw_tune_state *st,
@@ -356,9 +372,10 @@ static bool strict_lost_here(const struct bw_tune_cfg *cfg, const struct bw_tune
 }
 
 /*
- * Nothing says deep: the class or this window's P_eff says shallow, or
- * neither is known (P_eff undetermined: S1 unknown).  Between the marks
- * is rule 3's to probe.
+ * Shown shallow: by this window's P_eff, or by the class where P_eff is
+ * undetermined, and nothing says deep.  Unknown, or between the marks, is
+ * rule 3's to probe: strict_guarantees is never tried on a device that may
+ * be deep.
  */
 static bool shallow_evidence(const struct bw_tune_win *w)
 {
@@ -366,8 +383,7 @@ static bool shallow_evidence(const struct bw_tune_win *w)
 
 	if (w->cls == BW_CLASS_DEEP || peff >= BW_DEEP_AT)
 		return false;
-	return w->cls == BW_CLASS_SHALLOW || peff <= BW_SHALLOW_AT ||
-	       (isnan(peff) && w->cls == BW_CLASS_UNKNOWN);
+	return peff <= BW_SHALLOW_AT || (isnan(peff) && w->cls == BW_CLASS_SHALLOW);
 }
 
 /*
@@ -387,14 +403,16 @@ static bool watch_idling(const struct bw_tune_cfg *cfg, struct bw_tune_state *st
 		return false;
 	}
 	if (depth <= IDLED_DEPTH) {
+		st->after_probe = false;
 		st->idled = *w;
+		st->idled_sig = *sig;
 		st->has_idled = true;
 		st->lost_n = 0;
 		return false;
 	}
 	if (!(depth >= LOST_DEPTH) || ++st->lost_n < LOST_WINDOWS)
 		return false;
-	was = idled_before(st, w);
+	was = idled_before(st, sig);
 	if (was && bw_tune_win_mbps(w) >= (1 - 2 * cfg->gain) * bw_tune_win_mbps(was))
 		return false;	/* not idling costs nothing here */
 	if (!shallow_evidence(w) || strict_lost_here(cfg, st, sig, t))
@@ -412,6 +430,12 @@ static bool watch_idling(const struct bw_tune_cfg *cfg, struct bw_tune_state *st
 			 "%.2f under %d sync sequential streams, %.0f MB/s; trying "
 			 "strict_guarantees 1 for %.1f s", st->setting, depth, w->sync_seq,
 			 bw_tune_win_mbps(w), cfg->window_s);
+	if (st->after_probe) {
+		size_t n = strlen(d->why);
+
+		snprintf(d->why + n, sizeof(d->why) - n, " (since the probe of 0 us)");
+		st->probe_damage++;
+	}
 	st->strict_tried = true;
 	st->strict_won = false;
 	st->strict_at = t;

@@ -89,8 +89,11 @@ struct bw_tune_state {
 	__u32 strict;		/* strict_guarantees believed in force (0 or 1) */
 	/* The last window BFQ idled in (depth ~1 under 2+ sync sequential streams). */
 	struct bw_tune_win idled;
+	struct bw_tune_sig idled_sig;	/* the workload then */
 	bool has_idled;
 	int lost_n;		/* windows in a row with idling set and BFQ not idling */
+	bool after_probe;	/* a probe of 0 went back to idling, and BFQ has not idled since */
+	int probe_damage;	/* repairs of what a probe of 0 left */
 	/* The last strict_guarantees trial: on what workload, when, and whether it won. */
 	bool strict_tried, strict_won;
 	double strict_at;
@@ -166,6 +169,7 @@ struct bw_tune_orig {
 	int pid;		/* the tuner that wrote it */
 	char name[BW_NAME_LEN];
 	__u32 dev;
+	char id[BW_ID_LEN];	/* the device's identity (bw_pick_identity); "" if unknown */
 	char sched[32];		/* the scheduler before, when the tuner changed it; "" if not */
 	long slice_idle_us;	/* before; -1 if untouched */
 	long low_latency;	/* before; -1 if untouched */

@@ -47,6 +47,7 @@ static const int no_fd[F_NR] = { -1, -1, -1, -1 };
 struct tdev {
 	__u32 dev;
 	char name[BW_NAME_LEN];
+	char id[BW_ID_LEN];	/* its identity when picked */
 	bool active;		/* being tuned */
 	bool hands_off;		/* changed behind our back: left alone */
 	bool foreign[F_NR];	/* which value was changed behind our back: not put back */
@@ -309,15 +310,19 @@ static int read_originals(struct bw_tuner *x, struct tdev *t)
 		int err = bw_tune_orig_parse(f, o, why, sizeof(why));
 
 		fclose(f);
-		if (!err && o->dev == t->dev) {
+		/* The same device: its dev_t, and its identity where the file has one. */
+		if (!err && o->dev == t->dev && (!o->id[0] || !strcmp(o->id, t->id))) {
 			bw_warn("%s: %s was left by a tuner that did not exit cleanly (pid %d); "
 				"keeping the values it found", t->name, path, o->pid);
 			t->orig_saved = true;
 			o->pid = getpid();
+			snprintf(o->id, sizeof(o->id), "%s", t->id);
 			/* What it did not touch is as it was: read it as we would. */
 			return found_now(x, t, o);
 		}
-		bw_warn("%s: ignoring %s (%s)", t->name, path, err ? why : "another device");
+		bw_warn("%s: ignoring %s (%s)", t->name, path, err ? why : o->dev == t->dev ?
+			"left for another device at the same dev_t: identity differs" :
+			"another device");
 	}
 	memset(o, 0, sizeof(*o));
 	o->pid = getpid();
@@ -326,6 +331,7 @@ static int read_originals(struct bw_tuner *x, struct tdev *t)
 	o->slice_idle_us = -1;
 	o->strict_guarantees = -1;
 	snprintf(o->name, sizeof(o->name), "%s", t->name);
+	snprintf(o->id, sizeof(o->id), "%s", t->id);
 	return found_now(x, t, o);
 }
 
@@ -436,6 +442,7 @@ static int pick_devices(struct bw_tuner *x, const struct bw_watch_opts *wo)
 		if (bw_dev_probe(devs[i], &di) || (!wo->core.nr_watch && !bw_dev_present(&di)))
 			continue;
 		tdev_init(t, devs[i], di.name);
+		snprintf(t->id, sizeof(t->id), "%s", di.id);
 		err = preflight(x, t, wo->core.nr_watch > 0);
 		if (err)
 			close_fds(t);
@@ -699,6 +706,16 @@ static bool restore_wanted(const struct bw_watch_opts *wo, __u32 dev)
 	return !wo->core.nr_watch;
 }
 
+/* The device at o's dev_t is the one o's values were found on (when o names it). */
+static bool same_device(const struct bw_tune_orig *o)
+{
+	struct bw_devinfo di;
+
+	if (!o->id[0])
+		return true;
+	return !bw_dev_probe(o->dev, &di) && !strcmp(di.id, o->id);
+}
+
 /*
  * One state file left in the run dir: 1 when put back, 0 when not wanted or
  * nothing to put back (empty: removed), -errno after saying why not.
@@ -728,6 +745,12 @@ static int restore_file(const struct bw_tuner_args *a, const struct bw_watch_opt
 	fclose(f);
 	if (!restore_wanted(wo, o.dev))
 		return 0;
+	if (!same_device(&o)) {
+		bw_warn("%s: %s was left for another device than the one now at %u:%u; "
+			"nothing put back, removed", o.name, path, BW_MAJOR(o.dev), BW_MINOR(o.dev));
+		unlink(path);
+		return 0;
+	}
 	snprintf(path, sizeof(path), "%s/%s.lock", a->run_dir, name);
 	lfd = open(path, O_RDWR | O_CLOEXEC);
 	if (lfd >= 0 && flock(lfd, LOCK_EX | LOCK_NB)) {
@@ -785,16 +808,32 @@ static const struct bw_watch_dev *watched(const struct bw_tuner *x, __u32 dev)
 	return NULL;
 }
 
+/*
+ * The class the tuner may act on: a stored one is a hypothesis, used to
+ * start only where the identity it was stored under is a strong one; under
+ * a dev_t (which another device may have now) it waits for live evidence,
+ * as an unknown class does.
+ */
+static struct bw_class class_of(const struct bw_watch_dev *wd)
+{
+	struct bw_class c = wd->cls;
+
+	if (c.stored && wd->info.id_kind == BW_ID_DEVT)
+		c.cls = BW_CLASS_UNKNOWN;
+	return c;
+}
+
 static void observe(const struct bw_tuner *x, const struct bw_watch_dev *wd, __u32 idle_us,
 		    struct bw_tune_obs *o)
 {
 	const struct bw_stream_interval *s[BW_TUNE_MAX_STREAMS];
+	struct bw_class c = class_of(wd);
 	int i, n = 0;
 
 	for (i = 0; i < x->w->nstreams && n < BW_TUNE_MAX_STREAMS; i++)
 		if (x->w->streams[i].s.dev == wd->dev)
 			s[n++] = &x->w->streams[i].s;
-	bw_tune_observe(&wd->iv, &wd->cls, s, n, idle_us, o);
+	bw_tune_observe(&wd->iv, &c, s, n, idle_us, o);
 }
 
 static void stamp(char *buf, size_t len)
@@ -845,6 +884,7 @@ static void json_decision(const struct bw_tuner *x, const struct tdev *t,
 	if (d->action == BW_TUNE_KEEP || d->action == BW_TUNE_REVERT)
 		json_win(&j, "compared_with", &d->base);
 	bw_json_u64(&j, "repairs", t->st.repairs);
+	bw_json_u64(&j, "probe_damage", t->st.probe_damage);
 	bw_json_u64(&j, "probes", t->st.probes);
 	bw_json_num(&j, "probe_cost_s", t->st.probe_cost_s, 2);
 	bw_json_u64(&j, "changes", t->st.changes);
@@ -1002,7 +1042,7 @@ static void start_dev(struct bw_tuner *x, struct tdev *t)
 	const struct bw_watch_dev *wd = watched(x, t->dev);
 	struct bw_tune_decision d;
 
-	if (!wd || !bw_tune_start(&x->a.cfg, &t->st, wd->cls.cls, wd->cls.stored, &d))
+	if (!wd || !bw_tune_start(&x->a.cfg, &t->st, class_of(wd).cls, wd->cls.stored, &d))
 		return;
 	act(x, t, &d, 0);
 }

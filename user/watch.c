@@ -185,6 +185,17 @@ void bw_watch_learn_class(struct bw_watch *w, __u32 dev, enum bw_class_id cls, d
 }
 
 /*
+ * The device probed last is still the one there: same name, size and
+ * (loop) backing file.  A loop device detached and bound again within one
+ * interval to a file of the same path and size is not seen here.
+ */
+static bool same_appearance(const struct bw_devinfo *was, const struct bw_devinfo *now)
+{
+	return was->exists && was->size_sectors == now->size_sectors &&
+	       !strcmp(was->name, now->name) && !strcmp(was->backing, now->backing);
+}
+
+/*
  * What each device's row shows, from sysfs: a device with a size (and,
  * for loop, a backing file) is shown, and so is a named one that exists;
  * one that had a size and lost it (detached, removed) is "gone" for one
@@ -203,7 +214,13 @@ static int refresh_devices(struct bw_watch *w, struct bw_snap *cur)
 
 		if (!s)
 			return -ENOMEM;
-		if (bw_dev_probe(d->dev, &di))
+		if (bw_dev_presence(d->dev, &di))
+			di.exists = false;
+		present = bw_dev_present(&di);
+		/* Identity and the rest once per appearance: reading them can issue I/O. */
+		if (present && s->shown && same_appearance(&s->info, &di))
+			di = s->info;
+		else if (present && bw_dev_probe(d->dev, &di))
 			di.exists = false;
 		present = bw_dev_present(&di);
 		if (!present && s->shown) {

@@ -374,6 +374,33 @@ static void test_collapse_repaired(void)
 	      s.setting == 8000, "then it holds: no second repair, no probe");
 }
 
+/* The tuner's own probe of 0 leaves BFQ not idling at 8000 (seen on the spindle). */
+static void probe_breaks_it(const struct sim *s, __u32 idle, struct phase *p)
+{
+	bool idles = idle && (s->strict || !s->st.probes);
+
+	*p = idles ? (struct phase){ 101, NAN, 1.0, 0.1, BW_CLASS_UNKNOWN, 4, 4 } :
+		     (struct phase){ 35, 0.9, 3.9, 0.1, BW_CLASS_UNKNOWN, 4, 4 };
+}
+
+static void test_probe_damage_repaired(void)
+{
+	struct sim s;
+
+	sim_init(&s, 8000);
+	sim_run(&s, 8, probe_breaks_it);
+	CHECK(s.n[BW_TUNE_PROBE] == 1 && s.n[BW_TUNE_REVERT] == 1, "probe of 0, slower, back");
+	CHECK(s.n[BW_TUNE_REPAIR] == 1 && s.strict == 1 && s.st.probe_damage == 1,
+	      "BFQ did not idle again: repaired, counted (%d repairs, damage %d)",
+	      s.n[BW_TUNE_REPAIR], s.st.probe_damage);
+	CHECK(strstr(s.repair_why, "BFQ stopped idling at slice_idle_us 8000: depth 1.00 -> 3.90, "
+		     "101 -> 35 MB/s") && strstr(s.repair_why, "since the probe"),
+	      "against the window before the probe: %s", s.repair_why);
+	sim_run(&s, 100, probe_breaks_it);
+	CHECK(s.n[BW_TUNE_KEEP] == 1 && s.strict == 1 && s.n[BW_TUNE_PROBE] == 1,
+	      "kept; no second probe over the kept trial");
+}
+
 static void test_collapse_never_strict_on_deep(void)
 {
 	struct sim s;
@@ -433,6 +460,7 @@ int main(void)
 		UNIT(test_workload_change_reprobes), UNIT(test_class_rules), UNIT(test_dwell),
 		UNIT(test_when_to_probe), UNIT(test_ties_and_latency), UNIT(test_start),
 		UNIT(test_collapse_repaired), UNIT(test_collapse_never_strict_on_deep),
+		UNIT(test_probe_damage_repaired),
 		UNIT(test_strict_dropped),
 	};
 
