@@ -415,8 +415,15 @@ static bool watch_idling(const struct bw_tune_cfg *cfg, struct bw_tune_state *st
 	was = idled_before(st, sig);
 	if (was && bw_tune_win_mbps(w) >= (1 - 2 * cfg->gain) * bw_tune_win_mbps(was))
 		return false;	/* not idling costs nothing here */
-	if (!shallow_evidence(w) || strict_lost_here(cfg, st, sig, t))
-		return false;	/* not shown shallow: rule 2 or 3; or tried here, and it lost */
+	/*
+	 * Not shown shallow: rule 2's or 3's.  Without a window BFQ idled in
+	 * to hold this one against, the class must be live and shallow: P_eff
+	 * over several seconds, not one window's.
+	 */
+	if (!shallow_evidence(w) || (!was && (w->cls != BW_CLASS_SHALLOW || w->cls_stored)))
+		return false;
+	if (strict_lost_here(cfg, st, sig, t))
+		return false;	/* tried on this workload, and it lost */
 	d->action = BW_TUNE_REPAIR;
 	d->after = st->setting;
 	d->strict_after = 1;
