@@ -42,14 +42,6 @@ id_readers() {
 	bw_on_cleanup "kill $ID_FIO; wait $ID_FIO"
 }
 
-# id_truth DIR SECS: MB/s and mean depth while busy the emulated disk itself
-# served over the next SECS seconds.
-id_truth() {
-	echo 1 >"$1/reset"
-	sleep "$2"
-	jq -r --argjson s "$2" '"\(.bytes / 1048576 / $s | . * 10 | round / 10) \(.inflight_avg_busy | . * 100 | round / 100)"' "$1/stats"
-}
-
 # id_tune OUT ARGS...: blkwise tune --json in the background, started when
 # this returns; ID_PID.
 id_tune() {
@@ -85,40 +77,60 @@ id_store() {
 		"$([ "$3" = deep ] && echo 3.000 || echo 1.000)" "$(date +%s)" >"$1/s1"
 }
 
-# The emulated spindle under 4 sequential readers with BFQ not idling at
-# slice_idle_us 8000 (brought there as a probe of 0 does: 3 s of readers at
-# 0, then 8000; BFQ's queues lost the flag it idles by, and do not regain
-# it): the tuner says BFQ is not idling, with the evidence, tries
-# strict_guarantees and keeps it, and the disk's own counters show it idles
-# again (depth ~1) and serves more; at exit both levers are put back.
+# id_sampler DIR OUT: every second, "unix-time MB/s depth" as the emulated
+# disk itself served it over that second, to OUT (stopped at cleanup).
+id_sampler() {
+	(while :; do
+		echo 1 >"$1/reset"
+		sleep 1
+		jq -r --arg t "$(date +%s)" '"\($t) \(.bytes / 1048576 | . * 10 | round / 10) \(.inflight_avg_busy | . * 100 | round / 100)"' "$1/stats"
+	done) >"$2" 2>/dev/null &
+	bw_on_cleanup "kill $!"
+}
+
+# id_truth_at SAMPLES T: the disk's own "MB/s depth" in the second that ended at T.
+id_truth_at() { awk -v t="$2" '$1 <= t { l = $2 " " $3 } END { print l }' "$1"; }
+
+# The emulated spindle under 4 sequential readers, BFQ brought out of idling
+# at slice_idle_us 8000 as a probe of 0 does (3 s of readers at 0, then
+# 8000: BFQ's queues lose the flag it idles by, and seldom regain it), known
+# shallow from the store (as a tuner's probe stores it): the tuner says BFQ
+# is not idling, with the evidence, tries strict_guarantees and keeps it.
+# The disk's own counters are the oracle: in the second before the repair it
+# served several readers at once (depth >= 1.35), after the trial one at a
+# time (depth <= 1.25) and more; at exit both levers are put back.
 test_collapse_detected_and_repaired() {
-	local dev fd out before after mb0 d0 mb1 d1
+	local dev fd out before t mb0 d0 mb1 d1
 	id_require || return 0
 	bw_fakedisk dev "$ID_DISK" || { fail "fakedisk"; return; }
 	fd=$BW_FAKEDISK_DIR
 	id_bfq "$dev" || { fail "bfq"; return; }
 	bw_on_cleanup "echo none >/sys/block/$dev/queue/scheduler"
+	id_store "$BW_TMP/state" "$(id_identity "$dev")" shallow
+	id_sampler "$fd" "$BW_TMP/truth"
 	echo 0 >/sys/block/"$dev"/queue/iosched/slice_idle_us
-	id_readers "$dev" 40
+	id_readers "$dev" 60
 	sleep 3
 	echo 8000 >/sys/block/"$dev"/queue/iosched/slice_idle_us
-	read -r mb0 d0 < <(id_truth "$fd" 2)
 	before=$(id_levers "$dev")
 	out=$BW_TMP/collapse.json
 	id_tune "$out" -d "$dev" || { fail "tune start"; return; }
-	# The end of a strict_guarantees trial (a probe of 0 may come first).
-	id_wait_for "$out" '(.action == "keep" or .action == "revert") and .strict_guarantees_before == 1' 25
-	echo "  before: $mb0 MB/s at depth $d0 (slice_idle_us 8000); tune: $(id_actions "$out")"
+	# The end of a strict_guarantees trial.
+	id_wait_for "$out" '(.action == "keep" or .action == "revert") and .strict_guarantees_before == 1' 40
+	sleep 2.2
+	echo "  tune: $(id_actions "$out")"
 	jq -r '"    \(.action): \(.why)"' "$out"
-	assertTrue "BFQ was not idling at 8000: depth $d0" "id_ge $d0 1.35"
+	t=$(date -d "$(jq -r 'select(.action == "repair") | .timestamp' "$out" | head -1)" +%s 2>/dev/null)
+	read -r mb0 d0 < <(id_truth_at "$BW_TMP/truth" "${t:-0}")
+	read -r mb1 d1 < <(tail -n 2 "$BW_TMP/truth" | awk '{ m += $2; d += $3 } END { printf "%.1f %.2f", m / NR, d / NR }')
+	echo "  the disk: $mb0 MB/s at depth $d0 in the second before the repair, $mb1 at depth $d1 after"
 	assertTrue "a repair, with the evidence: $(jq -r 'select(.action == "repair") | .why' "$out")" \
 		"jq -e -s '[.[] | select(.action == \"repair\")][0].why | test(\"BFQ (stopped idling|is not idling) at slice_idle_us 8000: depth [0-9.]+\")' $out"
 	assertEquals "kept" "keep" "$(jq -r 'select((.action == "keep" or .action == "revert") and .strict_guarantees_before == 1) | .action' "$out" | head -1)"
 	assertEquals "in force: 8000, strict_guarantees 1" "8000 1" "$(id_levers "$dev")"
-	read -r mb1 d1 < <(id_truth "$fd" 2)
-	echo "  after: $mb1 MB/s at depth $d1 (the disk's own counters)"
+	assertTrue "BFQ was not idling: depth $d0" "id_ge ${d0:-0} 1.35"
 	assertTrue "BFQ idles again: depth $d1" "id_ge 1.25 $d1"
-	assertTrue "and the disk serves more: $mb0 -> $mb1 MB/s" "id_ge $mb1 \$(bw_calc '1.3 * $mb0')"
+	assertTrue "and the disk serves more: $mb0 -> $mb1 MB/s" "id_ge $mb1 \$(bw_calc '1.3 * ${mb0:-999}')"
 	kill -INT "$ID_PID"
 	wait "$ID_PID"
 	assertEquals "exit status" 0 $?

@@ -417,10 +417,11 @@ static bool watch_idling(const struct bw_tune_cfg *cfg, struct bw_tune_state *st
 		return false;	/* not idling costs nothing here */
 	/*
 	 * Not shown shallow: rule 2's or 3's.  Without a window BFQ idled in
-	 * to hold this one against, the class must be live and shallow: P_eff
-	 * over several seconds, not one window's.
+	 * to hold this one against, the class must say shallow (live, or
+	 * stored for this very device: the trial is judged live anyway), not
+	 * one window's P_eff.
 	 */
-	if (!shallow_evidence(w) || (!was && (w->cls != BW_CLASS_SHALLOW || w->cls_stored)))
+	if (!shallow_evidence(w) || (!was && w->cls != BW_CLASS_SHALLOW))
 		return false;
 	if (strict_lost_here(cfg, st, sig, t))
 		return false;	/* tried on this workload, and it lost */
