@@ -138,6 +138,37 @@ test_collapse_detected_and_repaired() {
 	assertTrue "says so" "grep -q 'put back strict_guarantees 0' $out.err"
 }
 
+# analyze --what-if-tune takes the live tuner's decisions, the collapse's
+# too: a recording of the emulated spindle where BFQ idled for its readers,
+# then served them together (3 s at slice_idle_us 0 after 16 s, as a
+# probe's after-effect looks in a trace: the trace does not say why), shows
+# the repair with its evidence.
+test_what_if_sees_the_collapse() {
+	local dev q trace out
+	id_require || return 0
+	bw_fakedisk dev "$ID_DISK" || { fail "fakedisk"; return; }
+	id_bfq "$dev" || { fail "bfq"; return; }
+	bw_on_cleanup "echo none >/sys/block/$dev/queue/scheduler"
+	q=/sys/block/$dev/queue/iosched
+	echo 8000 >$q/slice_idle_us
+	trace=$BW_TMP/collapse.bwt
+	bw_bg_start "$trace.log" "Ctrl-C to stop" "$BW_BIN" record -d "$dev" -o "$trace" ||
+		{ fail "record start"; return; }
+	id_readers "$dev" 24
+	sleep 16
+	echo 0 >$q/slice_idle_us
+	sleep 3
+	echo 8000 >$q/slice_idle_us
+	wait "$ID_FIO" 2>/dev/null
+	kill -INT "$BW_BG_PID"
+	wait "$BW_BG_PID"
+	out=$("$BW_BIN" analyze "$trace" --what-if-tune)
+	assertEquals "analyze exit status" 0 $?
+	echo "$out" | sed -n '/^What if/,/^$/p' | head -12
+	assertTrue "the repair, at its time, with the evidence" \
+		"echo \"\$out\" | grep -qE '^  t= *[0-9.]+ s $dev repair: slice_idle_us [0-9]+ -> [0-9]+: BFQ (stopped idling|is not idling) at slice_idle_us [0-9]+: depth [0-9.]+'"
+}
+
 # id_exit_path SIGNAL: a loop device on bfq at slice_idle_us 6000 with
 # strict_guarantees 1, known deep from the store: the tuner sets 0 and
 # strict_guarantees 0 at once; SIGNAL stops it; both come back (KILL: by
