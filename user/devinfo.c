@@ -63,11 +63,14 @@ static __u32 parent_disk(__u32 dev)
 /*
  * The file a loop device is bound to, as the kernel holds it
  * (LOOP_GET_STATUS64: lo_device, lo_inode): "MAJ:MIN:INO" of the file
- * itself, so a new file at an old path is told apart.  "" when it cannot be
- * read (no node in /dev, not ours, not bound).  No I/O: the status is the
- * driver's.
+ * itself, so a new file at an old path is told apart.  Where the device
+ * node cannot be opened (no privileges left), the file now at the backing
+ * path, which is the bound one unless it was replaced since (then sysfs
+ * says "(deleted)" and the identity is the dev_t anyway).  "" when neither
+ * can be read.  No I/O: the status is the driver's.
  */
-static void loop_file_id(__u32 dev, const char *name, char *out, size_t len)
+static void loop_file_id(__u32 dev, const char *name, const char *backing, char *out,
+			 size_t len)
 {
 	struct loop_info64 li;
 	char path[PATH_MAX];
@@ -77,14 +80,16 @@ static void loop_file_id(__u32 dev, const char *name, char *out, size_t len)
 	out[0] = '\0';
 	snprintf(path, sizeof(path), "/dev/%s", name);
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	if (!fstat(fd, &sb) && S_ISBLK(sb.st_mode) &&
+	if (fd >= 0 && !fstat(fd, &sb) && S_ISBLK(sb.st_mode) &&
 	    BW_MKDEV(major(sb.st_rdev), minor(sb.st_rdev)) == dev &&
 	    !ioctl(fd, LOOP_GET_STATUS64, &li))
 		snprintf(out, len, "%u:%u:%llu", major(li.lo_device), minor(li.lo_device),
 			 (unsigned long long)li.lo_inode);
-	close(fd);
+	else if (!stat(backing, &sb))
+		snprintf(out, len, "%u:%u:%llu", major(sb.st_dev), minor(sb.st_dev),
+			 (unsigned long long)sb.st_ino);
+	if (fd >= 0)
+		close(fd);
 }
 
 static void read_identity(__u32 dev, struct bw_devinfo *di)
@@ -102,7 +107,7 @@ static void read_identity(__u32 dev, struct bw_devinfo *di)
 	read_line(dev, "device/model", di->model, sizeof(di->model));
 	if (!read_line(dev, "loop/backing_file", backing, sizeof(backing))) {
 		read_line(dev, "loop/offset", off, sizeof(off));
-		loop_file_id(dev, di->name, file_id, sizeof(file_id));
+		loop_file_id(dev, di->name, backing, file_id, sizeof(file_id));
 	}
 	di->id_kind = bw_pick_identity(wwid, serial, backing, strtoull(off, NULL, 10), file_id,
 				       dev, di->id, sizeof(di->id));
