@@ -372,18 +372,18 @@ static bool strict_lost_here(const struct bw_tune_cfg *cfg, const struct bw_tune
 }
 
 /*
- * Shown shallow: by this window's P_eff, or by the class where P_eff is
- * undetermined, and nothing says deep.  Unknown, or between the marks, is
- * rule 3's to probe: strict_guarantees is never tried on a device that may
- * be deep.
+ * A shallow device: its class says so (live, or stored for this very
+ * device: the trial is judged on live throughput anyway), and this
+ * window's P_eff does not say deep.  One window's P_eff alone is not
+ * enough (a RAID-0 whose readers meet on one spindle shows 1 now and then);
+ * unknown, or between the marks, is rule 3's to probe: strict_guarantees is
+ * never tried on a device that may be deep.
  */
 static bool shallow_evidence(const struct bw_tune_win *w)
 {
 	double peff = bw_tune_win_peff(w);
 
-	if (w->cls == BW_CLASS_DEEP || peff >= BW_DEEP_AT)
-		return false;
-	return peff <= BW_SHALLOW_AT || (isnan(peff) && w->cls == BW_CLASS_SHALLOW);
+	return w->cls == BW_CLASS_SHALLOW && !(peff >= BW_DEEP_AT);
 }
 
 /*
@@ -415,14 +415,8 @@ static bool watch_idling(const struct bw_tune_cfg *cfg, struct bw_tune_state *st
 	was = idled_before(st, sig);
 	if (was && bw_tune_win_mbps(w) >= (1 - 2 * cfg->gain) * bw_tune_win_mbps(was))
 		return false;	/* not idling costs nothing here */
-	/*
-	 * Not shown shallow: rule 2's or 3's.  Without a window BFQ idled in
-	 * to hold this one against, the class must say shallow (live, or
-	 * stored for this very device: the trial is judged live anyway), not
-	 * one window's P_eff.
-	 */
-	if (!shallow_evidence(w) || (!was && w->cls != BW_CLASS_SHALLOW))
-		return false;
+	if (!shallow_evidence(w))
+		return false;	/* rule 2's or 3's */
 	if (strict_lost_here(cfg, st, sig, t))
 		return false;	/* tried on this workload, and it lost */
 	d->action = BW_TUNE_REPAIR;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The tuner (see tuner.h): live-tunes BFQ's dispatch idling (slice_idle_us)
- * per device from what the caller's watch loop measures; the decisions are
+ * The tuner (see tuner.h): live-tunes BFQ's dispatch idling (slice_idle_us,
+ * and strict_guarantees where BFQ stops idling although idling is set) per
+ * device from what the caller's watch loop measures; the decisions are
  * policy.c's.
  *
  * Safety, in the order it happens: every device is checked (privileges,

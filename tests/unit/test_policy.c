@@ -334,7 +334,7 @@ static void collapsing(const struct sim *s, __u32 idle, struct phase *p)
 	bool idles = idle && (s->strict || s->t <= 10);
 
 	*p = idles ? (struct phase){ 101, NAN, 1.0, 0.1, BW_CLASS_UNKNOWN, 4, 4 } :
-		     (struct phase){ 35, 0.9, 3.9, 0.1, BW_CLASS_UNKNOWN, 4, 4 };
+		     (struct phase){ 35, 0.9, 3.9, 0.1, BW_CLASS_SHALLOW, 4, 4 };
 }
 
 /* The same on a RAID-0: not idling is faster, and P_eff says deep. */
@@ -351,7 +351,7 @@ static void collapsing_stuck(const struct sim *s, __u32 idle, struct phase *p)
 {
 	collapsing(s, idle, p);
 	if (s->t > 10)
-		*p = (struct phase){ 35, 0.9, 3.9, 0.1, BW_CLASS_UNKNOWN, 4, 4 };
+		*p = (struct phase){ 35, 0.9, 3.9, 0.1, BW_CLASS_SHALLOW, 4, 4 };
 }
 
 static void test_collapse_repaired(void)
@@ -381,7 +381,8 @@ static void probe_breaks_it(const struct sim *s, __u32 idle, struct phase *p)
 	bool idles = idle && (s->strict || !s->st.probes);
 
 	*p = idles ? (struct phase){ 101, NAN, 1.0, 0.1, BW_CLASS_UNKNOWN, 4, 4 } :
-		     (struct phase){ 35, 0.9, 3.9, 0.1, BW_CLASS_UNKNOWN, 4, 4 };
+		     (struct phase){ 35, 0.9, 3.9, 0.1, s->st.probes ? BW_CLASS_SHALLOW :
+				     BW_CLASS_UNKNOWN, 4, 4 };
 }
 
 static void test_probe_damage_repaired(void)
