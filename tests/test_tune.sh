@@ -155,13 +155,15 @@ test_spindle_keeps_idling() {
 	tn_wait_for "$out" '.action == "keep" or .action == "revert"' 5
 	sleep 1
 	echo "  spindle: $(tn_actions "$out"); slice_idle_us now $(tn_idle "$dev")"
-	# After it, BFQ may not idle again (the probe's after-effect): a repair
-	# with strict_guarantees may follow (tests/test_idling.sh), no probe.
-	assertEquals "probe, then back" "probe 8000->0 revert 8000->8000" \
-		"$(tn_actions "$out" | cut -d' ' -f1-4)"
-	assertEquals "no second probe" 1 "$(jq -s '[.[] | select(.action == "probe")] | length' "$out")"
-	assertTrue "the probe measured P_eff shallow: $(jq -c 'select(.action == "revert") | .evidence.p_eff' "$out")" \
-		"jq -e -s '[.[] | select(.action == \"revert\")][0].evidence.p_eff // 99 | . <= 1.4' $out >/dev/null"
+	# Where BFQ idles at the start, a probe of 0 and back; where it does
+	# not (or stops after the probe), the class shows shallow and the
+	# tuner repairs idling with strict_guarantees (tests/test_idling.sh).
+	# Either way idling stays on, and at most one probe.
+	assertTrue "a probe goes back, or a repair: $(tn_actions "$out")" \
+		"tn_actions $out | grep -qE '^(probe 8000->0 revert 8000->8000|repair 8000->8000)'"
+	assertTrue "at most one probe" "[ \$(jq -s '[.[] | select(.action == \"probe\")] | length' $out) -le 1 ]"
+	assertTrue "a probe measured P_eff shallow: $(jq -c 'select(.action == "revert") | .evidence.p_eff' "$out")" \
+		"jq -e -s '[.[] | select(.action == \"revert\" and .slice_idle_us_before == 8000)][0].evidence.p_eff // 0 | . <= 1.4' $out >/dev/null"
 	assertTrue "idling on" "[ $(tn_idle "$dev") -ge 4000 ]"
 	kill -INT "$TN_PID"
 	wait "$TN_PID"
