@@ -148,9 +148,19 @@ bw_fakedisk() {
 	_dir=$(mktemp -d /tmp/"$BW_TAG"-fd.XXXXXX)
 	bw_on_cleanup "$BW_ROOT/tools/fakedisk.sh down $_dir/mnt; rm -rf $_dir"
 	_dev=$("$BW_ROOT"/tools/fakedisk.sh up "$_dir/mnt" "$2") || return 1
+	# Queue settings outlive a detach (a bfq with another test's settings): the defaults.
 	echo 0 >/sys/block/"$_dev"/queue/nomerges
+	echo none >/sys/block/"$_dev"/queue/scheduler
 	BW_FAKEDISK_DIR=$_dir/mnt
 	printf -v "$_var" '%s' "$_dev"
+}
+
+# bw_loop_identity DEV: the identity blkwise gives a loop device (its store
+# key): the backing file, and the file's own device and inode.
+bw_loop_identity() {
+	local f
+	f=$(cat /sys/block/"$1"/loop/backing_file) || return 1
+	echo "loop:$f#$(stat -c '%Hd:%Ld:%i' "$f")"
 }
 
 # Fields of /proc/diskstats for one device, from the reads-completed field on.

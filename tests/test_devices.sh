@@ -129,8 +129,8 @@ test_device_names_from_sysfs() {
 		assertEquals "-d $arg: exit status" 0 $?
 		assertEquals "-d $arg: row named by uevent" \
 			"$(sed -n 's/^DEVNAME=//p' /sys/block/"$a"/uevent)" "$(jq -r '.devices[0].device' "$out")"
-		assertEquals "-d $arg: identity is the backing file" \
-			"loop:$(cat /sys/block/"$a"/loop/backing_file)" "$(jq -r '.devices[0].identity' "$out")"
+		assertEquals "-d $arg: identity is the backing file, its device and inode" \
+			"$(bw_loop_identity "$a")" "$(jq -r '.devices[0].identity' "$out")"
 	done
 }
 

@@ -188,8 +188,8 @@ test_tune_in_process() {
 	echo 7777 >/sys/block/"$dev"/queue/iosched/slice_idle_us
 	# Known deep from before (the store): the tuner sets 0 in its first window.
 	mkdir -p "$BW_TMP/state"
-	printf 'blkwise-s1 2\nclass\tloop:%s\tdeep\t3.000\t%s\n' \
-		"$(cat /sys/block/"$dev"/loop/backing_file)" "$(date +%s)" >"$BW_TMP/state/s1"
+	printf 'blkwise-s1 2\nclass\t%s\tdeep\t3.000\t%s\n' \
+		"$(bw_loop_identity "$dev")" "$(date +%s)" >"$BW_TMP/state/s1"
 	fio --name=d --filename=/dev/"$dev" --direct=1 --rw=randread --bs=4k --ioengine=libaio \
 		--iodepth=8 --time_based --runtime=20 >/dev/null 2>&1 &
 	bw_on_cleanup "kill $!"

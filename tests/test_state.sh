@@ -66,7 +66,7 @@ test_stored_s1_first_interval() {
 		dir=$BW_TMP/state.$i
 		st_learn "$dev" "$dir" || { fail "learning run"; return; }
 		assertTrue "run $i: the store has S1 of read class 0 for the backing file" \
-			"grep -qP '^s1\tloop:$fd/disk\tread\t0\t[0-9]+\t[0-9]+\t[0-9]+$' $dir/s1"
+			"grep -qP '^s1\tloop:$fd/disk#[0-9]+:[0-9]+:[0-9]+\tread\t0\t[0-9]+\t[0-9]+\t[0-9]+$' $dir/s1"
 		st_first_interval "$dev" "$dir" "$fd" || { fail "deep run"; return; }
 		p=$(echo "$ST_FIRST" | jq -r .p_eff)
 		src=$(echo "$ST_FIRST" | jq -r .s1_source)

@@ -155,10 +155,15 @@ test_spindle_keeps_idling() {
 	tn_wait_for "$out" '.action == "keep" or .action == "revert"' 5
 	sleep 1
 	echo "  spindle: $(tn_actions "$out"); slice_idle_us now $(tn_idle "$dev")"
-	assertEquals "probe, then back, and no second probe" "probe 8000->0 revert 8000->8000" \
-		"$(tn_actions "$out")"
-	assertTrue "the probe measured P_eff shallow: $(jq -c 'select(.action == "revert") | .evidence.p_eff' "$out")" \
-		"jq -e -s '[.[] | select(.action == \"revert\")][0].evidence.p_eff // 99 | . <= 1.4' $out >/dev/null"
+	# Where BFQ idles at the start, a probe of 0 and back; where it does
+	# not (or stops after the probe), the class shows shallow and the
+	# tuner repairs idling with strict_guarantees (tests/test_idling.sh).
+	# Either way idling stays on, and at most one probe.
+	assertTrue "a probe goes back, or a repair: $(tn_actions "$out")" \
+		"tn_actions $out | grep -qE '^(probe 8000->0 revert 8000->8000|repair 8000->8000)'"
+	assertTrue "at most one probe" "[ \$(jq -s '[.[] | select(.action == \"probe\")] | length' $out) -le 1 ]"
+	assertTrue "a probe measured P_eff shallow: $(jq -c 'select(.action == "revert") | .evidence.p_eff' "$out")" \
+		"jq -e -s '[.[] | select(.action == \"revert\" and .slice_idle_us_before == 8000)][0].evidence.p_eff // 0 | . <= 1.4' $out >/dev/null"
 	assertTrue "idling on" "[ $(tn_idle "$dev") -ge 4000 ]"
 	kill -INT "$TN_PID"
 	wait "$TN_PID"
@@ -178,8 +183,8 @@ test_dry_run_writes_nothing() {
 		out=$BW_TMP/dry.$what.json
 		if [ $what = set ]; then
 			mkdir -p "$BW_TMP/drystate"
-			printf 'blkwise-s1 2\nclass\tloop:%s\tdeep\t3.000\t%s\n' \
-				"$(cat /sys/block/"$dev"/loop/backing_file)" "$(date +%s)" >"$BW_TMP/drystate/s1"
+			printf 'blkwise-s1 2\nclass\t%s\tdeep\t3.000\t%s\n' \
+				"$(bw_loop_identity "$dev")" "$(date +%s)" >"$BW_TMP/drystate/s1"
 		fi
 		tn_seq_bg "$dev" 4
 		tn_start "$out" -d "$dev" --dry-run --low-latency 1 --run-dir "$BW_TMP/dry" \

@@ -1,48 +1,67 @@
 #!/usr/bin/env bash
-# BFQ idling on the emulated disk: does it help or hurt, and does
-# `blkwise tune` find the better setting without being told?
+# Does BFQ's idling help or hurt, and does `blkwise tune` find the better
+# setting of every idling lever, over long runs, without being told?
 #
-#   tools/idling-table.sh            (root; about 20 minutes)
-#   RUNS=1 RUN_S=8 PHASE_S=10 tools/idling-table.sh   (a quick look)
+#   tools/idling-table.sh                         (root; the full table: hours)
+#   ROWS="a.spindle a.stripe" RUNS=1 RUN_S=60 tools/idling-table.sh
+#   ROWS=a.spindle CONFIGS="idle8 tune" RUNS=1 RUN_S=20 WARM_S=5 tools/idling-table.sh
 #
-# Two devices (tools/fakedisk under a loop device, rotational=1, bfq,
-# low_latency=0): one spindle with a seek model, and a RAID-0 of four such
-# spindles (chunk 256 KiB, so one 256 KiB request is one spindle's).
-# Each spindle: 0.5 ms per request + 4 ms per MiB + 8 ms per GiB of head
-# movement.  Workloads:
-#   a  4 sequential 256 KiB direct readers (psync), 256 MiB apart
-#   b  the same, aio-stress-like: libaio, one request in flight, 1 ms think
-#   c  (stripe) a for PHASE_S s, one random 4 KiB reader at iodepth 16 for
-#      PHASE_S s, a again: the tuner must re-decide
-# Configurations: static slice_idle_us 8000 (BFQ's default), static 0, and
-# `blkwise tune` started on BFQ's default.  Each is run RUNS times, each
-# run on a new BFQ instance (see fresh_bfq); the table shows the median and
-# the spread of aggregate MB/s (fio's own bytes over fio's own runtime).
-# The tuner keeps one S1 store for the whole table, as a tuner restarted on
-# the same machine would: its first run on a device probes, later ones
-# start from the device class the probe stored.
+# Devices: tools/fakedisk under a loop device, rotational=1 written before
+# bfq is chosen (BFQ reads it at init), a new BFQ instance for every run,
+# low_latency=0.  One spindle with a seek model (100 us per request, 8 ms
+# per MiB transferred, 1 ms per seek plus 30 us per MiB of distance), and a
+# RAID-0 of four such spindles (chunk 256 KiB: one request, one spindle).
+#
+# Rows (ROWS, default all):
+#   a.spindle a.stripe  4 sequential 256 KiB direct readers (psync, iodepth 1)
+#   b.spindle b.stripe  the same through libaio, iodepth 1, 1 ms think time
+#   c.stripe            phased: a for PHASE_S, random 4 KiB reads at iodepth 16
+#                       for PHASE_S, a again (the tuner must re-decide)
+#   d.spindle           random 4 KiB reads, libaio iodepth 8
+#   e.spindle           one sequential reader beside one random 4 KiB writer;
+#                       tune under --policy latency; the figure is the
+#                       reader's p99 completion latency in ms (lower is better)
+#   f.stripe            c with phases of LONG_PHASE_S (10 minutes in all)
+# Columns (CONFIGS, default all): every static combination of the levers the
+# tuner may use -- slice_idle_us 8000 (BFQ's default) or 0, strict_guarantees
+# 0 or 1 -- and `blkwise tune` started together with the workload, from BFQ's
+# default (8000, 0), with a store of its own for the whole table.
+# Each cell is RUNS runs (default 3) of RUN_S seconds (default 60) measured
+# after a WARM_S warm-up (default 10; fio's ramp_time, so the whole run after
+# it is measured); the cell is the median and the spread (min-max).
+# Throughput rows: fio's own bytes over fio's own runtime, MB/s (MiB/s).
+# Every run takes /work/bench.lock (BENCH_LOCK) for itself, so no other
+# benchmark runs at the same time; BLKWISE names the binary (a copy keeps a
+# long table on one build).
 # Writes build/idling-table.json and build/idling-table.md.
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 RUNS=${RUNS:-3}
-RUN_S=${RUN_S:-12}
-PHASE_S=${PHASE_S:-15}
-OUT=build/idling-table
+RUN_S=${RUN_S:-60}
+WARM_S=${WARM_S:-10}
+PHASE_S=${PHASE_S:-30}
+LONG_PHASE_S=${LONG_PHASE_S:-200}
+ROWS=${ROWS:-"a.spindle a.stripe b.spindle b.stripe c.stripe d.spindle e.spindle f.stripe"}
+CONFIGS=${CONFIGS:-"idle8 idle0 idle8strict idle0strict tune"}
+BENCH_LOCK=${BENCH_LOCK:-/work/bench.lock}
+BLKWISE=${BLKWISE:-$ROOT/blkwise}
+OUT=${OUT:-build/idling-table}
 TMP=$(mktemp -d /tmp/blkwise-idling.XXXXXX)
 FD=$ROOT/tools/fakedisk.sh
-DISK_OPTS="service_us=500,xfer_us_per_mib=4000,seek_us_per_gib=8000,size_mb=1024"
+DISK_OPTS="service_us=100,xfer_us_per_mib=8000,seek_us=1000,seek_us_per_gib=30720,size_mb=1024"
 
 die() { echo "idling-table: $*" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || die "needs root (loop devices, FUSE, sysfs)"
-for c in fio jq losetup; do command -v $c >/dev/null || die "$c missing: tools/deps.sh"; done
-[ -x ./blkwise ] || die "./blkwise missing: run make"
+for c in fio jq losetup flock; do command -v $c >/dev/null || die "$c missing: tools/deps.sh"; done
+[ -x "$BLKWISE" ] || die "$BLKWISE missing: run make"
 make -s -C tools/fakedisk || die "cannot build tools/fakedisk"
 
+TUNE_PID=""
+FIO_PIDS=""
 cleanup() {
-	pkill -INT -f "blkwise tune .*--run-dir $TMP/run" 2>/dev/null
-	sleep 0.5
-	pkill -f "fio --name=idt" 2>/dev/null
+	[ -n "$TUNE_PID" ] && kill -INT "$TUNE_PID" 2>/dev/null && wait "$TUNE_PID" 2>/dev/null
+	for p in $FIO_PIDS; do kill "$p" 2>/dev/null; done
 	for d in "$TMP"/spindle "$TMP"/stripe; do [ -d "$d" ] && "$FD" down "$d" >/dev/null 2>&1; done
 	rm -rf "$TMP"
 }
@@ -50,127 +69,166 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 up() {	# up NAME OPTS -> device name
-	local dev
-	dev=$("$FD" up "$TMP/$1" "$DISK_OPTS,$2") || die "fakedisk $1 ($2)"
-	echo bfq >/sys/block/"$dev"/queue/scheduler || die "$dev: no bfq"
-	echo 1 >/sys/block/"$dev"/queue/rotational
-	echo 0 >/sys/block/"$dev"/queue/iosched/low_latency
-	echo "$dev"
+	"$FD" up "$TMP/$1" "$DISK_OPTS,$2" || die "fakedisk $1 ($2)"
 }
 SPINDLE=$(up spindle parallel=1)
 STRIPE=$(up stripe parallel=4,dispatch=stripe,chunk_kb=256)
+echo none >/sys/block/"$SPINDLE"/queue/scheduler
+echo none >/sys/block/"$STRIPE"/queue/scheduler
 
-# fio_a DEV SECS NAME [fio args]: workload a; prints bytes and ms.
-fio_seq() {
+# fio_run DEV SECS NAME [fio args]: one fio job (group), JSON to stdout.
+fio_run() {
 	local dev=$1 secs=$2 name=$3
 	shift 3
-	fio --name=idt-"$name" --filename=/dev/"$dev" --direct=1 --rw=read --bs=256k --ioengine=psync \
-		--numjobs=4 --size=256m --offset_increment=256m --time_based --runtime="$secs" \
-		--group_reporting --output-format=json "$@" 2>/dev/null |
-		jq -r '.jobs[0] | "\(.read.io_bytes) \(.read.runtime)"'
+	fio --name=idt-"$name" --filename=/dev/"$dev" --direct=1 --time_based --runtime="$secs" \
+		--ramp_time="$WARM_S" --group_reporting --output-format=json "$@" 2>/dev/null
 }
-fio_rand() {
-	fio --name=idt-rand --filename=/dev/"$1" --direct=1 --rw=randread --bs=4k --ioengine=libaio \
-		--iodepth=16 --time_based --runtime="$2" --output-format=json 2>/dev/null |
-		jq -r '.jobs[0] | "\(.read.io_bytes) \(.read.runtime)"'
+SEQ4=(--rw=read --bs=256k --ioengine=psync --numjobs=4 --size=256m --offset_increment=256m)
+RAND16=(--rw=randread --bs=4k --ioengine=libaio --iodepth=16)
+# bytes and ms of a run's read side
+rd() { jq -r '.jobs[0] | "\(.read.io_bytes) \(.read.runtime)"'; }
+
+phased() {	# phased DEV PHASE_SECS: a, random, a; prints "bytes ms"
+	local w=$WARM_S
+	{
+		fio_run "$1" "$2" c1 "${SEQ4[@]}" | rd
+		WARM_S=0 fio_run "$1" "$2" c2 "${RAND16[@]}" | rd
+		WARM_S=0 fio_run "$1" "$2" c3 "${SEQ4[@]}" | rd
+	} | awk '{ b += $1; t += $2 } END { print b, t }'
+	WARM_S=$w
 }
 
-# workload W DEV: prints "bytes ms" of the whole run.
+# The reader's p99 latency (ms) beside a random writer (row e).
+mixed() {
+	fio --output-format=json --direct=1 --filename=/dev/"$1" --time_based --runtime="$2" \
+		--ramp_time="$WARM_S" \
+		--name=idt-reader --rw=read --bs=256k --ioengine=psync --size=256m \
+		--name=idt-writer --rw=randwrite --bs=4k --ioengine=libaio --iodepth=4 --offset=512m \
+		--size=256m 2>/dev/null |
+		jq -r '[.jobs[] | select(.jobname == "idt-reader")][0].read.clat_ns.percentile["99.000000"] / 1e6'
+}
+
+# workload ROW DEV: prints the row's figure.
 workload() {
 	case $1 in
-	a) fio_seq "$2" "$RUN_S" a ;;
-	b) fio_seq "$2" "$RUN_S" b --ioengine=libaio --iodepth=1 --thinktime=1000 ;;
-	c) { fio_seq "$2" "$PHASE_S" c1; fio_rand "$2" "$PHASE_S"; fio_seq "$2" "$PHASE_S" c3; } |
-		awk '{ b += $1; t += $2 } END { print b, t }' ;;
+	a) fio_run "$2" "$RUN_S" a "${SEQ4[@]}" | rd | mbps ;;
+	b) fio_run "$2" "$RUN_S" b "${SEQ4[@]}" --ioengine=libaio --iodepth=1 --thinktime=1000 | rd | mbps ;;
+	c) phased "$2" "$PHASE_S" | mbps ;;
+	d) fio_run "$2" "$RUN_S" d --rw=randread --bs=4k --ioengine=libaio --iodepth=8 | rd | mbps ;;
+	e) mixed "$2" "$RUN_S" | awk '{ printf "%.2f", $1 }' ;;
+	f) phased "$2" "$LONG_PHASE_S" | mbps ;;
 	esac
 }
+mbps() { awk '{ printf "%.1f", ($2 > 0 ? $1 / 1048576 / ($2 / 1000) : 0) }'; }
 
-# BFQ keeps state across runs (its budget and peak-rate estimates, each
-# queue's idling eligibility), so every run starts from a new BFQ: the
-# scheduler switched away and back, 2 s of (a) at idle 0 for its queueing
-# detection (hw_tag, decided once per BFQ instance; it idles for nobody
-# before), then 1 s of (a) at BFQ's default so the budgets are those of
-# idling.
+# A new BFQ for every run: it keeps state across runs (budgets, peak rate,
+# each queue's flags, whether the device queues); rotational first.
 fresh_bfq() {
 	local q=/sys/block/$1/queue
-	echo none >$q/scheduler && echo bfq >$q/scheduler || die "$1: cannot switch to bfq"
+	echo none >$q/scheduler
 	echo 1 >$q/rotational
+	echo bfq >$q/scheduler || die "$1: no bfq"
 	echo 0 >$q/iosched/low_latency
-	echo 0 >$q/iosched/slice_idle_us
-	fio_seq "$1" 2 warm >/dev/null
-	echo 8000 >$q/iosched/slice_idle_us
-	fio_seq "$1" 1 warm >/dev/null
 }
 
-# run W DEV CONFIG: one run; prints MB/s; tune's decisions go to $TMP/tune.*.json.
+# levers DEV IDLE STRICT: strict_guarantees first (BFQ raises slice_idle to
+# 8 ms when it is set), then slice_idle_us.
+levers() {
+	echo "$3" >/sys/block/"$1"/queue/iosched/strict_guarantees
+	echo "$2" >/sys/block/"$1"/queue/iosched/slice_idle_us
+}
+
+# run_one ROW DEV CONFIG: one run; prints the figure; tune's decisions to $OUT.ROW.DEV.json.
 run_one() {
-	local w=$1 dev=$2 cfg=$3 log pid res
+	local w=$1 dev=$2 cfg=$3 log res policy=throughput
+	[ "$w" = e ] && policy=latency
 	fresh_bfq "$dev"
 	case $cfg in
-	idle8) echo 8000 >/sys/block/"$dev"/queue/iosched/slice_idle_us ;;
-	idle0) echo 0 >/sys/block/"$dev"/queue/iosched/slice_idle_us ;;
+	idle8) levers "$dev" 8000 0 ;;
+	idle0) levers "$dev" 0 0 ;;
+	idle8strict) levers "$dev" 8000 1 ;;
+	idle0strict) levers "$dev" 0 1 ;;
 	tune)
-		echo 8000 >/sys/block/"$dev"/queue/iosched/slice_idle_us
+		levers "$dev" 8000 0
 		log=$TMP/tune.$w.$dev.$RANDOM
-		./blkwise tune -d "$dev" --json --state-dir "$TMP/state" --run-dir "$TMP/run" \
-			>"$log.json" 2>"$log.err" &
-		pid=$!
-		for _ in $(seq 100); do grep -q "tuning" "$log.err" 2>/dev/null && break; sleep 0.05; done
-		grep -q "tuning" "$log.err" || { cat "$log.err" >&2; die "blkwise tune did not start"; }
+		"$BLKWISE" tune -d "$dev" --json --policy "$policy" --state-dir "$TMP/state" \
+			--run-dir "$TMP/run" >"$log.json" 2>"$log.err" &
+		TUNE_PID=$!
 		;;
 	esac
 	res=$(workload "$w" "$dev")
 	if [ "$cfg" = tune ]; then
-		kill -INT "$pid"
-		wait "$pid" || die "blkwise tune exited $? (see $log.err)"
-		TUNE_PROBES=$(jq -s '[.[] | select(.action == "probe")] | length' "$log.json")
-		TUNE_FINAL=$(jq -s -r 'last | .slice_idle_us_after // "-"' "$log.json")
-		cp "$log.json" "$OUT.$w.$dev.json" 2>/dev/null
+		kill -INT "$TUNE_PID"
+		wait "$TUNE_PID" || die "blkwise tune exited $? (see $log.err)"
+		TUNE_PID=""
+		jq -s -r '[.[] | .action] | group_by(.) | map("\(.[0]) \(length)") | join(", ")' \
+			"$log.json" >"$TMP/note"
+		cat "$log.json" >>"$OUT.$w.$(kind_of "$dev").json"
 	fi
-	echo "$res" | awk '{ printf "%.1f", $1 / 1048576 / ($2 / 1000) }'
+	echo "$res"
 }
+kind_of() { [ "$1" = "$SPINDLE" ] && echo spindle || echo stripe; }
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 spread() { sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%s-%s", lo, hi }'; }
 
 mkdir -p build
-
-rows=("a $SPINDLE spindle" "a $STRIPE stripe" "b $SPINDLE spindle" "b $STRIPE stripe" "c $STRIPE stripe")
+rm -f "$OUT".*.json
+exec 9>>"$BENCH_LOCK" || die "cannot open $BENCH_LOCK"
 declare -A SEED=(
 	[a.spindle]="-" [a.stripe]="-"
 	[b.spindle]="CFQ idling 3.77, slice_idle=0 2.81" [b.stripe]="CFQ idling 63.67, slice_idle=0 105.63"
-	[c.stripe]="-")
+	[c.stripe]="-" [d.spindle]="-" [e.spindle]="-" [f.stripe]="-")
 json="[]"
-TUNE_PROBES=""
-TUNE_FINAL=""
-for row in "${rows[@]}"; do
-	read -r w dev kind <<<"$row"
-	declare -A med=() spr=()
-	probes=()
-	for cfg in idle8 idle0 tune; do
+for row in $ROWS; do
+	w=${row%%.*}
+	kind=${row#*.}
+	dev=$SPINDLE
+	[ "$kind" = stripe ] && dev=$STRIPE
+	cells="{}"
+	for cfg in $CONFIGS; do
 		vals=()
+		notes=()
 		for r in $(seq "$RUNS"); do
+			: >"$TMP/note"
+			flock 9
 			v=$(run_one "$w" "$dev" "$cfg")
+			flock -u 9
+			TUNE_NOTE=$(cat "$TMP/note")
 			vals+=("$v")
-			[ "$cfg" = tune ] && probes+=("$TUNE_PROBES probes, ended at $TUNE_FINAL us")
-			echo "  $w $kind $cfg run $r: $v MB/s${TUNE_PROBES:+ }" >&2
-			TUNE_PROBES=""
+			[ "$cfg" = tune ] && notes+=("$TUNE_NOTE")
+			echo "  $row $cfg run $r: $v${TUNE_NOTE:+ ($TUNE_NOTE)}" >&2
 		done
-		med[$cfg]=$(printf '%s\n' "${vals[@]}" | median)
-		spr[$cfg]=$(printf '%s\n' "${vals[@]}" | spread)
+		cells=$(jq -c --arg c "$cfg" --argjson m "$(printf '%s\n' "${vals[@]}" | median)" \
+			--arg s "$(printf '%s\n' "${vals[@]}" | spread)" --arg runs "${vals[*]}" \
+			--arg notes "$(printf '%s; ' "${notes[@]}")" \
+			'. + {($c): {median: $m, spread: $s, runs: $runs, tune: $notes}}' <<<"$cells")
 	done
-	best=$(printf '%s\n' "${med[idle8]}" "${med[idle0]}" | sort -g | tail -1)
-	json=$(jq -c --arg w "$w" --arg kind "$kind" --argjson i8 "${med[idle8]}" --argjson i0 "${med[idle0]}" \
-		--argjson t "${med[tune]}" --arg s8 "${spr[idle8]}" --arg s0 "${spr[idle0]}" --arg st "${spr[tune]}" \
-		--argjson best "$best" --arg seed "${SEED[$w.$kind]}" --arg probes "${probes[*]}" \
-		'. + [{workload: $w, device: $kind, idle8_mb_s: $i8, idle0_mb_s: $i0, tune_mb_s: $t,
-		       idle8_spread: $s8, idle0_spread: $s0, tune_spread: $st, best_static: $best,
-		       tune_vs_best: ($t / $best), idle8_loss: (1 - $i8 / $best), idle0_loss: (1 - $i0 / $best),
-		       seed000: $seed, tune_runs: $probes}]' <<<"$json")
+	json=$(jq -c --arg row "$row" --arg seed "${SEED[$row]}" --argjson cells "$cells" \
+		--arg unit "$([ "$w" = e ] && echo "p99 read ms" || echo "MB/s")" \
+		'. + [{row: $row, unit: $unit, cells: $cells, seed000: $seed}]' <<<"$json")
 done
-echo "$json" | jq . >"$OUT.json"
+# best static: the highest MB/s, or the lowest p99; tune against it; each static's loss.
+json=$(jq '[.[] | . as $r | ($r.unit == "MB/s") as $up |
+	([$r.cells | to_entries[] | select(.key != "tune") | .value.median]) as $s |
+	(if $up then ($s | max) else ($s | min) end) as $best |
+	. + {best_static: $best,
+	     tune_vs_best: (if $r.cells.tune then (if $up then $r.cells.tune.median / $best else $best / $r.cells.tune.median end) else null end),
+	     losses: ($r.cells | with_entries(select(.key != "tune") |
+		.value = (if $up then 1 - .value.median / $best else 1 - $best / .value.median end)))}]' <<<"$json")
+echo "$json" >"$OUT.json"
 {
-	echo "| workload | device | static idle 8 ms MB/s | static idle 0 MB/s | blkwise tune MB/s | tune / best static | 8 ms loses | 0 loses | LKML 2011, CFQ (MB/s) |"
-	echo "|---|---|---|---|---|---|---|---|---|"
-	echo "$json" | jq -r '.[] | "| \(.workload) | \(.device) | \(.idle8_mb_s) (\(.idle8_spread)) | \(.idle0_mb_s) (\(.idle0_spread)) | \(.tune_mb_s) (\(.tune_spread)) | \(.tune_vs_best * 100 | round)% | \(.idle8_loss * 100 | round)% | \(.idle0_loss * 100 | round)% | \(.seed000) |"'
+	printf '| row | unit |'
+	for c in $CONFIGS; do printf ' %s |' "$c"; done
+	printf ' tune / best static | seed 000 |\n|---|---|'
+	for c in $CONFIGS; do printf -- '---|'; done
+	printf -- '---|---|\n'
+	echo "$json" | jq -r --arg cfgs "$CONFIGS" '.[] | . as $r |
+		"| \(.row) | \(.unit) | " +
+		([$cfgs | split(" ")[] | $r.cells[.] // null |
+		  if . then "\(.median) (\(.spread))" else "-" end] | join(" | ")) +
+		" | \(if .tune_vs_best then "\(.tune_vs_best * 100 | round)%" else "-" end) | \(.seed000) |"'
+	echo
+	echo "$json" | jq -r '[.[].losses | to_entries[]] | group_by(.key) |
+		map("\(.[0].key) loses at most \(map(.value) | max * 100 | round)% on some row") | .[]'
 } | tee "$OUT.md"

@@ -212,7 +212,7 @@ struct bw_devinfo {
 };
 int bw_parse_uevent(FILE *f, struct bw_devinfo *di);
 enum bw_id_kind bw_pick_identity(const char *wwid, const char *serial, const char *backing,
-				 __u64 offset, __u32 dev, char *out, size_t len);
+				 __u64 offset, const char *file_id, __u32 dev, char *out, size_t len);
 const char *bw_id_note(enum bw_id_kind k);
 bool bw_dev_present(const struct bw_devinfo *di);
 int bw_parse_stat_merges(const char *line, __u64 *merges);

@@ -13,8 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <linux/loop.h>
 #include "blkwise.h"
 
 /* First line of /sys/dev/block/M:m/REL without its newline; -errno if none. */
@@ -59,6 +61,38 @@ static __u32 parent_disk(__u32 dev)
 }
 
 /*
+ * The file a loop device is bound to, as the kernel holds it
+ * (LOOP_GET_STATUS64: lo_device, lo_inode): "MAJ:MIN:INO" of the file
+ * itself, so a new file at an old path is told apart.  Where the device
+ * node cannot be opened (no privileges left), the file now at the backing
+ * path, which is the bound one unless it was replaced since (then sysfs
+ * says "(deleted)" and the identity is the dev_t anyway).  "" when neither
+ * can be read.  No I/O: the status is the driver's.
+ */
+static void loop_file_id(__u32 dev, const char *name, const char *backing, char *out,
+			 size_t len)
+{
+	struct loop_info64 li;
+	char path[PATH_MAX];
+	struct stat sb;
+	int fd;
+
+	out[0] = '\0';
+	snprintf(path, sizeof(path), "/dev/%s", name);
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd >= 0 && !fstat(fd, &sb) && S_ISBLK(sb.st_mode) &&
+	    BW_MKDEV(major(sb.st_rdev), minor(sb.st_rdev)) == dev &&
+	    !ioctl(fd, LOOP_GET_STATUS64, &li))
+		snprintf(out, len, "%u:%u:%llu", major(li.lo_device), minor(li.lo_device),
+			 (unsigned long long)li.lo_inode);
+	else if (!stat(backing, &sb))
+		snprintf(out, len, "%u:%u:%llu", major(sb.st_dev), minor(sb.st_dev),
+			 (unsigned long long)sb.st_ino);
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
  * The device's identity and model, once per appearance: a driver may answer
  * an attribute with a request to the device (virtio-blk's serial is a
  * GET_ID request), which a watcher must not make every interval.  That
@@ -68,7 +102,7 @@ static __u32 parent_disk(__u32 dev)
 void bw_dev_identify(struct bw_devinfo *di, bool may_io)
 {
 	static const char *const wwids[] = { "wwid", "device/wwid" };
-	char wwid[BW_ID_LEN] = "", serial[BW_ID_LEN] = "";
+	char wwid[BW_ID_LEN] = "", serial[BW_ID_LEN] = "", file_id[64] = "";
 	__u32 dev = di->dev;
 	size_t i;
 
@@ -85,8 +119,10 @@ void bw_dev_identify(struct bw_devinfo *di, bool may_io)
 		}
 		read_line(dev, "serial", serial, sizeof(serial));
 	}
-	di->id_kind = bw_pick_identity(wwid, serial, di->backing, di->offset, dev, di->id,
-				       sizeof(di->id));
+	if (di->backing[0])
+		loop_file_id(dev, di->name, di->backing, file_id, sizeof(file_id));
+	di->id_kind = bw_pick_identity(wwid, serial, di->backing, di->offset, file_id, dev,
+				       di->id, sizeof(di->id));
 }
 
 /* What tells one appearance of the device from the next (bw_dev_same_appearance). */
@@ -100,8 +136,7 @@ static void read_appearance(__u32 dev, struct bw_devinfo *di)
 		di->ino = st.st_ino;
 	if (!read_line(dev, "diskseq", buf, sizeof(buf)))
 		di->diskseq = strtoull(buf, NULL, 10);
-	if (!read_line(dev, "loop/backing_file", di->backing, sizeof(di->backing)) &&
-	    !read_line(dev, "loop/offset", buf, sizeof(buf)))
+	if (di->backing[0] && !read_line(dev, "loop/offset", buf, sizeof(buf)))
 		di->offset = strtoull(buf, NULL, 10);
 }
 
@@ -144,7 +179,8 @@ bool bw_dev_is_bio_based(__u32 dev)
 	return access_dev(dev, "mq") && !access_dev(dev, "queue");
 }
 
-int bw_dev_probe(__u32 dev, struct bw_devinfo *di)
+/* Whether the device is there: its name, size and (loop) backing file. */
+static int presence(__u32 dev, struct bw_devinfo *di)
 {
 	char buf[256];
 	FILE *f;
@@ -168,7 +204,18 @@ int bw_dev_probe(__u32 dev, struct bw_devinfo *di)
 		di->size_sectors = strtoull(buf, NULL, 10);
 	/* A loop device (LOOP_MAJOR, include/uapi/linux/major.h) has a file only while bound. */
 	di->is_loop = BW_MAJOR(dev) == 7;
-	di->has_backing = !di->is_loop || !access_dev(dev, "loop/backing_file");
+	di->has_backing = !di->is_loop ||
+			  !read_line(dev, "loop/backing_file", di->backing, sizeof(di->backing));
+	return 0;
+}
+
+int bw_dev_probe(__u32 dev, struct bw_devinfo *di)
+{
+	char buf[128];
+	int err = presence(dev, di);
+
+	if (err)
+		return err;
 	if (!read_line(dev, "queue/rotational", buf, sizeof(buf)))
 		di->rotational = buf[0] == '1';
 	if (!read_line(dev, "stat", buf, sizeof(buf)))

@@ -24,12 +24,16 @@ int bw_parse_uevent(FILE *f, struct bw_devinfo *di)
 /*
  * A device's identity, stable across reboots and renames where sysfs has
  * one: the wwid, else the serial (with the model, as serials are unique
- * only per vendor), else a loop device's backing file (and offset), else
- * the dev_t, which a reboot or a re-plug can give to another device.
+ * only per vendor), else a loop device's backing file (and offset, and
+ * file_id: the file's own device and inode, so that another file at the
+ * same path is another device), else the dev_t, which a reboot or a
+ * re-plug can give to another device.
  */
 enum bw_id_kind bw_pick_identity(const char *wwid, const char *serial, const char *backing,
-				 __u64 offset, __u32 dev, char *out, size_t len)
+				 __u64 offset, const char *file_id, __u32 dev, char *out, size_t len)
 {
+	char off[32] = "";
+
 	size_t blen = strlen(backing);
 
 	if (wwid[0]) {
@@ -43,9 +47,8 @@ enum bw_id_kind bw_pick_identity(const char *wwid, const char *serial, const cha
 	/* A backing file deleted after the bind names nothing anymore. */
 	if (backing[0] && !(blen > 10 && !strcmp(backing + blen - 10, " (deleted)"))) {
 		if (offset)
-			snprintf(out, len, "loop:%s@%llu", backing, (unsigned long long)offset);
-		else
-			snprintf(out, len, "loop:%s", backing);
+			snprintf(off, sizeof(off), "@%llu", (unsigned long long)offset);
+		snprintf(out, len, "loop:%s%s%s%s", backing, off, file_id[0] ? "#" : "", file_id);
 		return BW_ID_BACKING;
 	}
 	snprintf(out, len, "devt:%u:%u", BW_MAJOR(dev), BW_MINOR(dev));

@@ -27,11 +27,38 @@
  * At start (bw_tune_start), a device already known deep gets 0 at once.
  * The latency policy keeps idling only for a gain of 4 x `gain`, and
  * settles ties on 0: idling holds every other queue back.
+ *
+ * Idling set is not idling done.  BFQ idles for a queue only while
+ * bfq_better_to_idle() says so, and for a sync queue on a rotational
+ * device that needs the queue to be "IO-bound" (bfq_bfqq_IO_bound), a flag
+ * a queue loses when it is expired before using its budget and does not
+ * regain while it is not idled for: under a few sequential readers BFQ can
+ * stop idling for good with slice_idle_us unchanged (seen after ~10 s, and
+ * after a 0.5 s probe of 0).  So while idling is set for two or more sync
+ * sequential streams (throughput policy), the window where BFQ idled
+ * (depth while busy near 1) is kept; two windows in a row at depth >= 1.35,
+ * slower than it, on a device not deep, is BFQ no longer idling: said with
+ * the evidence, and strict_guarantees (bfq_better_to_idle() returns true
+ * whatever the queue's flags) is tried for a window against the window that
+ * showed it, kept only if faster.  A trial that lost is not repeated on the
+ * same workload for probe_every_s.  strict_guarantees goes off again when the
+ * device turns out deep, idling is set to 0, or no sync sequential stream
+ * is left.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "policy.h"
+
+/*
+ * Depth while busy under 2+ sync sequential streams: BFQ serves one at a
+ * time (measured 1.00-1.16 on the emulated spindle, strict_guarantees
+ * 1.16 on a loaded host) ...
+ */
+#define IDLED_DEPTH 1.2
+/* ... or, at least now and then, several together (a partial collapse: 1.4-2.0). */
+#define LOST_DEPTH 1.35
+#define LOST_WINDOWS 2
 
 const struct bw_tune_cfg bw_tune_cfg_default = {
 	.policy = BW_POLICY_THROUGHPUT,
@@ -48,9 +75,9 @@ const struct bw_tune_cfg bw_tune_cfg_default = {
 
 const char *bw_tune_action_name(enum bw_tune_action a)
 {
-	static const char *const names[] = { "none", "set", "probe", "keep", "revert" };
+	static const char *const names[] = { "none", "set", "probe", "keep", "revert", "repair" };
 
-	return a <= BW_TUNE_REVERT ? names[a] : "?";
+	return a < BW_TUNE_NR_ACTIONS ? names[a] : "?";
 }
 
 void bw_tune_init(struct bw_tune_state *st, __u32 setting)
@@ -286,6 +313,7 @@ static void end_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 			"a tie";
 	}
 	d->action = keep ? BW_TUNE_KEEP : BW_TUNE_REVERT;
+	d->strict_before = d->strict_after = st->strict;
 	d->before = st->probe_from;
 	d->after = keep ? st->probe_to : st->probe_from;
 	d->base = st->base;
@@ -303,6 +331,168 @@ static void end_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 	st->verdict_sig = st->sig;
 	st->probe_cost_s += p->secs + cfg->settle_s;
 	st->phase = BW_PH_MEASURE;
+	/*
+	 * Back to idling: the window before the probe is what idling gave, to
+	 * hold what follows against (BFQ may not idle again: a probe's
+	 * after-effect is part of its cost).
+	 */
+	if (!keep && !idle_probe && bw_tune_win_depth(&st->base) <= IDLED_DEPTH) {
+		st->idled = st->base;
+		st->idled_sig = st->sig;
+		st->has_idled = true;
+		st->after_probe = true;
+	}
+}
+
+
+static bool watches_idling(const struct bw_tune_cfg *cfg, const struct bw_tune_state *st,
+			   const struct bw_tune_win *w)
+{
+	return cfg->policy == BW_POLICY_THROUGHPUT && !cfg->no_strict && st->setting &&
+	       !st->strict && w->sync_seq >= 2;
+}
+
+/*
+ * The window BFQ idled in, comparable with now: same setting, same
+ * workload (as it held for two windows: one window may see fewer of the
+ * streams, BFQ serving each for its budget).
+ */
+static const struct bw_tune_win *idled_before(const struct bw_tune_state *st,
+					      const struct bw_tune_sig *sig)
+{
+	return st->has_idled && st->idled.idle_us == st->setting &&
+	       !sig_changed(&st->idled_sig, sig) ? &st->idled : NULL;
+}
+
+static bool strict_lost_here(const struct bw_tune_cfg *cfg, const struct bw_tune_state *st,
+			     const struct bw_tune_sig *sig, double t)
+{
+	return st->strict_tried && !st->strict_won && !sig_changed(sig, &st->strict_sig) &&
+	       t - st->strict_at < cfg->probe_every_s;
+}
+
+/*
+ * A shallow device: its class says so (live, or stored for this very
+ * device: the trial is judged on live throughput anyway), and this
+ * window's P_eff does not say deep.  One window's P_eff alone is not
+ * enough (a RAID-0 whose readers meet on one spindle shows 1 now and then);
+ * unknown, or between the marks, is rule 3's to probe: strict_guarantees is
+ * never tried on a device that may be deep.
+ */
+static bool shallow_evidence(const struct bw_tune_win *w)
+{
+	double peff = bw_tune_win_peff(w);
+
+	return w->cls == BW_CLASS_SHALLOW && !(peff >= BW_DEEP_AT);
+}
+
+/*
+ * The effect of idling, not only its setting (see the top of this file):
+ * true, with d filled, when BFQ stopped idling and strict_guarantees is
+ * worth a trial.
+ */
+static bool watch_idling(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
+			 const struct bw_tune_win *w, const struct bw_tune_sig *sig, double t,
+			 struct bw_tune_decision *d)
+{
+	double depth = bw_tune_win_depth(w);
+	const struct bw_tune_win *was;
+
+	if (!watches_idling(cfg, st, w)) {
+		st->lost_n = 0;
+		return false;
+	}
+	if (depth <= IDLED_DEPTH) {
+		st->after_probe = false;
+		st->idled = *w;
+		st->idled_sig = *sig;
+		st->has_idled = true;
+		st->lost_n = 0;
+		return false;
+	}
+	if (!(depth >= LOST_DEPTH) || ++st->lost_n < LOST_WINDOWS)
+		return false;
+	was = idled_before(st, sig);
+	if (was && bw_tune_win_mbps(w) >= (1 - 2 * cfg->gain) * bw_tune_win_mbps(was))
+		return false;	/* not idling costs nothing here */
+	if (!shallow_evidence(w))
+		return false;	/* rule 2's or 3's */
+	if (strict_lost_here(cfg, st, sig, t))
+		return false;	/* tried on this workload, and it lost */
+	d->action = BW_TUNE_REPAIR;
+	d->after = st->setting;
+	d->strict_after = 1;
+	if (was)
+		snprintf(d->why, sizeof(d->why), "BFQ stopped idling at slice_idle_us %u: depth "
+			 "%.2f -> %.2f, %.0f -> %.0f MB/s; trying strict_guarantees 1 for %.1f s",
+			 st->setting, bw_tune_win_depth(was), depth, bw_tune_win_mbps(was),
+			 bw_tune_win_mbps(w), cfg->window_s);
+	else
+		snprintf(d->why, sizeof(d->why), "BFQ is not idling at slice_idle_us %u: depth "
+			 "%.2f under %d sync sequential streams, %.0f MB/s; trying "
+			 "strict_guarantees 1 for %.1f s", st->setting, depth, w->sync_seq,
+			 bw_tune_win_mbps(w), cfg->window_s);
+	if (st->after_probe) {
+		size_t n = strlen(d->why);
+
+		snprintf(d->why + n, sizeof(d->why) - n, " (since the probe of 0 us)");
+		st->probe_damage++;
+	}
+	st->strict_tried = true;
+	st->strict_won = false;
+	st->strict_at = t;
+	st->strict_sig = *sig;
+	st->repairs++;
+	st->lost_n = 0;
+	if (cfg->dry_run)
+		return true;
+	st->phase = BW_PH_STRICT;
+	st->base = *w;
+	return true;
+}
+
+/* The strict_guarantees trial's end: kept only if faster than the window without. */
+static void end_strict(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
+		       const struct bw_tune_win *p, struct bw_tune_decision *d)
+{
+	double mp = bw_tune_win_mbps(p), mb = bw_tune_win_mbps(&st->base);
+	double rel = mb > 0 ? mp / mb - 1 : NAN, peff = bw_tune_win_peff(&st->base);
+	bool keep = p->ios >= cfg->min_ios && rel > cfg->gain;
+
+	d->action = keep ? BW_TUNE_KEEP : BW_TUNE_REVERT;
+	d->before = d->after = st->setting;
+	d->strict_before = 1;
+	d->strict_after = keep;
+	d->base = st->base;
+	snprintf(d->why, sizeof(d->why), "strict_guarantees 1: %.1f MB/s vs %.1f MB/s without "
+		 "(%+.0f%%): %s", mp, mb, rel * 100, keep ? "BFQ idles again, keeping it" :
+		 "no gain, going back");
+	if (keep && peff <= BW_SHALLOW_AT)
+		d->learned = BW_CLASS_SHALLOW;
+	d->learned_peff = peff;
+	st->strict_won = keep;
+	if (keep) {
+		/* A verdict on this workload, as a probe's: no probe of 0 over it. */
+		st->has_verdict = true;
+		st->verdict = st->setting;
+		st->verdict_sig = st->sig;
+		st->last_probe = st->strict_at;
+	}
+	st->probe_cost_s += p->secs + cfg->settle_s;
+	st->phase = BW_PH_MEASURE;
+}
+
+/* strict_guarantees in force where it no longer belongs: why, or NULL. */
+static const char *strict_unwanted(const struct bw_tune_win *w, const struct bw_tune_sig *sig,
+				   bool have, __u32 target)
+{
+	if (w->cls == BW_CLASS_DEEP || bw_tune_win_peff(w) >= BW_DEEP_AT)
+		return "deep device: one request at a time wastes it";
+	if (have && !target)
+		return "idling set to 0";
+	if (!sig->sync_seq)
+		return "no sync sequential stream left";
+	return NULL;
 }
 
 bool bw_tune_step(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
@@ -311,7 +501,8 @@ bool bw_tune_step(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 	struct bw_tune_win w;
 	struct bw_tune_sig sig;
 	char why[200], ev[200];
-	__u32 target;
+	const char *strict_off;
+	__u32 target = 0;
 	bool have;
 
 	memset(d, 0, sizeof(*d));
@@ -326,8 +517,13 @@ bool bw_tune_step(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 	w = st->win;
 	win_reset(&st->win);
 	d->win = w;
+	d->strict_before = d->strict_after = st->strict;
 	if (st->phase == BW_PH_PROBE) {
 		end_probe(cfg, st, &w, d);
+		return true;
+	}
+	if (st->phase == BW_PH_STRICT) {
+		end_strict(cfg, st, &w, d);
 		return true;
 	}
 	if (w.ios < cfg->min_ios)
@@ -342,6 +538,16 @@ bool bw_tune_step(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 	} else {
 		have = class_target(cfg, st, &w, &target, why, sizeof(why));
 	}
+	if (st->strict && !st->cand_n && (strict_off = strict_unwanted(&w, &sig, have, target))) {
+		d->action = BW_TUNE_SET;
+		d->after = have ? target : st->setting;
+		d->strict_after = 0;
+		st->changes++;
+		snprintf(d->why, sizeof(d->why), "strict_guarantees off: %s; %s", strict_off, ev);
+		return true;
+	}
+	if (watch_idling(cfg, st, &w, &sig, t, d))
+		return true;
 	if (!have) {
 		double peff = bw_tune_win_peff(&w);
 
@@ -367,9 +573,11 @@ bool bw_tune_step(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 	return true;
 }
 
-void bw_tune_applied(const struct bw_tune_cfg *cfg, struct bw_tune_state *st, __u32 v, double t)
+void bw_tune_applied(const struct bw_tune_cfg *cfg, struct bw_tune_state *st, __u32 v,
+		     __u32 strict, double t)
 {
 	st->setting = v;
+	st->strict = strict;
 	st->settle_until = t + cfg->settle_s;
 	if (st->phase == BW_PH_MEASURE)
 		st->last_change = t;
@@ -387,11 +595,13 @@ bool bw_tune_start(const struct bw_tune_cfg *cfg, struct bw_tune_state *st, enum
 	(void)cfg;
 	memset(d, 0, sizeof(*d));
 	win_reset(&st->win);
-	if (cls != BW_CLASS_DEEP || !st->setting)
+	if (cls != BW_CLASS_DEEP || (!st->setting && !st->strict))
 		return false;
 	d->action = BW_TUNE_SET;
 	d->before = st->setting;
 	d->after = 0;
+	d->strict_before = st->strict;
+	d->strict_after = 0;
 	d->win.cls = cls;
 	d->win.cls_stored = stored;
 	d->win.think_p90_ms = NAN;

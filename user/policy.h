@@ -24,6 +24,7 @@ struct bw_tune_cfg {
 	double gain;		/* a throughput difference smaller than this share is a tie */
 	__u64 min_ios;		/* completions a window needs to count */
 	bool dry_run;		/* probes are announced, never run */
+	bool no_strict;		/* never set BFQ's strict_guarantees */
 };
 
 extern const struct bw_tune_cfg bw_tune_cfg_default;
@@ -76,11 +77,28 @@ struct bw_tune_sig {
 	int size_class;		/* log2 of KiB per request */
 };
 
-enum bw_tune_phase { BW_PH_MEASURE, BW_PH_PROBE };
+/*
+ * BW_PH_STRICT: strict_guarantees on for one window after BFQ stopped
+ * idling, compared with the window that showed it.
+ */
+enum bw_tune_phase { BW_PH_MEASURE, BW_PH_PROBE, BW_PH_STRICT };
 
 struct bw_tune_state {
 	enum bw_tune_phase phase;
 	__u32 setting;		/* what we believe is in force */
+	__u32 strict;		/* strict_guarantees believed in force (0 or 1) */
+	/* The last window BFQ idled in (depth ~1 under 2+ sync sequential streams). */
+	struct bw_tune_win idled;
+	struct bw_tune_sig idled_sig;	/* the workload then */
+	bool has_idled;
+	int lost_n;		/* windows in a row with idling set and BFQ not idling */
+	bool after_probe;	/* a probe of 0 went back to idling, and BFQ has not idled since */
+	int probe_damage;	/* repairs of what a probe of 0 left */
+	/* The last strict_guarantees trial: on what workload, when, and whether it won. */
+	bool strict_tried, strict_won;
+	double strict_at;
+	struct bw_tune_sig strict_sig;
+	int repairs;
 	double settle_until;
 	double last_change;	/* -1: never */
 	double last_probe;	/* -1: never */
@@ -106,11 +124,14 @@ enum bw_tune_action {
 	BW_TUNE_PROBE,		/* try after for a probe */
 	BW_TUNE_KEEP,		/* probe over: after (the probed setting) stays */
 	BW_TUNE_REVERT,		/* probe over: back to after (the setting before) */
+	BW_TUNE_REPAIR,		/* BFQ stopped idling: strict_guarantees on, for a trial */
+	BW_TUNE_NR_ACTIONS
 };
 
 struct bw_tune_decision {
 	enum bw_tune_action action;
 	__u32 before, after;
+	__u32 strict_before, strict_after;	/* strict_guarantees */
 	char why[512];
 	struct bw_tune_win win;	/* the evidence */
 	struct bw_tune_win base;	/* for a probe's end: the window it is compared with */
@@ -125,8 +146,12 @@ bool bw_tune_start(const struct bw_tune_cfg *cfg, struct bw_tune_state *st, enum
 /* Adds one interval ending at t (seconds); true when d holds something to do or say. */
 bool bw_tune_step(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 		  const struct bw_tune_obs *o, double t, struct bw_tune_decision *d);
-/* The setting is v from time t on (written, or left as it was in a dry run). */
-void bw_tune_applied(const struct bw_tune_cfg *cfg, struct bw_tune_state *st, __u32 v, double t);
+/*
+ * The setting is v, strict_guarantees strict, from time t on (written, or
+ * left as they were in a dry run).
+ */
+void bw_tune_applied(const struct bw_tune_cfg *cfg, struct bw_tune_state *st, __u32 v,
+		     __u32 strict, double t);
 const char *bw_tune_action_name(enum bw_tune_action a);
 double bw_tune_win_mbps(const struct bw_tune_win *w);
 double bw_tune_win_peff(const struct bw_tune_win *w);
@@ -144,9 +169,11 @@ struct bw_tune_orig {
 	int pid;		/* the tuner that wrote it */
 	char name[BW_NAME_LEN];
 	__u32 dev;
+	char id[BW_ID_LEN];	/* the device's identity (bw_pick_identity); "" if unknown */
 	char sched[32];		/* the scheduler before, when the tuner changed it; "" if not */
 	long slice_idle_us;	/* before; -1 if untouched */
 	long low_latency;	/* before; -1 if untouched */
+	long strict_guarantees;	/* before; -1 if untouched */
 };
 int bw_tune_orig_format(FILE *f, const void *orig);
 int bw_tune_orig_parse(FILE *f, struct bw_tune_orig *o, char *why, size_t len);

@@ -417,7 +417,7 @@ static void classes(struct bw_prom *p, const struct bw_expo_dev *d, int n)
 
 static void tuner(struct bw_prom *p, const struct bw_expo_dev *d, int n)
 {
-	static const char *const names[] = { NULL, "set", "probe", "keep", "revert" };
+	static const char *const names[] = { NULL, "set", "probe", "keep", "revert", "repair" };
 	char l[BW_PROM_LABELS];
 	int i, a;
 
@@ -426,7 +426,7 @@ static void tuner(struct bw_prom *p, const struct bw_expo_dev *d, int n)
 	bw_prom_family(p, "blkwise_tune_decisions", BW_PROM_COUNTER,
 		       "Tuner decisions by action (export --tune).");
 	for (i = 0; i < n; i++) {
-		for (a = 1; d[i].tune && a < 5; a++) {
+		for (a = 1; d[i].tune && a < 6; a++) {
 			bw_prom_labels(l, sizeof(l), "device", dev_name(&d[i]), "action", names[a],
 				       NULL);
 			bw_prom_u64(p, "blkwise_tune_decisions_total", l, d[i].tune->actions[a]);

@@ -40,7 +40,7 @@ unsigned int bw_expo_lat_bound(int i);
 __u64 bw_hist_below(const __u64 *hist, unsigned int nbuckets, unsigned int b);
 
 struct bw_expo_tune {
-	__u64 actions[5];	/* by enum bw_tune_action: none, set, probe, keep, revert */
+	__u64 actions[6];	/* by enum bw_tune_action: none, set, probe, keep, revert, repair */
 	__u64 probes;
 	double probe_s;
 };

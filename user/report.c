@@ -281,7 +281,7 @@ void bw_whatif_tick(struct bw_report *r, const struct bw_rp_tick *t)
 		return;
 	whatif_log(r, w, end, &d);
 	/* A replay cannot change what the device did: the setting is believed set. */
-	bw_tune_applied(&r->cfg, &w->st, d.after, end);
+	bw_tune_applied(&r->cfg, &w->st, d.after, d.strict_after, end);
 }
 
 void bw_whatif_print(const struct bw_report *r, FILE *f)

@@ -22,13 +22,15 @@ static void usage(FILE *f)
 		"usage: blkwise tune [-d DEV]... [-i SECS] [--once] [--dry-run]\n"
 		"                    [--policy throughput|latency] [--json] [--state-dir DIR]\n"
 		"                    [--run-dir DIR] [--set-scheduler bfq] [--low-latency 0|1]\n"
-		"                    [--max-idle-us US] [--no-state] [--verbose] [--btf FILE]\n"
-		"                    [--force-raw-tp]\n"
+		"                    [--max-idle-us US] [--no-strict] [--no-state] [--verbose]\n"
+		"                    [--btf FILE] [--force-raw-tp]\n"
 		"       blkwise tune --restore [-d DEV]... [--run-dir DIR]\n"
 		"Sets BFQ's slice_idle_us per device from its measured parallelism and streams:\n"
 		"0 on a deep device, about the streams' think time on a shallow one, probing\n"
-		"briefly when the evidence is missing.  Every change is logged with its evidence;\n"
-		"the values found are put back on exit.\n");
+		"briefly when the evidence is missing.  Where BFQ stops idling although idling is\n"
+		"set (a shallow device, sync sequential streams), tries strict_guarantees and\n"
+		"keeps it only if faster.  Every change is logged with its evidence; the values\n"
+		"found are put back on exit.\n");
 	bw_opts_help(f, BW_CMD_TUNE);
 }
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The tuner (see tuner.h): live-tunes BFQ's dispatch idling (slice_idle_us)
- * per device from what the caller's watch loop measures; the decisions are
+ * The tuner (see tuner.h): live-tunes BFQ's dispatch idling (slice_idle_us,
+ * and strict_guarantees where BFQ stops idling although idling is set) per
+ * device from what the caller's watch loop measures; the decisions are
  * policy.c's.
  *
  * Safety, in the order it happens: every device is checked (privileges,
@@ -35,19 +36,22 @@
 
 #define IDLE_ATTR "queue/iosched/slice_idle_us"
 #define LL_ATTR "queue/iosched/low_latency"
+#define STRICT_ATTR "queue/iosched/strict_guarantees"
 #define SCHED_ATTR "queue/scheduler"
 #define ONCE_MAX_WINDOWS 10
 
 /* The sysfs files a tuner writes, by index into tdev.fd. */
-enum { F_IDLE, F_LL, F_SCHED, F_NR };
-static const char *const attr_of[F_NR] = { IDLE_ATTR, LL_ATTR, SCHED_ATTR };
-static const int no_fd[F_NR] = { -1, -1, -1 };
+enum { F_IDLE, F_LL, F_STRICT, F_SCHED, F_NR };
+static const char *const attr_of[F_NR] = { IDLE_ATTR, LL_ATTR, STRICT_ATTR, SCHED_ATTR };
+static const int no_fd[F_NR] = { -1, -1, -1, -1 };
 
 struct tdev {
 	__u32 dev;
 	char name[BW_NAME_LEN];
+	char id[BW_ID_LEN];	/* its identity when picked */
 	bool active;		/* being tuned */
 	bool hands_off;		/* changed behind our back: left alone */
+	bool foreign[F_NR];	/* which value was changed behind our back: not put back */
 	int lock_fd;
 	int state_fd;		/* the state file, to empty where it cannot be removed */
 	int fd[F_NR];		/* what it writes, opened in prepare; -1: not open */
@@ -55,7 +59,7 @@ struct tdev {
 	bool orig_saved;	/* the state file holds orig */
 	struct bw_tune_state st;
 	bool decided;		/* --once: a decision was taken */
-	__u64 actions[BW_TUNE_REVERT + 1];	/* decisions, dry runs' would-* too */
+	__u64 actions[BW_TUNE_NR_ACTIONS];	/* decisions, dry runs' would-* too */
 };
 
 struct bw_tuner {
@@ -155,6 +159,9 @@ int bw_tuner_opt(struct bw_tuner_args *a, int c, const char *arg)
 			return -EINVAL;
 		}
 		a->set_sched = arg;
+		return 1;
+	case BW_OPT_NO_STRICT:
+		a->cfg.no_strict = true;
 		return 1;
 	case BW_OPT_LL:
 	case BW_OPT_MAX_IDLE:
@@ -275,6 +282,8 @@ static int found_now(const struct bw_tuner *x, const struct tdev *t, struct bw_t
 		err = read_long(t->name, IDLE_ATTR, &o->slice_idle_us);
 	if (!err && x->a.low_latency >= 0 && o->low_latency < 0)
 		err = read_long(t->name, LL_ATTR, &o->low_latency);
+	if (!err && !x->a.cfg.no_strict && o->strict_guarantees < 0)
+		err = read_long(t->name, STRICT_ATTR, &o->strict_guarantees);
 	if (err)
 		bw_err("%s: cannot read its scheduler settings in /sys/block/%s/queue: %s", t->name,
 		       t->name, strerror(-err));
@@ -302,22 +311,28 @@ static int read_originals(struct bw_tuner *x, struct tdev *t)
 		int err = bw_tune_orig_parse(f, o, why, sizeof(why));
 
 		fclose(f);
-		if (!err && o->dev == t->dev) {
+		/* The same device: its dev_t, and its identity where the file has one. */
+		if (!err && o->dev == t->dev && (!o->id[0] || !strcmp(o->id, t->id))) {
 			bw_warn("%s: %s was left by a tuner that did not exit cleanly (pid %d); "
 				"keeping the values it found", t->name, path, o->pid);
 			t->orig_saved = true;
 			o->pid = getpid();
+			snprintf(o->id, sizeof(o->id), "%s", t->id);
 			/* What it did not touch is as it was: read it as we would. */
 			return found_now(x, t, o);
 		}
-		bw_warn("%s: ignoring %s (%s)", t->name, path, err ? why : "another device");
+		bw_warn("%s: ignoring %s (%s)", t->name, path, err ? why : o->dev == t->dev ?
+			"left for another device at the same dev_t: identity differs" :
+			"another device");
 	}
 	memset(o, 0, sizeof(*o));
 	o->pid = getpid();
 	o->dev = t->dev;
 	o->low_latency = -1;
 	o->slice_idle_us = -1;
+	o->strict_guarantees = -1;
 	snprintf(o->name, sizeof(o->name), "%s", t->name);
+	snprintf(o->id, sizeof(o->id), "%s", t->id);
 	return found_now(x, t, o);
 }
 
@@ -329,7 +344,7 @@ static int preflight(struct bw_tuner *x, struct tdev *t, bool named)
 {
 	const struct bw_tuner_args *a = &x->a;
 	char sched[32];
-	const char *attrs[3];
+	const char *attrs[4];
 	int i, n = 0, err;
 
 	if (sched_of(t->name, sched, sizeof(sched))) {
@@ -353,6 +368,8 @@ static int preflight(struct bw_tuner *x, struct tdev *t, bool named)
 		attrs[n++] = IDLE_ATTR;
 	if (a->low_latency >= 0 && !strcmp(sched, "bfq"))
 		attrs[n++] = LL_ATTR;
+	if (!a->cfg.no_strict && !strcmp(sched, "bfq"))
+		attrs[n++] = STRICT_ATTR;
 	for (i = 0; i < n && !a->cfg.dry_run; i++) {
 		err = bw_sysfs_writable(t->name, attrs[i]);
 		if (err) {
@@ -425,7 +442,9 @@ static int pick_devices(struct bw_tuner *x, const struct bw_watch_opts *wo)
 
 		if (bw_dev_probe(devs[i], &di) || (!wo->core.nr_watch && !bw_dev_present(&di)))
 			continue;
+		bw_dev_identify(&di, false);	/* no request to the device */
 		tdev_init(t, devs[i], di.name);
+		snprintf(t->id, sizeof(t->id), "%s", di.id);
 		err = preflight(x, t, wo->core.nr_watch > 0);
 		if (err)
 			close_fds(t);
@@ -516,6 +535,8 @@ static bool writes(const struct bw_tuner *x, const struct tdev *t, int i)
 	switch (i) {
 	case F_LL:
 		return x->a.low_latency >= 0 || t->orig.low_latency >= 0;
+	case F_STRICT:
+		return !x->a.cfg.no_strict;
 	case F_SCHED:
 		return t->orig.sched[0];
 	default:
@@ -578,6 +599,8 @@ static int prepare_dev(struct bw_tuner *x, struct tdev *t)
 		return -EIO;
 	}
 	bw_tune_init(&t->st, (__u32)cur);
+	if (!x->a.cfg.no_strict && !read_long(t->name, STRICT_ATTR, &cur))
+		t->st.strict = !!cur;
 	return 0;
 }
 
@@ -593,8 +616,13 @@ int bw_tuner_prepare(struct bw_tuner *x)
 	return 0;
 }
 
-/* Puts back what o says was there (through fd where open); skip_idle: as someone set it. */
-static int restore_orig(const struct bw_tune_orig *o, const int *fd, bool skip_idle)
+/*
+ * Puts back what o says was there (through fd where open); skip[i]: fd i's
+ * value is as someone else set it.  strict_guarantees before
+ * slice_idle_us: BFQ raises slice_idle to 8 ms when strict_guarantees
+ * is set (bfq_strict_guarantees_store), so the idle value comes last.
+ */
+static int restore_orig(const struct bw_tune_orig *o, const int *fd, const bool *skip)
 {
 	char sched[32];
 	int err = 0, e;
@@ -604,7 +632,11 @@ static int restore_orig(const struct bw_tune_orig *o, const int *fd, bool skip_i
 		return -ENODEV;
 	}
 	if (!strcmp(sched, "bfq")) {
-		if (o->slice_idle_us >= 0 && !skip_idle) {
+		if (o->strict_guarantees >= 0 && !skip[F_STRICT]) {
+			e = write_long(fd[F_STRICT], o->name, STRICT_ATTR, o->strict_guarantees);
+			err = err ?: e;
+		}
+		if (o->slice_idle_us >= 0 && !skip[F_IDLE]) {
 			e = write_long(fd[F_IDLE], o->name, IDLE_ATTR, o->slice_idle_us);
 			err = err ?: e;
 		}
@@ -624,8 +656,11 @@ static int restore_orig(const struct bw_tune_orig *o, const int *fd, bool skip_i
 	if (o->sched[0])
 		bw_warn("%s: put back scheduler %s", o->name, o->sched);
 	if (o->slice_idle_us >= 0)
-		bw_warn("%s: %s slice_idle_us %ld", o->name, skip_idle ?
+		bw_warn("%s: %s slice_idle_us %ld", o->name, skip[F_IDLE] ?
 			"left as someone else set it, not" : "put back", o->slice_idle_us);
+	if (o->strict_guarantees >= 0)
+		bw_warn("%s: %s strict_guarantees %ld", o->name, skip[F_STRICT] ?
+			"left as someone else set it, not" : "put back", o->strict_guarantees);
 	if (o->low_latency >= 0)
 		bw_warn("%s: put back low_latency %ld", o->name, o->low_latency);
 	return 0;
@@ -656,7 +691,7 @@ static void release(struct bw_tuner *x, struct tdev *t, bool put_back)
 	int err;
 
 	if (put_back && t->orig_saved) {
-		err = restore_orig(&t->orig, t->fd, t->hands_off);
+		err = restore_orig(&t->orig, t->fd, t->foreign);
 		if (!err || err == -ENODEV)
 			remove_state(x, t);
 	}
@@ -674,6 +709,19 @@ static bool restore_wanted(const struct bw_watch_opts *wo, __u32 dev)
 		if (wo->core.watch[i] == dev)
 			return true;
 	return !wo->core.nr_watch;
+}
+
+/* The device at o's dev_t is the one o's values were found on (when o names it). */
+static bool same_device(const struct bw_tune_orig *o)
+{
+	struct bw_devinfo di;
+
+	if (!o->id[0])
+		return true;
+	if (bw_dev_probe(o->dev, &di))
+		return false;
+	bw_dev_identify(&di, false);
+	return !strcmp(di.id, o->id);
 }
 
 /*
@@ -705,6 +753,12 @@ static int restore_file(const struct bw_tuner_args *a, const struct bw_watch_opt
 	fclose(f);
 	if (!restore_wanted(wo, o.dev))
 		return 0;
+	if (!same_device(&o)) {
+		bw_warn("%s: %s was left for another device than the one now at %u:%u; "
+			"nothing put back, removed", o.name, path, BW_MAJOR(o.dev), BW_MINOR(o.dev));
+		unlink(path);
+		return 0;
+	}
 	snprintf(path, sizeof(path), "%s/%s.lock", a->run_dir, name);
 	lfd = open(path, O_RDWR | O_CLOEXEC);
 	if (lfd >= 0 && flock(lfd, LOCK_EX | LOCK_NB)) {
@@ -713,7 +767,7 @@ static int restore_file(const struct bw_tuner_args *a, const struct bw_watch_opt
 		close(lfd);
 		return -EBUSY;
 	}
-	err = restore_orig(&o, no_fd, false);
+	err = restore_orig(&o, no_fd, (const bool[F_NR]){ false });
 	if (!err) {
 		snprintf(path, sizeof(path), "%s/%s", a->run_dir, name);
 		unlink(path);
@@ -762,16 +816,32 @@ static const struct bw_watch_dev *watched(const struct bw_tuner *x, __u32 dev)
 	return NULL;
 }
 
+/*
+ * The class the tuner may act on: a stored one is a hypothesis, used to
+ * start only where the identity it was stored under is a strong one; under
+ * a dev_t (which another device may have now) it waits for live evidence,
+ * as an unknown class does.
+ */
+static struct bw_class class_of(const struct bw_watch_dev *wd)
+{
+	struct bw_class c = wd->cls;
+
+	if (c.stored && wd->info.id_kind == BW_ID_DEVT)
+		c.cls = BW_CLASS_UNKNOWN;
+	return c;
+}
+
 static void observe(const struct bw_tuner *x, const struct bw_watch_dev *wd, __u32 idle_us,
 		    struct bw_tune_obs *o)
 {
 	const struct bw_stream_interval *s[BW_TUNE_MAX_STREAMS];
+	struct bw_class c = class_of(wd);
 	int i, n = 0;
 
 	for (i = 0; i < x->w->nstreams && n < BW_TUNE_MAX_STREAMS; i++)
 		if (x->w->streams[i].s.dev == wd->dev)
 			s[n++] = &x->w->streams[i].s;
-	bw_tune_observe(&wd->iv, &wd->cls, s, n, idle_us, o);
+	bw_tune_observe(&wd->iv, &c, s, n, idle_us, o);
 }
 
 static void stamp(char *buf, size_t len)
@@ -815,15 +885,26 @@ static void json_decision(const struct bw_tuner *x, const struct tdev *t,
 	bw_json_bool(&j, "dry_run", x->a.cfg.dry_run);
 	bw_json_u64(&j, "slice_idle_us_before", d->before);
 	bw_json_u64(&j, "slice_idle_us_after", d->after);
+	bw_json_u64(&j, "strict_guarantees_before", d->strict_before);
+	bw_json_u64(&j, "strict_guarantees_after", d->strict_after);
 	bw_json_str(&j, "why", d->why);
 	json_win(&j, "evidence", &d->win);
 	if (d->action == BW_TUNE_KEEP || d->action == BW_TUNE_REVERT)
 		json_win(&j, "compared_with", &d->base);
+	bw_json_u64(&j, "repairs", t->st.repairs);
+	bw_json_u64(&j, "probe_damage", t->st.probe_damage);
 	bw_json_u64(&j, "probes", t->st.probes);
 	bw_json_num(&j, "probe_cost_s", t->st.probe_cost_s, 2);
 	bw_json_u64(&j, "changes", t->st.changes);
 	bw_json_close(&j, '}');
 	bw_json_end(&j);
+}
+
+static const char *strict_note(const struct bw_tune_decision *d)
+{
+	if (d->strict_before == d->strict_after)
+		return "";
+	return d->strict_after ? ", strict_guarantees 0 -> 1" : ", strict_guarantees 1 -> 0";
 }
 
 /* One line per decision, with its evidence: the only thing the tuner prints to stdout. */
@@ -838,35 +919,52 @@ static void log_decision(const struct bw_tuner *x, const struct tdev *t,
 		json_decision(x, t, d, action, ts);
 		return;
 	}
-	printf("%s %s %s: slice_idle_us %u -> %u: %s\n    evidence: %.1f MB/s, P_eff %.2f, "
+	printf("%s %s %s: slice_idle_us %u -> %u%s: %s\n    evidence: %.1f MB/s, P_eff %.2f, "
 	       "depth %.2f, S1 %.3f ms (%s), class %s, streams %d (%d sync sequential), "
 	       "think p90 %.3f ms; probes %d (%.1f s), changes %d\n", ts, t->name, action,
-	       d->before, d->after, d->why, bw_tune_win_mbps(w), bw_tune_win_peff(w),
+	       d->before, d->after, strict_note(d), d->why, bw_tune_win_mbps(w), bw_tune_win_peff(w),
 	       bw_tune_win_depth(w), w->s1_ms, w->s1_source ? w->s1_source : "-",
 	       bw_class_name(w->cls), w->streams, w->sync_seq, w->think_p90_ms, t->st.probes,
 	       t->st.probe_cost_s, t->st.changes);
 	fflush(stdout);
 }
 
-/* Writes v, or in a dry run only says it would. */
-static int apply(struct bw_tuner *x, struct tdev *t, __u32 v, double now)
+/* A write that failed: said, and the device left alone (that value not put back). */
+static int write_failed(struct tdev *t, int f, long v, int err)
 {
-	long cur;
+	bw_err("%s: writing %ld to /sys/block/%s/%s: %s; leaving it alone", t->name, v, t->name,
+	       attr_of[f], strerror(-err));
+	t->hands_off = true;
+	t->foreign[f] = true;
+	return err;
+}
+
+/*
+ * Writes what d decided (strict_guarantees first: setting it raises
+ * slice_idle to 8 ms in BFQ, so the idle value is written after), or in a
+ * dry run only says it would and takes what is in force.
+ */
+static int apply(struct bw_tuner *x, struct tdev *t, const struct bw_tune_decision *d, double now)
+{
+	long cur, strict = t->st.strict;
 	int err;
 
 	if (x->a.cfg.dry_run) {
+		if (!x->a.cfg.no_strict)
+			read_long(t->name, STRICT_ATTR, &strict);
 		if (!read_long(t->name, IDLE_ATTR, &cur))
-			bw_tune_applied(&x->a.cfg, &t->st, (__u32)cur, now);
+			bw_tune_applied(&x->a.cfg, &t->st, (__u32)cur, !!strict, now);
 		return 0;
 	}
-	err = write_long(t->fd[F_IDLE], t->name, IDLE_ATTR, v);
-	if (err) {
-		bw_err("%s: writing %u to /sys/block/%s/%s: %s; leaving it alone", t->name, v,
-		       t->name, IDLE_ATTR, strerror(-err));
-		t->hands_off = true;
-		return err;
+	if (d->strict_after != t->st.strict) {
+		err = write_long(t->fd[F_STRICT], t->name, STRICT_ATTR, d->strict_after);
+		if (err)
+			return write_failed(t, F_STRICT, d->strict_after, err);
 	}
-	bw_tune_applied(&x->a.cfg, &t->st, v, now);
+	err = write_long(t->fd[F_IDLE], t->name, IDLE_ATTR, d->after);
+	if (err)
+		return write_failed(t, F_IDLE, d->after, err);
+	bw_tune_applied(&x->a.cfg, &t->st, d->after, d->strict_after, now);
 	return 0;
 }
 
@@ -874,18 +972,57 @@ static int apply(struct bw_tuner *x, struct tdev *t, __u32 v, double now)
 static void act(struct bw_tuner *x, struct tdev *t, struct bw_tune_decision *d, double now)
 {
 	char name[16];
+	bool trial = d->action == BW_TUNE_PROBE || d->action == BW_TUNE_REPAIR;
 
 	snprintf(name, sizeof(name), "%s%s", x->a.cfg.dry_run ? "would-" : "",
 		 bw_tune_action_name(d->action));
-	if (d->action <= BW_TUNE_REVERT)
+	if (d->action < BW_TUNE_NR_ACTIONS)
 		t->actions[d->action]++;
-	if (d->action != BW_TUNE_PROBE || !x->a.cfg.dry_run)
-		apply(x, t, d->after, now);
+	if (!trial || !x->a.cfg.dry_run)
+		apply(x, t, d, now);
 	if (d->learned != BW_CLASS_UNKNOWN)
 		bw_watch_learn_class(x->w, t->dev, d->learned, d->learned_peff);
 	log_decision(x, t, d, name);
-	if (d->action != BW_TUNE_PROBE)
+	if (!trial)
 		t->decided = true;
+}
+
+/*
+ * What is in force against what we set: false (the device left alone
+ * until restart) when a value changed behind our back.  In a dry run,
+ * what is in force is simply taken.
+ */
+static bool in_force(struct bw_tuner *x, struct tdev *t, long *idle)
+{
+	long strict = t->st.strict;
+
+	if (read_long(t->name, IDLE_ATTR, idle) ||
+	    (!x->a.cfg.no_strict && read_long(t->name, STRICT_ATTR, &strict))) {
+		bw_warn("%s: %s is gone (scheduler changed behind our back?): leaving %s alone "
+			"until restart", t->name, IDLE_ATTR, t->name);
+		t->hands_off = true;
+		t->foreign[F_IDLE] = t->foreign[F_STRICT] = true;
+		return false;
+	}
+	if (x->a.cfg.dry_run) {
+		t->st.setting = (__u32)*idle;
+		t->st.strict = !!strict;
+		return true;
+	}
+	if ((__u32)*idle != t->st.setting) {
+		bw_warn("%s: slice_idle_us changed behind our back (now %ld, we set %u): "
+			"respecting it, leaving %s alone until restart", t->name, *idle,
+			t->st.setting, t->name);
+		t->foreign[F_IDLE] = true;
+	}
+	if ((__u32)strict != t->st.strict) {
+		bw_warn("%s: strict_guarantees changed behind our back (now %ld, we set %u): "
+			"respecting it, leaving %s alone until restart", t->name, strict,
+			t->st.strict, t->name);
+		t->foreign[F_STRICT] = true;
+	}
+	t->hands_off = t->foreign[F_IDLE] || t->foreign[F_STRICT];
+	return !t->hands_off;
 }
 
 static void tune_dev(struct bw_tuner *x, struct tdev *t, double now)
@@ -900,24 +1037,8 @@ static void tune_dev(struct bw_tuner *x, struct tdev *t, double now)
 		release(x, t, true);
 		return;
 	}
-	if (t->hands_off)
+	if (t->hands_off || !in_force(x, t, &cur))
 		return;
-	if (read_long(t->name, IDLE_ATTR, &cur)) {
-		bw_warn("%s: %s is gone (scheduler changed behind our back?): leaving %s alone "
-			"until restart", t->name, IDLE_ATTR, t->name);
-		t->hands_off = true;
-		return;
-	}
-	if ((__u32)cur != t->st.setting) {
-		if (!x->a.cfg.dry_run) {
-			bw_warn("%s: slice_idle_us changed behind our back (now %ld, we set %u): "
-				"respecting it, leaving %s alone until restart", t->name, cur,
-				t->st.setting, t->name);
-			t->hands_off = true;
-			return;
-		}
-		t->st.setting = (__u32)cur;
-	}
 	observe(x, wd, (__u32)cur, &o);
 	if (bw_tune_step(&x->a.cfg, &t->st, &o, now, &d))
 		act(x, t, &d, now);
@@ -929,7 +1050,7 @@ static void start_dev(struct bw_tuner *x, struct tdev *t)
 	const struct bw_watch_dev *wd = watched(x, t->dev);
 	struct bw_tune_decision d;
 
-	if (!wd || !bw_tune_start(&x->a.cfg, &t->st, wd->cls.cls, wd->cls.stored, &d))
+	if (!wd || !bw_tune_start(&x->a.cfg, &t->st, class_of(wd).cls, wd->cls.stored, &d))
 		return;
 	act(x, t, &d, 0);
 }

@@ -31,7 +31,7 @@ struct bw_tuner_args {
  */
 enum {
 	BW_OPT_POLICY = 1100, BW_OPT_RUN_DIR, BW_OPT_SCHED, BW_OPT_LL, BW_OPT_MAX_IDLE,
-	BW_OPT_TUNE_WINDOW,
+	BW_OPT_TUNE_WINDOW, BW_OPT_NO_STRICT,
 };
 #define BW_TUNER_LONGOPTS							\
 	{ "dry-run", no_argument, NULL, 'n' },					\
@@ -40,7 +40,8 @@ enum {
 	{ "run-dir", required_argument, NULL, BW_OPT_RUN_DIR },			\
 	{ "set-scheduler", required_argument, NULL, BW_OPT_SCHED },		\
 	{ "low-latency", required_argument, NULL, BW_OPT_LL },			\
-	{ "max-idle-us", required_argument, NULL, BW_OPT_MAX_IDLE }
+	{ "max-idle-us", required_argument, NULL, BW_OPT_MAX_IDLE },		\
+	{ "no-strict", no_argument, NULL, BW_OPT_NO_STRICT }
 void bw_tuner_args_init(struct bw_tuner_args *a);
 /* 1 when c was one of those (and is taken), 0 when not, -EINVAL on bad input. */
 int bw_tuner_opt(struct bw_tuner_args *a, int c, const char *arg);
@@ -52,7 +53,7 @@ struct bw_tuner_dev_stats {
 	__u32 dev;
 	char name[BW_NAME_LEN];
 	bool active;		/* being tuned: not gone, not left alone */
-	__u64 actions[BW_TUNE_REVERT + 1];	/* by enum bw_tune_action */
+	__u64 actions[BW_TUNE_NR_ACTIONS];	/* by enum bw_tune_action */
 	__u64 probes;
 	double probe_s;
 	__u32 setting;

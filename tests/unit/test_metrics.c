@@ -192,13 +192,16 @@ static void test_uevent_identity(void)
 	memset(&di, 0, sizeof(di));
 	CHECK(bw_parse_uevent(f, &di) != 0, "no DEVNAME is an error");
 	fclose(f);
-	CHECK(bw_pick_identity("eui.0025", "S3X", "/img", 0, 7u << 20, id, sizeof(id)) ==
+	CHECK(bw_pick_identity("eui.0025", "S3X", "/img", 0, "", 7u << 20, id, sizeof(id)) ==
 	      BW_ID_WWID && !strcmp(id, "wwid:eui.0025"), "wwid first: %s", id);
-	CHECK(bw_pick_identity("", "S3X", "/img", 0, 7u << 20, id, sizeof(id)) == BW_ID_SERIAL &&
+	CHECK(bw_pick_identity("", "S3X", "/img", 0, "", 7u << 20, id, sizeof(id)) == BW_ID_SERIAL &&
 	      !strcmp(id, "serial:S3X"), "then serial: %s", id);
-	CHECK(bw_pick_identity("", "", "/img", 4096, 7u << 20, id, sizeof(id)) == BW_ID_BACKING &&
+	CHECK(bw_pick_identity("", "", "/img", 4096, "", 7u << 20, id, sizeof(id)) == BW_ID_BACKING &&
 	      !strcmp(id, "loop:/img@4096"), "then backing file and offset: %s", id);
-	CHECK(bw_pick_identity("", "", "/img (deleted)", 0, (7u << 20) | 3, id, sizeof(id)) ==
+	CHECK(bw_pick_identity("", "", "/img", 0, "0:52:7", 7u << 20, id, sizeof(id)) ==
+	      BW_ID_BACKING && !strcmp(id, "loop:/img#0:52:7"),
+	      "with the file's own device and inode: %s", id);
+	CHECK(bw_pick_identity("", "", "/img (deleted)", 0, "", (7u << 20) | 3, id, sizeof(id)) ==
 	      BW_ID_DEVT && !strcmp(id, "devt:7:3"), "deleted backing file: dev_t: %s", id);
 	CHECK(bw_id_note(BW_ID_DEVT) && !bw_id_note(BW_ID_BACKING), "a note only for dev_t");
 	di = (struct bw_devinfo){ .exists = true, .size_sectors = 0, .has_backing = true };

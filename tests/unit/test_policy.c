@@ -4,6 +4,7 @@
  * it every tick (0.1 s), with the setting applied the way tune.c applies it.
  */
 #include <stdlib.h>
+#include <string.h>
 #include "unit.h"
 #include "policy.h"
 
@@ -20,11 +21,12 @@ struct sim {
 	struct bw_tune_cfg cfg;
 	struct bw_tune_state st;
 	double t;
-	__u32 setting;
-	int n[BW_TUNE_REVERT + 1];	/* decisions by action */
+	__u32 setting, strict;
+	int n[BW_TUNE_NR_ACTIONS];	/* decisions by action */
 	double last_set_t[64];
 	int nsets;
 	struct bw_tune_decision last;
+	char repair_why[512];	/* the first repair's */
 	bool any;
 };
 
@@ -75,13 +77,17 @@ static void sim_run(struct sim *s, double secs,
 		s->n[d.action]++;
 		s->last = d;
 		s->any = true;
+		if (d.action == BW_TUNE_REPAIR && !s->repair_why[0])
+			snprintf(s->repair_why, sizeof(s->repair_why), "%s", d.why);
 		if (d.action == BW_TUNE_SET && s->nsets < 64)
 			s->last_set_t[s->nsets++] = s->t;
-		if (d.action == BW_TUNE_PROBE && s->cfg.dry_run)
+		if ((d.action == BW_TUNE_PROBE || d.action == BW_TUNE_REPAIR) && s->cfg.dry_run)
 			continue;
-		if (!s->cfg.dry_run)
+		if (!s->cfg.dry_run) {
 			s->setting = d.after;
-		bw_tune_applied(&s->cfg, &s->st, s->setting, s->t);
+			s->strict = d.strict_after;
+		}
+		bw_tune_applied(&s->cfg, &s->st, s->setting, s->strict, s->t);
 	}
 }
 
@@ -318,12 +324,175 @@ static void test_start(void)
 	CHECK(!bw_tune_start(&s.cfg, &s.st, BW_CLASS_UNKNOWN, false, &d), "unknown: nothing");
 }
 
+/*
+ * One spindle under 4 sequential readers where BFQ stops idling after 10 s
+ * with slice_idle_us unchanged (bfq_better_to_idle(): the queues lost
+ * their IO-bound flag); strict_guarantees makes it idle again.
+ */
+static void collapsing(const struct sim *s, __u32 idle, struct phase *p)
+{
+	bool idles = idle && (s->strict || s->t <= 10);
+
+	*p = idles ? (struct phase){ 101, NAN, 1.0, 0.1, BW_CLASS_UNKNOWN, 4, 4 } :
+		     (struct phase){ 35, 0.9, 3.9, 0.1, BW_CLASS_SHALLOW, 4, 4 };
+}
+
+/* The same on a RAID-0: not idling is faster, and P_eff says deep. */
+static void collapsing_deep(const struct sim *s, __u32 idle, struct phase *p)
+{
+	bool idles = idle && (s->strict || s->t <= 10);
+
+	*p = idles ? (struct phase){ 101, NAN, 1.0, 0.1, BW_CLASS_SHALLOW, 4, 4 } :
+		     (struct phase){ 210, 3.6, 3.9, 0.1, BW_CLASS_SHALLOW, 4, 4 };
+}
+
+/* Collapsed, and strict_guarantees does not help (some other cause). */
+static void collapsing_stuck(const struct sim *s, __u32 idle, struct phase *p)
+{
+	collapsing(s, idle, p);
+	if (s->t > 10)
+		*p = (struct phase){ 35, 0.9, 3.9, 0.1, BW_CLASS_SHALLOW, 4, 4 };
+}
+
+static void test_collapse_repaired(void)
+{
+	struct sim s;
+
+	sim_init(&s, 8000);
+	s.st.last_probe = 0;	/* no probe of 0 in the way: the collapse alone */
+	sim_run(&s, 10, collapsing);
+	CHECK(!s.n[BW_TUNE_REPAIR] && !s.strict, "idling works: nothing to repair");
+	sim_run(&s, 3.05, collapsing);
+	CHECK(s.n[BW_TUNE_REPAIR] == 1 && s.strict == 1 && s.setting == 8000,
+	      "two windows at depth 3.9, 101 -> 35 MB/s: strict_guarantees on (%d repairs)",
+	      s.n[BW_TUNE_REPAIR]);
+	CHECK(strstr(s.repair_why, "BFQ stopped idling at slice_idle_us 8000: depth 1.00 -> 3.90, "
+		     "101 -> 35 MB/s"), "the evidence in one line: %s", s.repair_why);
+	sim_run(&s, 1.2, collapsing);
+	CHECK(s.n[BW_TUNE_KEEP] == 1 && s.strict == 1, "the trial: faster, kept (%s)", s.last.why);
+	sim_run(&s, 200, collapsing);
+	CHECK(s.n[BW_TUNE_REPAIR] == 1 && !s.n[BW_TUNE_PROBE] && s.strict == 1 &&
+	      s.setting == 8000, "then it holds: no second repair, no probe");
+}
+
+/* The tuner's own probe of 0 leaves BFQ not idling at 8000 (seen on the spindle). */
+static void probe_breaks_it(const struct sim *s, __u32 idle, struct phase *p)
+{
+	bool idles = idle && (s->strict || !s->st.probes);
+
+	*p = idles ? (struct phase){ 101, NAN, 1.0, 0.1, BW_CLASS_UNKNOWN, 4, 4 } :
+		     (struct phase){ 35, 0.9, 3.9, 0.1, s->st.probes ? BW_CLASS_SHALLOW :
+				     BW_CLASS_UNKNOWN, 4, 4 };
+}
+
+static void test_probe_damage_repaired(void)
+{
+	struct sim s;
+
+	sim_init(&s, 8000);
+	sim_run(&s, 8, probe_breaks_it);
+	CHECK(s.n[BW_TUNE_PROBE] == 1 && s.n[BW_TUNE_REVERT] == 1, "probe of 0, slower, back");
+	CHECK(s.n[BW_TUNE_REPAIR] == 1 && s.strict == 1 && s.st.probe_damage == 1,
+	      "BFQ did not idle again: repaired, counted (%d repairs, damage %d)",
+	      s.n[BW_TUNE_REPAIR], s.st.probe_damage);
+	CHECK(strstr(s.repair_why, "BFQ stopped idling at slice_idle_us 8000: depth 1.00 -> 3.90, "
+		     "101 -> 35 MB/s") && strstr(s.repair_why, "since the probe"),
+	      "against the window before the probe: %s", s.repair_why);
+	sim_run(&s, 100, probe_breaks_it);
+	CHECK(s.n[BW_TUNE_KEEP] == 1 && s.strict == 1 && s.n[BW_TUNE_PROBE] == 1,
+	      "kept; no second probe over the kept trial");
+}
+
+static void test_collapse_never_strict_on_deep(void)
+{
+	struct sim s;
+
+	sim_init(&s, 8000);
+	s.st.last_probe = 0;
+	sim_run(&s, 30, collapsing_deep);
+	CHECK(!s.n[BW_TUNE_REPAIR] && !s.strict, "faster without idling, P_eff deep: no repair");
+	sim_init(&s, 8000);
+	s.st.last_probe = 0;
+	sim_run(&s, 60, collapsing_stuck);
+	CHECK(s.n[BW_TUNE_REPAIR] == 1 && s.n[BW_TUNE_REVERT] == 1 && !s.strict,
+	      "a trial that does not help goes back, once per workload (%d repairs)",
+	      s.n[BW_TUNE_REPAIR]);
+	sim_init(&s, 8000);
+	s.st.last_probe = 0;
+	s.cfg.dry_run = true;
+	sim_run(&s, 60, collapsing);
+	CHECK(s.n[BW_TUNE_REPAIR] == 1 && !s.strict && s.st.phase == BW_PH_MEASURE,
+	      "dry run: announced once, never set");
+	sim_init(&s, 8000);
+	s.st.last_probe = 0;
+	s.cfg.no_strict = true;
+	sim_run(&s, 30, collapsing);
+	CHECK(!s.n[BW_TUNE_REPAIR], "--no-strict: never");
+}
+
+/* strict_guarantees in force, then the device shows deep: off with idling. */
+static void strict_then_deep(const struct sim *s, __u32 idle, struct phase *p)
+{
+	(void)idle;
+	*p = (struct phase){ 200, 3.0, 3.9, 0.1, s->t > 5 ? BW_CLASS_DEEP : BW_CLASS_SHALLOW, 4, 4 };
+}
+
+static void test_strict_dropped(void)
+{
+	struct sim s;
+
+	sim_init(&s, 8000);
+	s.strict = s.st.strict = 1;
+	sim_run(&s, 1.0, strict_then_deep);
+	CHECK(s.n[BW_TUNE_SET] == 1 && !s.strict, "P_eff deep: strict_guarantees off at once");
+	sim_init(&s, 8000);
+	s.strict = s.st.strict = 1;
+	{
+		struct bw_tune_decision d;
+
+		CHECK(bw_tune_start(&s.cfg, &s.st, BW_CLASS_DEEP, true, &d) && !d.strict_after &&
+		      !d.after, "known deep at start: idling and strict_guarantees off");
+	}
+}
+
+/* The state file: what a tuner found, with the device's identity, back exactly. */
+static void test_state_file(void)
+{
+	struct bw_tune_orig o = { .pid = 42, .dev = (7u << 20) | 3, .slice_idle_us = 8000,
+				  .low_latency = -1, .strict_guarantees = 0 }, r;
+	char why[100], buf[512];
+	FILE *f;
+
+	snprintf(o.name, sizeof(o.name), "loop3");
+	snprintf(o.id, sizeof(o.id), "loop:/var/tmp/a disk.img#254:0:1234");
+	f = tmpfile();
+	CHECK(!bw_tune_orig_format(f, &o), "formatted");
+	rewind(f);
+	CHECK(!bw_tune_orig_parse(f, &r, why, sizeof(why)), "parsed: %s", why);
+	CHECK(!strcmp(r.id, o.id) && r.strict_guarantees == 0 && r.slice_idle_us == 8000 &&
+	      r.low_latency == -1 && r.dev == o.dev, "round trip (identity '%s')", r.id);
+	fclose(f);
+	/* Version 1: no identity, no strict_guarantees; matched on dev_t alone. */
+	snprintf(buf, sizeof(buf), "blkwise-tune 1\npid 7\ndevice loop3 7:3\nslice_idle_us 0\n");
+	f = fmemopen(buf, strlen(buf), "r");
+	CHECK(!bw_tune_orig_parse(f, &r, why, sizeof(why)) && !r.id[0] &&
+	      r.strict_guarantees == -1 && r.slice_idle_us == 0, "version 1 still read");
+	fclose(f);
+	snprintf(buf, sizeof(buf), "blkwise-tune 1\npid 7\ndevice loop3 7:3\nstrict_guarantees 1\n");
+	f = fmemopen(buf, strlen(buf), "r");
+	CHECK(bw_tune_orig_parse(f, &r, why, sizeof(why)), "version 1 has no strict_guarantees");
+	fclose(f);
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
 		UNIT(test_probe_finds_deep), UNIT(test_probe_finds_shallow),
 		UNIT(test_workload_change_reprobes), UNIT(test_class_rules), UNIT(test_dwell),
 		UNIT(test_when_to_probe), UNIT(test_ties_and_latency), UNIT(test_start),
+		UNIT(test_collapse_repaired), UNIT(test_collapse_never_strict_on_deep),
+		UNIT(test_probe_damage_repaired), UNIT(test_state_file),
+		UNIT(test_strict_dropped),
 	};
 
 	return unit_run("policy", tests, sizeof(tests) / sizeof(tests[0]));

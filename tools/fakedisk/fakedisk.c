@@ -69,6 +69,7 @@ struct config {
 	unsigned int chunk_kb;
 	unsigned int xfer_us_per_mib;
 	unsigned int seek_us_per_gib;
+	unsigned int seek_us;
 	unsigned int max_background;
 	unsigned int reply_threads;
 	unsigned int fuse_mt;
@@ -86,6 +87,7 @@ static const struct fuse_opt cfg_opts[] = {
 	CFG_OPT("chunk_kb=%u", chunk_kb),
 	CFG_OPT("xfer_us_per_mib=%u", xfer_us_per_mib),
 	CFG_OPT("seek_us_per_gib=%u", seek_us_per_gib),
+	CFG_OPT("seek_us=%u", seek_us),
 	CFG_OPT("max_background=%u", max_background),
 	CFG_OPT("reply_threads=%u", reply_threads),
 	CFG_OPT("fuse_mt=%u", fuse_mt),
@@ -279,6 +281,9 @@ static uint64_t service_ns(const struct config *cfg, uint32_t size,
 	/* Double: dist * us * 1000 overflows 64 bits on multi-TiB disks. */
 	ns += (uint64_t)((double)cfg->seek_us_per_gib * NSEC_PER_USEC *
 			 dist / GIB);
+	/* A head that moves at all settles first: a disk's fixed seek cost. */
+	if (dist)
+		ns += (uint64_t)cfg->seek_us * NSEC_PER_USEC;
 	return ns;
 }
 
@@ -575,11 +580,12 @@ static void json_write(FILE *f, const struct fakedisk *d,
 	fprintf(f, "\"dispatch\":\"%s\",\n", dispatch_names[cfg->dispatch]);
 	fprintf(f, "\"size_mb\":%u,\n\"service_us\":%u,\n\"parallel\":%u,\n"
 		"\"chunk_kb\":%u,\n\"xfer_us_per_mib\":%u,\n"
-		"\"seek_us_per_gib\":%u,\n\"max_background\":%u,\n"
+		"\"seek_us_per_gib\":%u,\n\"seek_us\":%u,\n\"max_background\":%u,\n"
 		"\"reply_threads\":%u,\n\"fuse_mt\":%u,\n\"wake_comp\":%u,\n"
 		"\"pid\":%ld\n}\n",
 		cfg->size_mb, cfg->service_us, cfg->parallel, cfg->chunk_kb,
-		cfg->xfer_us_per_mib, cfg->seek_us_per_gib, cfg->max_background,
+		cfg->xfer_us_per_mib, cfg->seek_us_per_gib, cfg->seek_us,
+		cfg->max_background,
 		cfg->reply_threads, cfg->fuse_mt, cfg->wake_comp, (long)getpid());
 }
 
@@ -904,6 +910,7 @@ static void usage(const char *prog)
 	       "    chunk_kb=N         stripe chunk in KiB (64)\n"
 	       "    xfer_us_per_mib=N  transfer cost per MiB of request (0)\n"
 	       "    seek_us_per_gib=N  cost per GiB of head movement (0)\n"
+	       "    seek_us=N          fixed cost of any head movement (0)\n"
 	       "    max_background=N   FUSE async request limit (128)\n"
 	       "    reply_threads=N    threads answering due requests (1)\n"
 	       "    fuse_mt=0|1        libfuse multi-threaded receive loop (0)\n"

@@ -1,0 +1,280 @@
+#!/usr/bin/env bash
+# shunit2 suite: the tuner watches whether BFQ idles, not only what
+# slice_idle_us says; strict_guarantees as a lever (put back on every exit
+# path, never written in a dry run); stored beliefs checked against the
+# device they were stored for.  The emulated spindle is tools/fakedisk with
+# a seek model (1 ms per seek plus 30 us per MiB of distance, 8 ms per MiB,
+# 100 us per request), whose own counters are the oracle for throughput and
+# depth.  Every tuner here uses its own --run-dir and --state-dir.
+. "$(dirname "$0")/lib.sh"
+
+ID_DISK="service_us=100,xfer_us_per_mib=8000,seek_us=1000,seek_us_per_gib=30720,size_mb=1024"
+
+id_require() {
+	bw_require fio jq losetup fusermount3 stat || return 1
+	[ -c /dev/fuse ] || { bw_skip "/dev/fuse missing: no FUSE here"; return 1; }
+	grep -qw bfq /sys/block/loop*/queue/scheduler 2>/dev/null ||
+		{ bw_skip "no bfq scheduler in this kernel"; return 1; }
+	make -s -C "$BW_ROOT/tools/fakedisk" >&2 || { fail "cannot build tools/fakedisk"; return 1; }
+}
+
+# id_bfq DEV: a new BFQ instance, rotational first (BFQ reads it at init), low_latency 0.
+id_bfq() {
+	local q=/sys/block/$1/queue
+	echo none >$q/scheduler
+	echo 1 >$q/rotational
+	echo bfq >$q/scheduler || return 1
+	echo 0 >$q/iosched/low_latency
+}
+
+# id_ge A B: A >= B (decimals).
+id_ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 >= b + 0) }'; }
+
+id_levers() { echo "$(cat /sys/block/"$1"/queue/iosched/slice_idle_us) $(cat /sys/block/"$1"/queue/iosched/strict_guarantees)"; }
+
+# id_readers DEV SECS: 4 sequential 256 KiB direct readers in the
+# background, 256 MiB apart (ID_FIO), stopped at cleanup.
+id_readers() {
+	fio --name=id --filename=/dev/"$1" --direct=1 --rw=read --bs=256k --ioengine=psync \
+		--numjobs=4 --size=256m --offset_increment=256m --time_based --runtime="$2" \
+		--output-format=json --output="$BW_TMP/readers.json" >/dev/null 2>&1 &
+	ID_FIO=$!
+	bw_on_cleanup "kill $ID_FIO; wait $ID_FIO"
+}
+
+# id_tune OUT ARGS...: blkwise tune --json in the background, started when
+# this returns; ID_PID.
+id_tune() {
+	local out=$1 rc
+	shift
+	bw_bg_start "$out" "tuning" "$BW_BIN" tune --json --run-dir "$BW_TMP/run" \
+		--state-dir "$BW_TMP/state" "$@"
+	rc=$?
+	ID_PID=$BW_BG_PID
+	return $rc
+}
+
+id_wait_for() {	# OUT JQ SECS: until a JSON line matches
+	local i
+	for i in $(seq $(($3 * 10))); do
+		jq -e -s "[.[] | select($2)] | length > 0" "$1" >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+id_actions() { jq -r '"\(.action) \(.slice_idle_us_before)->\(.slice_idle_us_after) strict \(.strict_guarantees_before)->\(.strict_guarantees_after)"' "$1" | paste -sd';'; }
+
+# id_identity DEV: the identity blkwise gives DEV (from blkwise stat itself).
+id_identity() {
+	"$BW_BIN" stat --json --no-state -d "$1" -i 0.2 -c 1 2>/dev/null | jq -r '.devices[0].identity'
+}
+
+# id_store DIR ID CLASS: a store that knows the device named ID as CLASS.
+id_store() {
+	mkdir -p "$1"
+	printf 'blkwise-s1 2\nclass\t%s\t%s\t%s\t%s\n' "$2" "$3" \
+		"$([ "$3" = deep ] && echo 3.000 || echo 1.000)" "$(date +%s)" >"$1/s1"
+}
+
+# id_sampler DIR OUT: every second, "unix-time MB/s depth" as the emulated
+# disk itself served it over that second, to OUT (stopped at cleanup).
+id_sampler() {
+	(while :; do
+		echo 1 >"$1/reset"
+		sleep 1
+		jq -r --arg t "$(date +%s)" '"\($t) \(.bytes / 1048576 | . * 10 | round / 10) \(.inflight_avg_busy | . * 100 | round / 100)"' "$1/stats"
+	done) >"$2" 2>/dev/null &
+	bw_on_cleanup "kill $!"
+}
+
+# id_truth_at SAMPLES T: the disk's own "MB/s depth" over the two seconds that ended at T.
+id_truth_at() {
+	awk -v t="$2" '$1 <= t { m0 = m1; d0 = d1; m1 = $2; d1 = $3 }
+		END { printf "%.1f %.2f", (m0 + m1) / 2, (d0 + d1) / 2 }' "$1"
+}
+
+# The emulated spindle under 4 sequential readers, BFQ brought out of idling
+# at slice_idle_us 8000 as a probe of 0 does (3 s of readers at 0, then
+# 8000: BFQ's queues lose the flag it idles by, and seldom regain it), known
+# shallow from the store (as a tuner's probe stores it): the tuner says BFQ
+# is not idling, with the evidence, tries strict_guarantees and keeps it.
+# The disk's own counters are the oracle: in the second before the repair it
+# served several readers at once (depth >= 1.35), after the trial one at a
+# time (depth <= 1.25) and more; at exit both levers are put back.
+test_collapse_detected_and_repaired() {
+	local dev fd out before t mb0 d0 mb1 d1
+	id_require || return 0
+	bw_fakedisk dev "$ID_DISK" || { fail "fakedisk"; return; }
+	fd=$BW_FAKEDISK_DIR
+	id_bfq "$dev" || { fail "bfq"; return; }
+	bw_on_cleanup "echo none >/sys/block/$dev/queue/scheduler"
+	id_store "$BW_TMP/state" "$(id_identity "$dev")" shallow
+	id_sampler "$fd" "$BW_TMP/truth"
+	echo 0 >/sys/block/"$dev"/queue/iosched/slice_idle_us
+	id_readers "$dev" 60
+	sleep 3
+	echo 8000 >/sys/block/"$dev"/queue/iosched/slice_idle_us
+	before=$(id_levers "$dev")
+	out=$BW_TMP/collapse.json
+	id_tune "$out" -d "$dev" || { fail "tune start"; return; }
+	# The end of a strict_guarantees trial.
+	id_wait_for "$out" '(.action == "keep" or .action == "revert") and .strict_guarantees_before == 1' 40
+	sleep 2.2
+	echo "  tune: $(id_actions "$out")"
+	jq -r '"    \(.action): \(.why)"' "$out"
+	t=$(date -d "$(jq -r 'select(.action == "repair") | .timestamp' "$out" | head -1)" +%s 2>/dev/null)
+	read -r mb0 d0 < <(id_truth_at "$BW_TMP/truth" "${t:-0}")
+	read -r mb1 d1 < <(tail -n 2 "$BW_TMP/truth" | awk '{ m += $2; d += $3 } END { printf "%.1f %.2f", m / NR, d / NR }')
+	echo "  the disk: $mb0 MB/s at depth $d0 in the two seconds before the repair, $mb1 at depth $d1 after"
+	assertTrue "a repair, with the evidence: $(jq -r 'select(.action == "repair") | .why' "$out")" \
+		"jq -e -s '[.[] | select(.action == \"repair\")][0].why | test(\"BFQ (stopped idling|is not idling) at slice_idle_us 8000: depth [0-9.]+\")' $out"
+	assertEquals "kept" "keep" "$(jq -r 'select((.action == "keep" or .action == "revert") and .strict_guarantees_before == 1) | .action' "$out" | head -1)"
+	assertEquals "in force: 8000, strict_guarantees 1" "8000 1" "$(id_levers "$dev")"
+	assertTrue "BFQ was not idling: depth $d0" "id_ge ${d0:-0} 1.35"
+	assertTrue "BFQ idles again: depth $d1" "id_ge 1.25 $d1"
+	assertTrue "and the disk serves more: $mb0 -> $mb1 MB/s" "id_ge $mb1 \$(bw_calc '1.2 * ${mb0:-999}')"
+	kill -INT "$ID_PID"
+	wait "$ID_PID"
+	assertEquals "exit status" 0 $?
+	assertEquals "put back" "$before" "$(id_levers "$dev")"
+	assertTrue "says so" "grep -q 'put back strict_guarantees 0' $out.err"
+}
+
+# analyze --what-if-tune takes the live tuner's decisions, the collapse's
+# too: a recording of the emulated spindle where BFQ idled for its readers,
+# then served them together (3 s at slice_idle_us 0 after 16 s, as a
+# probe's after-effect looks in a trace: the trace does not say why), shows
+# the repair with its evidence.
+test_what_if_sees_the_collapse() {
+	local dev q trace out
+	id_require || return 0
+	bw_fakedisk dev "$ID_DISK" || { fail "fakedisk"; return; }
+	id_bfq "$dev" || { fail "bfq"; return; }
+	bw_on_cleanup "echo none >/sys/block/$dev/queue/scheduler"
+	q=/sys/block/$dev/queue/iosched
+	echo 8000 >$q/slice_idle_us
+	trace=$BW_TMP/collapse.bwt
+	bw_bg_start "$trace.log" "Ctrl-C to stop" "$BW_BIN" record -d "$dev" -o "$trace" ||
+		{ fail "record start"; return; }
+	id_readers "$dev" 24
+	sleep 16
+	echo 0 >$q/slice_idle_us
+	sleep 3
+	echo 8000 >$q/slice_idle_us
+	wait "$ID_FIO" 2>/dev/null
+	kill -INT "$BW_BG_PID"
+	wait "$BW_BG_PID"
+	out=$("$BW_BIN" analyze "$trace" --what-if-tune)
+	assertEquals "analyze exit status" 0 $?
+	echo "$out" | sed -n '/^What if/,/^$/p' | head -12
+	assertTrue "the repair, at its time, with the evidence" \
+		"echo \"\$out\" | grep -qE '^  t= *[0-9.]+ s $dev repair: slice_idle_us [0-9]+ -> [0-9]+: BFQ (stopped idling|is not idling) at slice_idle_us [0-9]+: depth [0-9.]+'"
+}
+
+# id_exit_path SIGNAL: a loop device on bfq at slice_idle_us 6000 with
+# strict_guarantees 1, known deep from the store: the tuner sets 0 and
+# strict_guarantees 0 at once; SIGNAL stops it; both come back (KILL: by
+# `tune --restore`).
+id_exit_path() {
+	local sig=$1 dev out
+	id_require || return 0
+	bw_loop dev 64 shm --direct-io=on || { fail "loop"; return; }
+	id_bfq "$dev" || { fail "bfq"; return; }
+	bw_on_cleanup "echo none >/sys/block/$dev/queue/scheduler"
+	echo 1 >/sys/block/"$dev"/queue/iosched/strict_guarantees
+	echo 6000 >/sys/block/"$dev"/queue/iosched/slice_idle_us
+	id_store "$BW_TMP/state" "$(id_identity "$dev")" deep
+	out=$BW_TMP/exit.$sig.json
+	id_tune "$out" -d "$dev" || { fail "tune start"; return; }
+	id_wait_for "$out" '.action == "set"' 3
+	assertEquals "$sig: both changed" "0 0" "$(id_levers "$dev")"
+	assertTrue "$sig: saved before: $(cat "$BW_TMP/run/tune-$dev" 2>/dev/null | paste -sd' ')" \
+		"grep -qx 'strict_guarantees 1' $BW_TMP/run/tune-$dev"
+	kill -"$sig" "$ID_PID"
+	wait "$ID_PID" 2>/dev/null
+	if [ "$sig" = KILL ]; then
+		assertEquals "KILL: left changed" "0 0" "$(id_levers "$dev")"
+		"$BW_BIN" tune --restore --run-dir "$BW_TMP/run" 2>"$out.restore"
+		assertEquals "--restore: exit status" 0 $?
+	fi
+	assertEquals "$sig: both back" "6000 1" "$(id_levers "$dev")"
+	assertFalse "$sig: state file gone" "[ -e $BW_TMP/run/tune-$dev ]"
+}
+
+test_strict_restored_on_sigint() { id_exit_path INT; }
+test_strict_restored_on_sigterm() { id_exit_path TERM; }
+test_strict_restored_on_sighup() { id_exit_path HUP; }
+test_strict_restored_after_sigkill() { id_exit_path KILL; }
+
+# --dry-run announces the change of both levers and writes neither.
+test_dry_run_writes_no_lever() {
+	local dev out before
+	id_require || return 0
+	bw_loop dev 64 shm --direct-io=on || { fail "loop"; return; }
+	id_bfq "$dev" || { fail "bfq"; return; }
+	bw_on_cleanup "echo none >/sys/block/$dev/queue/scheduler"
+	echo 1 >/sys/block/"$dev"/queue/iosched/strict_guarantees
+	echo 6000 >/sys/block/"$dev"/queue/iosched/slice_idle_us
+	before=$(id_levers "$dev")
+	id_store "$BW_TMP/state" "$(id_identity "$dev")" deep
+	out=$BW_TMP/dry.json
+	id_tune "$out" -d "$dev" --dry-run --run-dir "$BW_TMP/dryrun" || { fail "tune start"; return; }
+	id_wait_for "$out" '.action == "would-set"' 3
+	sleep 1
+	assertEquals "announced: both levers" "would-set 6000->0 strict 1->0" "$(id_actions "$out")"
+	assertEquals "nothing written while running" "$before" "$(id_levers "$dev")"
+	kill -INT "$ID_PID"
+	wait "$ID_PID"
+	assertEquals "exit status" 0 $?
+	assertEquals "nothing written" "$before" "$(id_levers "$dev")"
+	assertFalse "no run dir" "[ -e $BW_TMP/dryrun ]"
+}
+
+# A class stored for the file at a path is not the class of another file at
+# that path: the loop identity includes the file's own device and inode.
+# The same file: the stored deep class sets 0 at once (the control); a new
+# file at the same path behind a new loop device: nothing from the store.
+test_stale_class_behind_reused_path() {
+	local dev dir img out id
+	id_require || return 0
+	dir=$(bw_mem_dir) || { bw_skip "no directory takes O_DIRECT here"; return 0; }
+	img=$dir/blkwise-idling-reused.$$
+	truncate -s 64M "$img"
+	dev=$(losetup -f --show --direct-io=on "$img") || { fail "losetup"; return; }
+	dev=${dev#/dev/}
+	bw_on_cleanup "losetup -n -O BACK-FILE /dev/$dev 2>/dev/null | grep -qF $img && losetup -d /dev/$dev; rm -f $img"
+	id_bfq "$dev" || { fail "bfq"; return; }
+	bw_on_cleanup "echo none >/sys/block/$dev/queue/scheduler"
+	echo 8000 >/sys/block/"$dev"/queue/iosched/slice_idle_us
+	id=$(id_identity "$dev")
+	assertTrue "identity names the file and its inode: $id" "echo '$id' | grep -qE '^loop:$img#[0-9]+:[0-9]+:[0-9]+$'"
+	id_store "$BW_TMP/state" "$id" deep
+	out=$BW_TMP/same.json
+	id_tune "$out" -d "$dev" || { fail "tune start"; return; }
+	id_wait_for "$out" '.action == "set"' 3
+	kill -INT "$ID_PID"
+	wait "$ID_PID"
+	assertEquals "the same file: the stored class decides at once" "set 8000->0 strict 0->0" "$(id_actions "$out")"
+	# Another file at the same path.
+	losetup -d /dev/"$dev"
+	rm -f "$img"
+	truncate -s 64M "$img"
+	dev=$(losetup -f --show --direct-io=on "$img") || { fail "losetup"; return; }
+	dev=${dev#/dev/}
+	bw_on_cleanup "losetup -n -O BACK-FILE /dev/$dev 2>/dev/null | grep -qF $img && losetup -d /dev/$dev"
+	id_bfq "$dev" || { fail "bfq"; return; }
+	bw_on_cleanup "echo none >/sys/block/$dev/queue/scheduler"
+	echo 8000 >/sys/block/"$dev"/queue/iosched/slice_idle_us
+	assertNotEquals "a new identity" "$id" "$(id_identity "$dev")"
+	out=$BW_TMP/reused.json
+	id_tune "$out" -d "$dev" || { fail "tune start"; return; }
+	sleep 2
+	kill -INT "$ID_PID"
+	wait "$ID_PID"
+	assertEquals "another file at the path: nothing from the store" "" "$(id_actions "$out")"
+	assertEquals "left at 8000" "8000 0" "$(id_levers "$dev")"
+}
+
+# shellcheck disable=SC1091
+. shunit2
