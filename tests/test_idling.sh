@@ -11,7 +11,7 @@
 ID_DISK="service_us=100,xfer_us_per_mib=8000,seek_us=1000,seek_us_per_gib=30720,size_mb=1024"
 
 id_require() {
-	bw_require fio jq losetup fusermount3 stat || return 1
+	bw_require fio jq losetup fusermount3 || return 1
 	[ -c /dev/fuse ] || { bw_skip "/dev/fuse missing: no FUSE here"; return 1; }
 	grep -qw bfq /sys/block/loop*/queue/scheduler 2>/dev/null ||
 		{ bw_skip "no bfq scheduler in this kernel"; return 1; }

@@ -220,7 +220,7 @@ echo "$json" >"$OUT.json"
 {
 	printf '| row | unit |'
 	for c in $CONFIGS; do printf ' %s |' "$c"; done
-	printf ' tune / best static | seed 000 |\n|---|---|'
+	printf ' tune / best static | LKML 2011, CFQ (MB/s) |\n|---|---|'
 	for c in $CONFIGS; do printf -- '---|'; done
 	printf -- '---|---|\n'
 	echo "$json" | jq -r --arg cfgs "$CONFIGS" '.[] | . as $r |
