@@ -30,7 +30,7 @@
 # after a WARM_S warm-up (default 10; fio's ramp_time, so the whole run after
 # it is measured); the cell is the median and the spread (min-max).
 # Throughput rows: fio's own bytes over fio's own runtime, MB/s (MiB/s).
-# Every run takes /work/bench.lock (BENCH_LOCK) for itself, so no other
+# Every run takes the lock BENCH_LOCK (default /run/lock/blkwise-bench.lock) for itself, so no other
 # benchmark runs at the same time; BLKWISE names the binary (a copy keeps a
 # long table on one build).
 # Writes build/idling-table.json and build/idling-table.md.
@@ -44,7 +44,7 @@ PHASE_S=${PHASE_S:-30}
 LONG_PHASE_S=${LONG_PHASE_S:-200}
 ROWS=${ROWS:-"a.spindle a.stripe b.spindle b.stripe c.stripe d.spindle e.spindle f.stripe"}
 CONFIGS=${CONFIGS:-"idle8 idle0 idle8strict idle0strict tune"}
-BENCH_LOCK=${BENCH_LOCK:-/work/bench.lock}
+BENCH_LOCK=${BENCH_LOCK:-/run/lock/blkwise-bench.lock}
 BLKWISE=${BLKWISE:-$ROOT/blkwise}
 OUT=${OUT:-build/idling-table}
 TMP=$(mktemp -d /tmp/blkwise-idling.XXXXXX)
