@@ -807,8 +807,11 @@ static void open_areas(struct bw_core *c, __u64 now, __u32 nslots, __u64 *area)
 	for (i = 0; i < n; i++) {
 		const struct bw_rq_state *st = &c->rq_buf[i];
 
+		/* Free, or queued in a stream and not issued yet: not in flight. */
+		if (!st->rq || st->d <= BW_RQ_D_LOST)
+			continue;
 		slot = bw_rq_slot(st->d);
-		if (!st->rq || slot >= nslots)
+		if (slot >= nslots)
 			continue;
 		age = (now - st->d) & BW_RQ_TS_MASK;
 		if (age <= BW_RQ_TS_MASK / 2)	/* else issued after now */
