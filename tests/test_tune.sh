@@ -115,6 +115,9 @@ test_striped_device_gets_zero() {
 	assertEquals "in force" 0 "$(tn_idle "$dev")"
 	assertTrue "the probe measured P_eff deep: $(jq -c 'select(.action == "keep") | .evidence.p_eff' "$out")" \
 		"jq -e -s '[.[] | select(.action == \"keep\")][0].evidence.p_eff >= 2' $out >/dev/null"
+	# Four psync readers: never more than 4 in flight, whatever BFQ holds queued.
+	assertEquals "windows whose depth while busy is over the 4 readers" 0 \
+		"$(jq -s '[.[] | .evidence, .compared_with | select(. != null and .depth_mean_busy > 4.01)] | length' "$out")"
 	kill -INT "$TN_PID"
 	wait "$TN_PID"
 	assertEquals "exit status" 0 $?
