@@ -178,7 +178,7 @@ test_spindle_keeps_idling() {
 # dir.  Twice: once where it would probe, once where a stored class makes it
 # decide at once (a would-set).
 test_dry_run_writes_nothing() {
-	local dev out before
+	local dev out before msg
 	tn_require || return 0
 	tn_disk dev parallel=4,dispatch=stripe,chunk_kb=256 || { fail "fakedisk"; return; }
 	before=$(tn_values "$dev")
@@ -204,6 +204,13 @@ test_dry_run_writes_nothing() {
 		assertFalse "$what: no run dir, no state file, no lock" "[ -e $BW_TMP/dry ]"
 		wait "$TN_FIO"
 	done
+	# --once in a dry run says what it found, and writes nothing.
+	msg=$("$BW_BIN" tune -d "$dev" --once --dry-run -i 0.2 --run-dir "$BW_TMP/dry" \
+		--state-dir "$BW_TMP/drystate" 2>&1)
+	assertEquals "--once --dry-run: exit status" 0 $?
+	assertTrue "--once --dry-run says what it left: $msg" \
+		"echo \"\$msg\" | grep -q 'slice_idle_us [0-9]* as found; dry run, nothing written'"
+	assertEquals "--once --dry-run: nothing changed" "$before" "$(tn_values "$dev")"
 }
 
 # tn_changed_then SIGNAL: a tuner that switched the scheduler to bfq, set

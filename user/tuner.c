@@ -1139,8 +1139,15 @@ static void keep_dev(struct bw_tuner *x, struct tdev *t)
 {
 	if (!t->decided && !t->st.windows)
 		bw_warn("%s: too little I/O to judge by in %d windows", t->name, ONCE_MAX_WINDOWS);
-	bw_warn("%s: left at slice_idle_us %u; `blkwise tune --restore` puts back what was there",
-		t->name, t->st.setting);
+	else if (!t->decided)
+		bw_warn("%s: judged by %d window%s: nothing to change", t->name, t->st.windows,
+			t->st.windows == 1 ? "" : "s");
+	if (x->a.cfg.dry_run)
+		bw_warn("%s: slice_idle_us %u as found; dry run, nothing written", t->name,
+			t->st.setting);
+	else
+		bw_warn("%s: left at slice_idle_us %u; `blkwise tune --restore` puts back what "
+			"was there", t->name, t->st.setting);
 	release(x, t, false);
 }
 
@@ -1153,7 +1160,7 @@ void bw_tuner_close(struct bw_tuner *x, bool keep)
 	for (i = 0; i < x->ntd; i++) {
 		struct tdev *t = &x->td[i];
 
-		if (keep && t->orig_saved)
+		if (keep && (t->orig_saved || (x->a.cfg.dry_run && t->active)))
 			keep_dev(x, t);
 		else
 			release(x, t, true);
