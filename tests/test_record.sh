@@ -65,12 +65,15 @@ test_counts_and_percentiles_vs_stat() {
 	assertEquals "no ring-buffer drops" 0 "$(jq .dropped_events "$an")"
 	bw_expect_count "trace vs fio" "$fio_ios" "$seen" "$missed"
 	bw_expect_count "trace vs diskstats" "$ds_ios" "$seen" "$missed"
-	# stat's figures over the same run, from its histograms (within a bucket: 6.25%).
+	# stat's figures over the same run, from its histograms: within a bucket,
+	# 6.25% above 16 us (bpf/hist.h), one 1.024 us bucket below (a memory-backed
+	# device's p50 is a few us).
 	for p in p50 p99; do
 		a=$(jq ".devices[0].latency.read.d2c.${p}_ms" "$an")
 		b=$(jq -s --arg d "$dev" "[.[].devices[] | select(.device == \$d and .ops.read.ios > 0)][0].svc_${p}_ms" "$out")
 		echo "  D2C $p: trace (exact) $a ms, stat $b ms"
-		assertTrue "D2C $p: trace $a within 7% of stat $b" "bw_within $a $b 7"
+		assertTrue "D2C $p: trace $a within a bucket of stat $b (7%, or 1.024 us below 16 us)" \
+			"bw_within $a $b 7 || awk 'BEGIN { d = $a - $b; exit !(d <= 0.001024 && -d <= 0.001024 && $b < 0.016) }'"
 	done
 	a=$(jq ".devices[0].latency.read.d2c.mean_ms" "$an")
 	b=$(jq -s --arg d "$dev" "[.[].devices[] | select(.device == \$d and .ops.read.ios > 0)][0].svc_mean_ms" "$out")
