@@ -46,6 +46,7 @@
  * is left.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "policy.h"
@@ -135,6 +136,29 @@ double bw_tune_win_peff(const struct bw_tune_win *w)
 double bw_tune_win_depth(const struct bw_tune_win *w)
 {
 	return w->busy_s > 0 ? w->depth_sum / w->busy_s : NAN;
+}
+
+/* v printed with fmt into buf, or "-" where it is unknown (NaN: no window yet). */
+static const char *figure(char *buf, size_t len, const char *fmt, double v)
+{
+	if (!isfinite(v))
+		return "-";
+	snprintf(buf, len, fmt, v);
+	return buf;
+}
+
+void bw_tune_win_evidence(char *buf, size_t len, const struct bw_tune_win *w)
+{
+	char mb[32], pe[32], dp[32], s1[32], th[32];
+
+	snprintf(buf, len, "%s MB/s, P_eff %s, depth %s, S1 %s ms (%s), class %s, streams %d "
+		 "(%d sync sequential), think p90 %s ms",
+		 figure(mb, sizeof(mb), "%.1f", bw_tune_win_mbps(w)),
+		 figure(pe, sizeof(pe), "%.2f", bw_tune_win_peff(w)),
+		 figure(dp, sizeof(dp), "%.2f", bw_tune_win_depth(w)),
+		 figure(s1, sizeof(s1), "%.3f", w->s1_ms), w->s1_source ? w->s1_source : "-",
+		 bw_class_name(w->cls), w->streams, w->sync_seq,
+		 figure(th, sizeof(th), "%.3f", w->think_p90_ms));
 }
 
 static void win_add(struct bw_tune_win *w, const struct bw_tune_obs *o)

@@ -297,13 +297,12 @@ void bw_whatif_print(const struct bw_report *r, FILE *f)
 	for (i = 0; i < r->ndec; i++) {
 		const struct wdecision *x = &r->dec[i];
 		const struct bw_tune_win *e = &x->d.win;
+		char ev[400];
 
-		fprintf(f, "  t=%8.2f s %s %s: slice_idle_us %u -> %u: %s\n      evidence: %.1f "
-			"MB/s, P_eff %.2f, depth %.2f, S1 %.3f ms, class %s, streams %d (%d sync "
-			"sequential), think p90 %.3f ms\n", x->t, x->w->name,
-			bw_tune_action_name(x->d.action), x->d.before, x->d.after, x->d.why,
-			bw_tune_win_mbps(e), bw_tune_win_peff(e), bw_tune_win_depth(e), e->s1_ms,
-			bw_class_name(e->cls), e->streams, e->sync_seq, e->think_p90_ms);
+		bw_tune_win_evidence(ev, sizeof(ev), e);
+		fprintf(f, "  t=%8.2f s %s %s: slice_idle_us %u -> %u: %s\n      evidence: %s\n",
+			x->t, x->w->name, bw_tune_action_name(x->d.action), x->d.before, x->d.after,
+			x->d.why, ev);
 	}
 }
 

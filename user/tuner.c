@@ -907,38 +907,22 @@ static const char *strict_note(const struct bw_tune_decision *d)
 	return d->strict_after ? ", strict_guarantees 0 -> 1" : ", strict_guarantees 1 -> 0";
 }
 
-/* v printed with fmt into buf, or "-" where it is unknown (NaN: no window yet). */
-static const char *figure(char *buf, size_t len, const char *fmt, double v)
-{
-	if (isnan(v) || isinf(v))
-		return "-";
-	snprintf(buf, len, fmt, v);
-	return buf;
-}
-
 /* One line per decision, with its evidence: the only thing the tuner prints to stdout. */
 static void log_decision(const struct bw_tuner *x, const struct tdev *t,
 			 const struct bw_tune_decision *d, const char *action)
 {
 	const struct bw_tune_win *w = &d->win;
-	char ts[32], mb[32], pe[32], dp[32], s1[32], th[32];
+	char ts[32], ev[400];
 
 	stamp(ts, sizeof(ts));
 	if (x->a.json) {
 		json_decision(x, t, d, action, ts);
 		return;
 	}
-	printf("%s %s %s: slice_idle_us %u -> %u%s: %s\n    evidence: %s MB/s, P_eff %s, "
-	       "depth %s, S1 %s ms (%s), class %s, streams %d (%d sync sequential), "
-	       "think p90 %s ms; probes %d (%.1f s), changes %d\n", ts, t->name, action,
-	       d->before, d->after, strict_note(d), d->why,
-	       figure(mb, sizeof(mb), "%.1f", bw_tune_win_mbps(w)),
-	       figure(pe, sizeof(pe), "%.2f", bw_tune_win_peff(w)),
-	       figure(dp, sizeof(dp), "%.2f", bw_tune_win_depth(w)),
-	       figure(s1, sizeof(s1), "%.3f", w->s1_ms), w->s1_source ? w->s1_source : "-",
-	       bw_class_name(w->cls), w->streams, w->sync_seq,
-	       figure(th, sizeof(th), "%.3f", w->think_p90_ms), t->st.probes,
-	       t->st.probe_cost_s, t->st.changes);
+	bw_tune_win_evidence(ev, sizeof(ev), w);
+	printf("%s %s %s: slice_idle_us %u -> %u%s: %s\n    evidence: %s; probes %d (%.1f s), "
+	       "changes %d\n", ts, t->name, action, d->before, d->after, strict_note(d), d->why,
+	       ev, t->st.probes, t->st.probe_cost_s, t->st.changes);
 	fflush(stdout);
 }
 

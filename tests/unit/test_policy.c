@@ -484,6 +484,26 @@ static void test_state_file(void)
 	fclose(f);
 }
 
+/* A window with nothing known (a start from a stored class) prints "-", never nan. */
+static void test_evidence_unknown(void)
+{
+	struct bw_tune_win w;
+	char buf[400];
+
+	memset(&w, 0, sizeof(w));
+	w.s1_ms = NAN;
+	w.think_p90_ms = NAN;
+	bw_tune_win_evidence(buf, sizeof(buf), &w);
+	CHECK(!strstr(buf, "nan"), "no nan: %s", buf);
+	CHECK(strstr(buf, "- MB/s, P_eff -, depth -, S1 - ms") != NULL, "unknowns as '-': %s", buf);
+	w.secs = 2;
+	w.bytes = 4 * 1048576.0;
+	w.busy_s = 1;
+	w.depth_sum = 1.5;
+	bw_tune_win_evidence(buf, sizeof(buf), &w);
+	CHECK(strstr(buf, "2.0 MB/s") && strstr(buf, "depth 1.50"), "known figures: %s", buf);
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
@@ -492,7 +512,7 @@ int main(void)
 		UNIT(test_when_to_probe), UNIT(test_ties_and_latency), UNIT(test_start),
 		UNIT(test_collapse_repaired), UNIT(test_collapse_never_strict_on_deep),
 		UNIT(test_probe_damage_repaired), UNIT(test_state_file),
-		UNIT(test_strict_dropped),
+		UNIT(test_strict_dropped), UNIT(test_evidence_unknown),
 	};
 
 	return unit_run("policy", tests, sizeof(tests) / sizeof(tests[0]));
