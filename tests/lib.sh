@@ -300,3 +300,13 @@ bw_free_port() {
 		ss -Hltn "sport = :$p" | grep -q . || { echo $p; return; }
 	done
 }
+
+# bw_require_bfq_fakedisk: what the BFQ tests on the emulated disk need (fio,
+# FUSE, bfq, tools/fakedisk built); SKIPs, or fails a build, and returns 1.
+bw_require_bfq_fakedisk() {
+	bw_require fio jq losetup fusermount3 || return 1
+	[ -c /dev/fuse ] || { bw_skip "/dev/fuse missing: no FUSE here"; return 1; }
+	grep -qw bfq /sys/block/loop*/queue/scheduler 2>/dev/null ||
+		{ bw_skip "no bfq scheduler in this kernel"; return 1; }
+	make -s -C "$BW_ROOT/tools/fakedisk" >&2 || { fail "cannot build tools/fakedisk"; return 1; }
+}

@@ -10,13 +10,7 @@
 
 ID_DISK="service_us=100,xfer_us_per_mib=8000,seek_us=1000,seek_us_per_gib=30720,size_mb=1024"
 
-id_require() {
-	bw_require fio jq losetup fusermount3 || return 1
-	[ -c /dev/fuse ] || { bw_skip "/dev/fuse missing: no FUSE here"; return 1; }
-	grep -qw bfq /sys/block/loop*/queue/scheduler 2>/dev/null ||
-		{ bw_skip "no bfq scheduler in this kernel"; return 1; }
-	make -s -C "$BW_ROOT/tools/fakedisk" >&2 || { fail "cannot build tools/fakedisk"; return 1; }
-}
+id_require() { bw_require_bfq_fakedisk; }
 
 # id_bfq DEV: a new BFQ instance, rotational first (BFQ reads it at init), low_latency 0.
 id_bfq() {

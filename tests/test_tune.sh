@@ -8,13 +8,7 @@
 
 TN_DISK="service_us=500,xfer_us_per_mib=4000,seek_us_per_gib=8000,size_mb=1024"
 
-tn_require() {
-	bw_require fio jq losetup fusermount3 || return 1
-	[ -c /dev/fuse ] || { bw_skip "/dev/fuse missing: no FUSE here"; return 1; }
-	grep -qw bfq /sys/block/loop*/queue/scheduler 2>/dev/null ||
-		{ bw_skip "no bfq scheduler in this kernel"; return 1; }
-	make -s -C "$BW_ROOT/tools/fakedisk" >&2 || { fail "cannot build tools/fakedisk"; return 1; }
-}
+tn_require() { bw_require_bfq_fakedisk; }
 
 # tn_disk VAR OPTS: an emulated disk on bfq, rotational, low_latency 0,
 # slice_idle_us 8000, with BFQ's queueing detection done (3 s of readers
