@@ -203,15 +203,20 @@ static bool had_io(const struct bw_watch *w, const struct bw_snap_dev *d)
  * and is never read without the S1 store (--no-state), the only user of a
  * stable identity.
  */
-static void identify(struct bw_watch *w, const struct bw_watch_dev *s,
-		     const struct bw_snap_dev *d, struct bw_devinfo *di)
+static void identify(struct bw_watch *w, struct bw_watch_dev *s, const struct bw_snap_dev *d,
+		     __u64 now_ns, struct bw_devinfo *di)
 {
-	if (s->info.identified && bw_dev_same_appearance(&s->info, di))
+	bool io = !w->o->no_state && had_io(w, d);
+	double age = (double)(now_ns - s->id_read_ns) / 1e9;
+
+	if (s->info.identified && bw_dev_same_appearance(&s->info, di) &&
+	    !bw_id_recheck_due(s->info.id_kind, age, io, s->id_doubt)) {
 		bw_dev_keep_identity(di, &s->info);
-	else
-		bw_dev_identify(di, false);
-	if (di->id_kind == BW_ID_PENDING && !w->o->no_state && had_io(w, d))
-		bw_dev_identify(di, true);
+		return;
+	}
+	bw_dev_identify(di, io);
+	s->id_read_ns = now_ns;
+	s->id_doubt = false;
 }
 
 /*
@@ -247,8 +252,12 @@ static int refresh_devices(struct bw_watch *w, struct bw_snap *cur)
 		} else if (present || (s->named && di.exists && !s->dropped)) {
 			bool new_id;
 
-			identify(w, s, d, &di);
+			identify(w, s, d, cur->ts_ns, &di);
 			new_id = strcmp(di.id, s->info.id) != 0;
+			if (new_id && s->info.id[0] && di.id[0] &&
+			    bw_dev_same_appearance(&s->info, &di))
+				bw_warn("%s: identity %s is now %s: what was learned under the old one "
+					"no longer applies", di.name, s->info.id, di.id);
 			s->ds_merges = di.ds_merges_known && s->info.ds_merges_known &&
 				       bw_dev_same_appearance(&s->info, &di) &&
 				       di.ds_merges >= s->info.ds_merges ?
@@ -350,6 +359,7 @@ int bw_watch_sample(struct bw_watch *w)
 	for (i = 0; i < cur.nr; i++) {
 		const struct bw_snap_dev *d = &cur.devs[i];
 		struct bw_watch_dev *s = bw_watch_dev(w, d->dev);
+		bool was_stored;
 
 		if (!s || s->row == BW_ROW_HIDE)
 			continue;
@@ -365,7 +375,11 @@ int bw_watch_sample(struct bw_watch *w)
 		if (s->iv.bio_based)	/* bios have no physical segments counted */
 			s->iv.seg_per_rq = NAN;
 		s->inflight = d->inflight;
+		was_stored = s->cls.stored && s->cls.cls != BW_CLASS_UNKNOWN;
 		bw_class_update(&s->cls, s->iv.p_eff, w->secs);
+		/* Live evidence dropped the stored class: is it still the device it was learned on? */
+		if (was_stored && !s->cls.stored && s->cls.cls == BW_CLASS_UNKNOWN)
+			s->id_doubt = true;
 	}
 	if (w->o->core.streams)
 		sample_streams(w, cur.ts_ns);

@@ -24,6 +24,8 @@ struct bw_watch_opts {
 struct bw_watch_dev {
 	__u32 dev;
 	struct bw_devinfo info;
+	__u64 id_read_ns;	/* when info's identity was last read (the sample's clock) */
+	bool id_doubt;		/* live evidence contradicted what was learned under it */
 	bool named;		/* given with -d: shown even without a size */
 	bool shown;		/* present (sized, backed) when last looked at */
 	bool dropped;		/* named, and gone since: not shown until present again */

@@ -178,6 +178,27 @@ static void test_peff_codes(void)
 	CHECK(bw_interval_active(&iv), "active");
 }
 
+/* When a kept identity is read again (bw_id_recheck_due). */
+static void test_identity_recheck(void)
+{
+	CHECK(bw_id_recheck_due(BW_ID_BACKING, 0, false, false),
+	      "a loop file costs no request: checked every time");
+	CHECK(!bw_id_recheck_due(BW_ID_SERIAL, BW_ID_RECHECK_S - 1, true, false),
+	      "a serial is not read again within %d s", BW_ID_RECHECK_S);
+	CHECK(bw_id_recheck_due(BW_ID_SERIAL, BW_ID_RECHECK_S, true, false) &&
+	      bw_id_recheck_due(BW_ID_WWID, BW_ID_RECHECK_S + 5, true, false),
+	      "a wwid or serial is read again after %d s under load", BW_ID_RECHECK_S);
+	CHECK(!bw_id_recheck_due(BW_ID_SERIAL, 10 * BW_ID_RECHECK_S, false, false),
+	      "never on an idle device: reading may be a request");
+	CHECK(bw_id_recheck_due(BW_ID_WWID, 1, false, true),
+	      "at once when live evidence contradicts what was learned under it");
+	CHECK(!bw_id_recheck_due(BW_ID_DEVT, 10 * BW_ID_RECHECK_S, true, true),
+	      "a dev_t has nothing to read");
+	CHECK(bw_id_recheck_due(BW_ID_PENDING, 0, true, false) &&
+	      !bw_id_recheck_due(BW_ID_PENDING, 0, false, false),
+	      "a pending serial at the device's first I/O");
+}
+
 static void test_uevent_identity(void)
 {
 	const char *text = "MAJOR=7\nMINOR=3\nDEVNAME=loop3p1\nDEVTYPE=partition\nDISKSEQ=9\n";
@@ -366,7 +387,7 @@ int main(void)
 	static const struct unit_test tests[] = {
 		UNIT(test_peff_parallel_device), UNIT(test_peff_undetermined),
 		UNIT(test_class_hysteresis), UNIT(test_parse_args), UNIT(test_stored_s1),
-		UNIT(test_peff_codes), UNIT(test_uevent_identity),
+		UNIT(test_peff_codes), UNIT(test_uevent_identity), UNIT(test_identity_recheck),
 		UNIT(test_busy_unknown), UNIT(test_json), UNIT(test_depth_split),
 		UNIT(test_fsync_and_passthrough), UNIT(test_stat_merges_and_appearance),
 	};
