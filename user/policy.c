@@ -5,6 +5,8 @@
  * Rules, in order, for each full window of a device with I/O:
  *  1. A probe's verdict, taken on the same workload less than
  *     probe_every_s ago, stands: it measured both settings on this load.
+ *     Past that time, where rule 2 would overturn it, it is measured again
+ *     (a probe), not overruled: a measurement outranks the class's model.
  *  2. Else the device class decides: deep -> 0 (idling for one queue wastes
  *     a device that can serve the others meanwhile); shallow with sync
  *     sequential streams -> idle for about their p90 think time; shallow
@@ -282,15 +284,34 @@ static bool verdict_valid(const struct bw_tune_cfg *cfg, const struct bw_tune_st
 	       t - st->last_probe < cfg->probe_every_s;
 }
 
+/*
+ * A probe's verdict past its time, on this very workload, that the class
+ * rule would overturn: a measurement outranks the class's model (a RAID-0
+ * whose readers meet on one spindle reads shallow, yet serves them faster
+ * without idling), so it is measured again rather than overruled.
+ */
+static bool verdict_outranks(const struct bw_tune_cfg *cfg, const struct bw_tune_state *st,
+			     const struct bw_tune_sig *sig, __u32 target, double t)
+{
+	return st->has_verdict && st->verdict == st->setting && st->verdict != target &&
+	       !sig_changed(sig, &st->verdict_sig) && t - st->last_probe >= cfg->probe_every_s;
+}
+
+/* why: what calls for the probe; NULL: the evidence is missing (rule 3). */
 static void begin_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
-			const struct bw_tune_win *w, double t, struct bw_tune_decision *d)
+			const struct bw_tune_win *w, double t, const char *why,
+			struct bw_tune_decision *d)
 {
 	d->action = BW_TUNE_PROBE;
 	d->after = st->setting ? 0 : bw_tune_idle_for(cfg, w->think_p90_ms);
-	snprintf(d->why, sizeof(d->why), "evidence missing (class unknown, P_eff %s) with %d "
-		 "streams competing: trying %u us for %.1f s",
-		 isnan(bw_tune_win_peff(w)) ? "undetermined" : "between the marks", w->streams,
-		 d->after, cfg->probe_s);
+	if (why)
+		snprintf(d->why, sizeof(d->why), "%s: trying %u us for %.1f s", why, d->after,
+			 cfg->probe_s);
+	else
+		snprintf(d->why, sizeof(d->why), "evidence missing (class unknown, P_eff %s) "
+			 "with %d streams competing: trying %u us for %.1f s",
+			 isnan(bw_tune_win_peff(w)) ? "undetermined" : "between the marks",
+			 w->streams, d->after, cfg->probe_s);
 	st->last_probe = t;
 	st->probes++;
 	if (cfg->dry_run)
@@ -583,11 +604,20 @@ bool bw_tune_step(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 			return false;	/* rate limit: the workload has not changed */
 		if (st->windows < 2 || st->cand_n)
 			return false;	/* the workload is still settling: probe a steady one */
-		begin_probe(cfg, st, &w, t, d);
+		begin_probe(cfg, st, &w, t, NULL, d);
 		return true;
 	}
 	if (target == st->setting)
 		return false;
+	if (verdict_outranks(cfg, st, &sig, target, t)) {
+		char pw[300];
+
+		snprintf(pw, sizeof(pw), "%s (%u us), but the last probe on this workload measured "
+			 "%u us better, %.0f s ago: measuring again", why, target, st->verdict,
+			 t - st->last_probe);
+		begin_probe(cfg, st, &w, t, pw, d);
+		return true;
+	}
 	if (st->last_change >= 0 && t - st->last_change < cfg->dwell_s)
 		return false;	/* dwell: the next window asks again */
 	d->action = BW_TUNE_SET;

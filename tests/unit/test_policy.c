@@ -243,6 +243,40 @@ static void flapping(const struct sim *s, __u32 idle, struct phase *p)
 	known(s, idle, p, ((int)(s->t / 2)) % 2 ? BW_CLASS_DEEP : BW_CLASS_SHALLOW, 0.1);
 }
 
+/*
+ * A RAID-0 whose four readers meet on one spindle: without idling, P_eff
+ * reads 1.3 and the classifier calls it shallow (from 20 s on), yet it
+ * serves them faster than idling does.
+ */
+static void stripe_aligned(const struct sim *s, __u32 idle, struct phase *p)
+{
+	enum bw_class_id c = s->t > 20 ? BW_CLASS_SHALLOW : BW_CLASS_UNKNOWN;
+
+	*p = idle ? (struct phase){ 60, NAN, 1.0, 0.3, c, 4, 4 } :
+		    (struct phase){ 100, 1.3, 3.9, 0.3, c, 4, 4 };
+}
+
+static void test_verdict_outranks_class(void)
+{
+	struct sim s;
+	int at0 = 0, n = 0;
+
+	sim_init(&s, 8000);
+	sim_run(&s, 5, stripe_aligned);
+	CHECK(s.setting == 0 && s.n[BW_TUNE_KEEP] == 1, "the probe keeps 0 (setting %u)",
+	      s.setting);
+	while (s.t < 700) {
+		sim_run(&s, 1, stripe_aligned);
+		at0 += s.setting == 0;
+		n++;
+	}
+	CHECK(s.n[BW_TUNE_SET] == 0, "the shallow class never overrules the measurement "
+	      "(%d sets, last: %s)", s.n[BW_TUNE_SET], s.last.why);
+	CHECK(s.n[BW_TUNE_PROBE] == 3, "measured again each time the verdict runs out: %d probes",
+	      s.n[BW_TUNE_PROBE]);
+	CHECK(at0 >= n - 4, "at 0 for %d of %d s", at0, n);
+}
+
 static void test_dwell(void)
 {
 	struct sim s;
@@ -509,6 +543,7 @@ int main(void)
 	static const struct unit_test tests[] = {
 		UNIT(test_probe_finds_deep), UNIT(test_probe_finds_shallow),
 		UNIT(test_workload_change_reprobes), UNIT(test_class_rules), UNIT(test_dwell),
+		UNIT(test_verdict_outranks_class),
 		UNIT(test_when_to_probe), UNIT(test_ties_and_latency), UNIT(test_start),
 		UNIT(test_collapse_repaired), UNIT(test_collapse_never_strict_on_deep),
 		UNIT(test_probe_damage_repaired), UNIT(test_state_file),
