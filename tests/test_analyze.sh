@@ -143,8 +143,8 @@ EOF
 		"intervals.csv latency.csv outliers.csv streams.csv totals.csv what_if.csv" \
 		"$(cd "$BW_TMP/dir" && echo *.csv)"
 	assertEquals "what_if.csv: the header alone when nothing was decided" \
-		"t,device,action,slice_idle_us_before,slice_idle_us_after,why" \
-		"$(cut -d, -f1-6 "$BW_TMP/dir/what_if.csv")"
+		"t,device,action,slice_idle_us_before,slice_idle_us_after,strict_guarantees_before,strict_guarantees_after,why" \
+		"$(cut -d, -f1-8 "$BW_TMP/dir/what_if.csv")"
 	"$BW_BIN" analyze "$DATA/seqread" --csv-dir "$BW_TMP/dir2" >/dev/null
 	assertFalse "no what_if.csv without --what-if-tune" "[ -e $BW_TMP/dir2/what_if.csv ]"
 }
@@ -162,6 +162,39 @@ test_what_if_formats() {
 	assertEquals "csv: the what_if table" "t,device,action" \
 		"$("$BW_BIN" analyze "$DATA/randread-qd8" --what-if-tune --format csv --table what_if |
 			head -1 | cut -d, -f1-3)"
+}
+
+# The shipped recording of the emulated spindle (tests/data/record/README.md),
+# where BFQ stopped idling by itself at slice_idle_us 8000: --what-if-tune
+# notices it and tries strict_guarantees, in text, JSON, CSV and the HTML
+# report's data; the evidence is the recording's own intervals (depth ~1
+# before, at least 1.35 in the window that decided).
+test_what_if_spindle_repair() {
+	local rec=$BW_ROOT/tests/data/record/spindle.bwt js t depth
+	an_require jq || return 0
+	[ -f "$rec" ] || { fail "no $rec"; return; }
+	assertTrue "text: the repair, both levers and the collapse's evidence" \
+		"$BW_BIN analyze $rec --what-if-tune | grep -qE '^  t= *[0-9.]+ s loop[0-9]+ repair: slice_idle_us 8000 -> 8000, strict_guarantees 0 -> 1: BFQ stopped idling at slice_idle_us 8000: depth 1\.[01][0-9] -> [0-9.]+, [0-9]+ -> [0-9]+ MB/s'"
+	js=$BW_TMP/spindle.json
+	"$BW_BIN" analyze "$rec" --what-if-tune --json >"$js" || { fail "analyze --json"; return; }
+	assertEquals "json: one repair, strict_guarantees 0 -> 1" "1 0 1" \
+		"$(jq -r '[.what_if.decisions[] | select(.action == "repair")] |
+			"\(length) \(.[0].strict_guarantees_before) \(.[0].strict_guarantees_after)"' "$js")"
+	t=$(jq '[.what_if.decisions[] | select(.action == "repair")][0].t' "$js")
+	depth=$(jq --argjson t "$t" '.intervals[] | select(.t == $t - 1) | .devices[0].depth_mean_busy' "$js")
+	assertTrue "the recording's own interval before t=$t: depth $depth >= 1.35" \
+		"[ \"\$(jq -n --argjson d ${depth:-0} '\$d >= 1.35')\" = true ]"
+	assertEquals "an interval before it where BFQ idled (depth <= 1.2)" true \
+		"$(jq --argjson t "$t" '[.intervals[] | select(.t < $t - 1) | .devices[0].depth_mean_busy |
+			select(. != null and . <= 1.2)] | length > 0' "$js")"
+	assertEquals "csv: the same decisions, the same levers" \
+		"$(jq -r '.what_if.decisions[] | "\(.action),\(.slice_idle_us_after),\(.strict_guarantees_after)"' "$js")" \
+		"$("$BW_BIN" analyze "$rec" --what-if-tune --format csv --table what_if |
+			tail -n +2 | cut -d, -f3,5,7)"
+	"$BW_BIN" analyze "$rec" --what-if-tune --html "$BW_TMP/spindle.html" >/dev/null ||
+		{ fail "analyze --html"; return; }
+	assertTrue "html: the repair among the timeline's decisions" \
+		"grep -qE '\\[$t[0-9.]*,\"repair\",8000,8000,\"BFQ stopped idling' $BW_TMP/spindle.html"
 }
 
 # --perfetto: one complete event per request, on lanes where no two slices

@@ -163,7 +163,7 @@ test_what_if_sees_the_collapse() {
 	assertEquals "analyze exit status" 0 $?
 	echo "$out" | sed -n '/^What if/,/^$/p' | head -12
 	assertTrue "the repair, at its time, with the evidence" \
-		"echo \"\$out\" | grep -qE '^  t= *[0-9.]+ s $dev repair: slice_idle_us [0-9]+ -> [0-9]+: BFQ (stopped idling|is not idling) at slice_idle_us [0-9]+: depth [0-9.]+'"
+		"echo \"\$out\" | grep -qE '^  t= *[0-9.]+ s $dev repair: slice_idle_us [0-9]+ -> [0-9]+, strict_guarantees 0 -> 1: BFQ (stopped idling|is not idling) at slice_idle_us [0-9]+: depth [0-9.]+'"
 }
 
 # id_exit_path SIGNAL: a loop device on bfq at slice_idle_us 6000 with

@@ -140,6 +140,14 @@ double bw_tune_win_depth(const struct bw_tune_win *w)
 	return w->busy_s > 0 ? w->depth_sum / w->busy_s : NAN;
 }
 
+/* ", strict_guarantees 0 -> 1" where the decision changes it, else "". */
+const char *bw_tune_strict_note(const struct bw_tune_decision *d)
+{
+	if (d->strict_before == d->strict_after)
+		return "";
+	return d->strict_after ? ", strict_guarantees 0 -> 1" : ", strict_guarantees 1 -> 0";
+}
+
 /* v printed with fmt into buf, or "-" where it is unknown (NaN: no window yet). */
 static const char *figure(char *buf, size_t len, const char *fmt, double v)
 {

@@ -158,6 +158,7 @@ double bw_tune_win_peff(const struct bw_tune_win *w);
 double bw_tune_win_depth(const struct bw_tune_win *w);
 /* The window as evidence, one line (no newline), "-" for what is unknown. */
 void bw_tune_win_evidence(char *buf, size_t len, const struct bw_tune_win *w);
+const char *bw_tune_strict_note(const struct bw_tune_decision *d);
 /* An interval of a device and its streams (those with I/O on it) as an observation. */
 #define BW_TUNE_MAX_STREAMS 4096
 void bw_tune_observe(const struct bw_interval *iv, const struct bw_class *cls,

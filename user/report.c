@@ -225,6 +225,8 @@ void bw_whatif_decision_json(const struct bw_report *r, struct bw_json *j, int i
 	bw_json_str(j, "action", bw_tune_action_name(x->d.action));
 	bw_json_u64(j, "slice_idle_us_before", x->d.before);
 	bw_json_u64(j, "slice_idle_us_after", x->d.after);
+	bw_json_u64(j, "strict_guarantees_before", x->d.strict_before);
+	bw_json_u64(j, "strict_guarantees_after", x->d.strict_after);
 	bw_json_str(j, "why", x->d.why);
 	bw_json_obj(j, "evidence");
 	bw_json_num(j, "mb_per_s", bw_tune_win_mbps(e), 3);
@@ -280,8 +282,13 @@ void bw_whatif_tick(struct bw_report *r, const struct bw_rp_tick *t)
 	if (!bw_tune_step(&r->cfg, &w->st, &o, end, &d))
 		return;
 	whatif_log(r, w, end, &d);
-	/* A replay cannot change what the device did: the setting is believed set. */
-	bw_tune_applied(&r->cfg, &w->st, d.after, d.strict_after, end);
+	/*
+	 * A replay cannot change what the device did: a decision's setting is
+	 * believed set; a trial (probe, repair) is announced only, as in the
+	 * live tuner's dry run.
+	 */
+	if (d.action != BW_TUNE_PROBE && d.action != BW_TUNE_REPAIR)
+		bw_tune_applied(&r->cfg, &w->st, d.after, d.strict_after, end);
 }
 
 void bw_whatif_print(const struct bw_report *r, FILE *f)
@@ -300,9 +307,9 @@ void bw_whatif_print(const struct bw_report *r, FILE *f)
 		char ev[400];
 
 		bw_tune_win_evidence(ev, sizeof(ev), e);
-		fprintf(f, "  t=%8.2f s %s %s: slice_idle_us %u -> %u: %s\n      evidence: %s\n",
+		fprintf(f, "  t=%8.2f s %s %s: slice_idle_us %u -> %u%s: %s\n      evidence: %s\n",
 			x->t, x->w->name, bw_tune_action_name(x->d.action), x->d.before, x->d.after,
-			x->d.why, ev);
+			bw_tune_strict_note(&x->d), x->d.why, ev);
 	}
 }
 

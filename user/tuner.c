@@ -900,13 +900,6 @@ static void json_decision(const struct bw_tuner *x, const struct tdev *t,
 	bw_json_end(&j);
 }
 
-static const char *strict_note(const struct bw_tune_decision *d)
-{
-	if (d->strict_before == d->strict_after)
-		return "";
-	return d->strict_after ? ", strict_guarantees 0 -> 1" : ", strict_guarantees 1 -> 0";
-}
-
 /* One line per decision, with its evidence: the only thing the tuner prints to stdout. */
 static void log_decision(const struct bw_tuner *x, const struct tdev *t,
 			 const struct bw_tune_decision *d, const char *action)
@@ -921,7 +914,7 @@ static void log_decision(const struct bw_tuner *x, const struct tdev *t,
 	}
 	bw_tune_win_evidence(ev, sizeof(ev), w);
 	printf("%s %s %s: slice_idle_us %u -> %u%s: %s\n    evidence: %s; probes %d (%.1f s), "
-	       "changes %d\n", ts, t->name, action, d->before, d->after, strict_note(d), d->why,
+	       "changes %d\n", ts, t->name, action, d->before, d->after, bw_tune_strict_note(d), d->why,
 	       ev, t->st.probes, t->st.probe_cost_s, t->st.changes);
 	fflush(stdout);
 }
