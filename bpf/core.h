@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Structures shared by bpf/core.bpf.c and its loader user/core.c.
+ * Structures shared by bpf/core.bpf.c and its loader user/load/core.c.
  *
  * Layout rules: every map value is a plain array of __u64 (histogram
  * buckets of __u32, extended by user space) so user space can sum per-CPU
@@ -65,7 +65,7 @@ static inline __attribute__((always_inline)) __u32 bw_op_of(__u32 cmd_flags)
 /*
  * Per device, op and CPU.  Histogram buckets are 32-bit: a bucket can take
  * 2^32 events between two reads of user space, which sums them modulo 2^32
- * and extends the sum (user/core.c); the sums that grow by more than one
+ * and extends the sum (user/load/core.c); the sums that grow by more than one
  * per event stay 64-bit.
  */
 struct bw_op_pcpu {

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "unit.h"
-#include "bcrender.h"
-#include "promfmt.h"
+#include "model/bcrender.h"
+#include "model/promfmt.h"
 
 static struct bw_bc_stats cpus[2];
 static struct bw_bc_set set = { .bs = 0xffffffff81000000ULL, .name = "blkdev_dio_pool",

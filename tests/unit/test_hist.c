@@ -2,7 +2,7 @@
 /* Histogram geometry and percentile accuracy. */
 #include <stdlib.h>
 #include "unit.h"
-#include "blkwise.h"
+#include "model/blkwise.h"
 
 static void test_bucket_edges(void)
 {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "unit.h"
-#include "policy.h"
+#include "model/policy.h"
 
 #define TICK 0.1
 

@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The one load/attach path of bpf/core.bpf.c, shared by every subcommand. */
+#ifndef BLKWISE_LOADER_H
+#define BLKWISE_LOADER_H
+
+#include "model/blkwise.h"
+#include "streams.h"
+#include "biocache.h"
+
+struct bw_core_opts {
+	const char *btf_path;	/* kernel BTF elsewhere than /sys/kernel/btf/vmlinux */
+	bool force_raw_tp;	/* exercise the raw_tp fallback on a BTF kernel */
+	bool streams;
+	enum bw_stream_by streams_by;	/* with streams: process (default) or cgroup */
+	bool verbose;
+	bool bio_cache;		/* also bpf/biocache.bpf.c (bw_core_bio_cache) */
+	int max_devices;	/* 0: sized from the devices present */
+	int nr_watch;		/* 0: every device */
+	__u32 watch[BW_MAX_WATCH];
+	int nr_streams_watch;	/* streams on these only; 0: the devices watched */
+	__u32 streams_watch[BW_MAX_WATCH];
+};
+
+struct bw_stream_snap {
+	struct bw_skey key;
+	struct bw_stream s;
+};
+
+struct bw_core;
+
+int bw_core_open(struct bw_core **out, const struct bw_core_opts *opts);
+void bw_core_close(struct bw_core *c);
+/* Fill s (devices with a slot, plus every watched one); closes a max-depth epoch. */
+int bw_core_snapshot(struct bw_core *c, struct bw_snap *s);
+/* Between snapshots more than 10 s apart: keeps 32-bit histogram buckets from wrapping. */
+int bw_core_refresh(struct bw_core *c);
+#define BW_REFRESH_NS (10ULL * 1000000000ULL)
+void bw_snap_free(struct bw_snap *s);
+/* A device went away: let a new device on its queue id claim a fresh slot. */
+void bw_core_forget_dev(struct bw_core *c, __u32 dev);
+/* Up to max streams, open busy periods closed at now_ns; how many, or -errno. */
+int bw_core_streams(struct bw_core *c, struct bw_stream_snap *out, int max, __u64 now_ns);
+const char *bw_core_attach_mode(const struct bw_core *c);
+
+/* A loaded program's run time and count (counted while BPF stats are on). */
+struct bw_prog_stat {
+	char name[64];
+	__u64 run_ns;
+	__u64 run_cnt;
+};
+/* Up to max loaded programs; how many, or -errno. */
+int bw_core_prog_stats(const struct bw_core *c, struct bw_prog_stat *out, int max);
+void bw_core_print_memory(const struct bw_core *c, FILE *f);
+
+/*
+ * The other concerns' objects (user/load/bio.c, user/load/streams.c), opened by
+ * bw_core_open after the core with what it found out about the kernel.
+ */
+struct bw_load_env {
+	bool raw_tp;
+	bool rq_arg_second;	/* pre-5.11 request tracepoints: (q, rq) */
+	bool bio_arg_second;	/* pre-5.11 block_bio_queue(q, bio) */
+	bool has_io_start;	/* block_io_start (6.5+) */
+	bool have_fetch;	/* BPF atomic fetch-and-add, cmpxchg (5.12+) */
+	bool mempool_noprof;	/* mempool_alloc is mempool_alloc_noprof (6.10+) */
+	int ncpus;
+	/* The core's per-request table and streams' maps, which its completion uses. */
+	int rqs_fd, streams_fd, scount_fd;
+	__u32 rq_hash_bits;
+};
+struct bpf_object;
+struct bw_bio;
+/* BLKWISE_BENCH_SKIP (bpf/core.h BW_SKIP_*): tools/bench.sh's profile only. */
+__u32 bw_bench_skip(void);
+struct bw_streams;
+struct bw_bc;
+struct bw_bc_snap;
+
+/* *out stays NULL when there is no bio-based device to watch. */
+int bw_bio_open(struct bw_bio **out, const struct bw_core_opts *o, const struct bw_load_env *env);
+void bw_bio_close(struct bw_bio *b);
+struct bpf_object *bw_bio_obj(const struct bw_bio *b);
+__u32 bw_bio_slots(const struct bw_bio *b);
+__u64 bw_bio_epoch(struct bw_bio *b);
+int bw_bio_snapshot(struct bw_bio *b, struct bw_snap *s, int cap, __u64 closed_epoch);
+int bw_bio_refresh(struct bw_bio *b);
+void bw_bio_print(const struct bw_bio *b, FILE *f);
+
+int bw_streams_open(struct bw_streams **out, const struct bw_core_opts *o,
+		    const struct bw_load_env *env);
+void bw_streams_close(struct bw_streams *st);
+struct bpf_object *bw_streams_obj(const struct bw_streams *st);
+void bw_streams_epoch(struct bw_streams *st);
+int bw_streams_read(struct bw_streams *st, struct bw_stream_snap *out, int max, __u64 now_ns);
+void bw_streams_print(const struct bw_streams *st, FILE *f);
+
+/* *out is set even when nothing loads: the snapshot then says why. */
+int bw_bc_open(struct bw_bc **out, const struct bw_load_env *env, bool verbose);
+void bw_bc_close(struct bw_bc *b);
+struct bpf_object *bw_bc_obj(const struct bw_bc *b);	/* NULL when not loaded */
+int bw_bc_snapshot(const struct bw_bc *b, int ncpus, struct bw_bc_snap *s);
+
+/* Shared by the loaders: a device's entry in a snapshot (added if new), per-CPU sums. */
+struct bw_snap_dev *bw_snap_dev_get(struct bw_snap *s, __u32 dev, int cap);
+void bw_snap_add_pcpu(struct bw_snap_dev *d, const struct bw_dev_pcpu *pcpu, int ncpus,
+		      __u64 closed_epoch, struct bw_op_stats *ext);
+/* ext extended from one slot's 32-bit buckets, nothing added anywhere. */
+void bw_pcpu_extend(const struct bw_dev_pcpu *pcpu, int ncpus, struct bw_op_stats *ext);
+int bw_list_disks(__u32 *out, int max);
+int bw_watched_or_all(int nr, const __u32 *watch, __u32 *out, int max);
+int bw_fill_watch_map(int fd, const struct bw_core_opts *o, const char *what);
+int bw_fill_dev_slots(int dev2slot_fd, int shared_fd, const __u32 *devs, int n);
+
+/* Shared by the loaders of the other BPF objects (user/load/record.c). */
+struct btf;
+void bw_libbpf_setup(bool verbose);
+/* The kernel's BTF (or path's); 0, or -errno after saying what is missing. */
+int bw_kernel_btf(const char *path, struct btf **out);
+/* Arguments of a tracepoint from its btf_trace_* typedef; -1 when absent. */
+int bw_tp_nargs(const struct btf *btf, const char *tp);
+void bw_explain_load_error(int err);
+
+/* recload.c: the loader of bpf/record.bpf.c (btf_path, force_raw_tp, watch of opts). */
+struct bw_rec;
+struct bw_trec;
+typedef int (*bw_rec_cb)(void *ctx, const struct bw_trec *ev);
+int bw_rec_open(struct bw_rec **out, const struct bw_core_opts *opts, __u32 ring_bytes,
+		bw_rec_cb cb, void *ctx);
+/* Events handed to cb, or -errno; waits up to timeout_ms for the first. */
+int bw_rec_poll(struct bw_rec *r, int timeout_ms);
+/* Ring-buffer drops so far per CPU (bw_rec_ncpus of them); 0 or -errno. */
+int bw_rec_drops(struct bw_rec *r, __u64 *per_cpu);
+int bw_rec_ncpus(const struct bw_rec *r);
+const char *bw_rec_attach_mode(const struct bw_rec *r);
+bool bw_rec_io_start(const struct bw_rec *r);
+void bw_rec_close(struct bw_rec *r);
+
+/*
+ * The per-cpu bio alloc cache (bpf/biocache.bpf.c), counted since load:
+ * exact where fentry/fexit load, else what block_bio_queue shows.
+ */
+enum bw_bc_method { BW_BC_OFF, BW_BC_TRACEPOINT, BW_BC_EXACT };
+
+struct bw_bc_set {
+	__u64 bs;			/* struct bio_set address; 0: bios of no set */
+	char name[48];			/* its symbol, from /proc/kallsyms, else the address */
+	struct bw_bc_stats sum;		/* over CPUs */
+	struct bw_bc_stats *cpu;	/* ncpus entries */
+};
+
+struct bw_bc_snap {
+	enum bw_bc_method method;
+	const char *why;		/* why not exact ("" when exact) */
+	int ncpus;
+	int nr;
+	struct bw_bc_set *sets;
+};
+
+/* Fill s (method BW_BC_OFF when not loaded); 0 or -errno.  Free with bw_bc_snap_free. */
+int bw_core_bio_cache(struct bw_core *c, struct bw_bc_snap *s);
+void bw_bc_snap_free(struct bw_bc_snap *s);
+
+#endif /* BLKWISE_LOADER_H */
