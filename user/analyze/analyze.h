@@ -4,6 +4,7 @@
 #define BLKWISE_ANALYZE_H
 
 #include "model/replay.h"
+#include "sys/sys.h"
 
 /* input.c: a path to an event source. */
 struct bw_input {

@@ -2,7 +2,8 @@
 /* blkwise: watch the Linux block layer per device, and act on what it shows. */
 #include <stdio.h>
 #include <string.h>
-#include "model/blkwise.h"
+#include "cmd/cmd.h"
+#include "sys/sys.h"
 
 struct subcmd {
 	const char *name;

@@ -3,7 +3,7 @@
 #ifndef BLKWISE_LOADER_H
 #define BLKWISE_LOADER_H
 
-#include "model/blkwise.h"
+#include "sys/sys.h"
 #include "streams.h"
 #include "biocache.h"
 
@@ -42,12 +42,6 @@ void bw_core_forget_dev(struct bw_core *c, __u32 dev);
 int bw_core_streams(struct bw_core *c, struct bw_stream_snap *out, int max, __u64 now_ns);
 const char *bw_core_attach_mode(const struct bw_core *c);
 
-/* A loaded program's run time and count (counted while BPF stats are on). */
-struct bw_prog_stat {
-	char name[64];
-	__u64 run_ns;
-	__u64 run_cnt;
-};
 /* Up to max loaded programs; how many, or -errno. */
 int bw_core_prog_stats(const struct bw_core *c, struct bw_prog_stat *out, int max);
 void bw_core_print_memory(const struct bw_core *c, FILE *f);
@@ -135,29 +129,7 @@ const char *bw_rec_attach_mode(const struct bw_rec *r);
 bool bw_rec_io_start(const struct bw_rec *r);
 void bw_rec_close(struct bw_rec *r);
 
-/*
- * The per-cpu bio alloc cache (bpf/biocache.bpf.c), counted since load:
- * exact where fentry/fexit load, else what block_bio_queue shows.
- */
-enum bw_bc_method { BW_BC_OFF, BW_BC_TRACEPOINT, BW_BC_EXACT };
-
-struct bw_bc_set {
-	__u64 bs;			/* struct bio_set address; 0: bios of no set */
-	char name[48];			/* its symbol, from /proc/kallsyms, else the address */
-	struct bw_bc_stats sum;		/* over CPUs */
-	struct bw_bc_stats *cpu;	/* ncpus entries */
-};
-
-struct bw_bc_snap {
-	enum bw_bc_method method;
-	const char *why;		/* why not exact ("" when exact) */
-	int ncpus;
-	int nr;
-	struct bw_bc_set *sets;
-};
-
 /* Fill s (method BW_BC_OFF when not loaded); 0 or -errno.  Free with bw_bc_snap_free. */
 int bw_core_bio_cache(struct bw_core *c, struct bw_bc_snap *s);
-void bw_bc_snap_free(struct bw_bc_snap *s);
 
 #endif /* BLKWISE_LOADER_H */

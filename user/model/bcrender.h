@@ -3,7 +3,7 @@
 #ifndef BLKWISE_BCRENDER_H
 #define BLKWISE_BCRENDER_H
 
-#include "load/loader.h"
+#include "model/model.h"
 
 const char *bw_bc_method_name(enum bw_bc_method m);
 double bw_bc_hit_ratio(const struct bw_bc_stats *s);

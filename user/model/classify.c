@@ -10,7 +10,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "model/blkwise.h"
+#include "model/model.h"
 
 #define DEEP_AT BW_DEEP_AT
 #define SHALLOW_AT BW_SHALLOW_AT

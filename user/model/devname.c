@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "model/blkwise.h"
+#include "model/model.h"
 
 /* /sys/dev/block/M:m/uevent: DEVNAME and DEVTYPE; -EINVAL without a name. */
 int bw_parse_uevent(FILE *f, struct bw_devinfo *di)

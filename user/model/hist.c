@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Percentiles from the log-linear histograms of bpf/hist.h. */
 #include <math.h>
-#include "model/blkwise.h"
+#include "model/model.h"
 
 /* [lo, hi) of bucket idx, in the histogram's unit. */
 void bw_bucket_bounds(unsigned int idx, double *lo, double *hi)

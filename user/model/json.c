@@ -2,7 +2,7 @@
 /* A streaming JSON writer: enough for JSON Lines output, and CSV rows. */
 #include <math.h>
 #include <string.h>
-#include "model/blkwise.h"
+#include "model/model.h"
 
 void bw_json_begin(struct bw_json *j, FILE *f)
 {

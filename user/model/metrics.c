@@ -5,7 +5,7 @@
  */
 #include <math.h>
 #include <string.h>
-#include "model/blkwise.h"
+#include "model/model.h"
 
 const char *const bw_op_names[BW_NR_OPS] = { "read", "write", "discard", "flush", "passthrough" };
 

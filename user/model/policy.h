@@ -8,7 +8,7 @@
 #ifndef BLKWISE_POLICY_H
 #define BLKWISE_POLICY_H
 
-#include "model/blkwise.h"
+#include "model/model.h"
 
 enum bw_tune_policy { BW_POLICY_THROUGHPUT, BW_POLICY_LATENCY };
 

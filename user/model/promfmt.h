@@ -6,7 +6,7 @@
 #ifndef BLKWISE_PROMFMT_H
 #define BLKWISE_PROMFMT_H
 
-#include "load/loader.h"
+#include "model/model.h"
 
 enum bw_prom_type {
 	BW_PROM_COUNTER, BW_PROM_GAUGE, BW_PROM_HISTOGRAM, BW_PROM_SUMMARY, BW_PROM_INFO,

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The stat table and its JSON twin, named as iostat -x users read them. */
 #include <math.h>
-#include "model/blkwise.h"
+#include "model/model.h"
 
 /* A number, or "-" when it is undefined (NAN). */
 static void cell(FILE *f, int width, int prec, double v)

@@ -17,7 +17,7 @@
 #ifndef BLKWISE_REPLAY_H
 #define BLKWISE_REPLAY_H
 
-#include "model/blkwise.h"
+#include "model/model.h"
 #include "model/trace.h"
 
 enum bw_lat { BW_LAT_Q2D, BW_LAT_D2C, BW_LAT_Q2C, BW_NR_LAT };

@@ -23,7 +23,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "model/blkwise.h"
+#include "model/model.h"
 
 #define MAGIC "blkwise-s1"
 #define VERSION 2

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include "watch/watch.h"
+#include "sys/sys.h"
 
 #define MAX_DEPTH 32
 

@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <linux/loop.h>
-#include "model/blkwise.h"
+#include "sys/sys.h"
 
 /* First line of /sys/dev/block/M:m/REL without its newline; -errno if none. */
 static int read_line(__u32 dev, const char *rel, char *buf, size_t len)

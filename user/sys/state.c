@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <cap-ng.h>
-#include "model/blkwise.h"
+#include "sys/sys.h"
 
 #define S1_FILE "s1"
 #define S1_MAX_RECORDS 4096

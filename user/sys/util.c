@@ -11,7 +11,7 @@
 #include <linux/capability.h>
 #include <sys/syscall.h>
 #include <bpf/libbpf.h>
-#include "model/blkwise.h"
+#include "sys/sys.h"
 #include "version.h"
 
 #ifndef CAP_PERFMON

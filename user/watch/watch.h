@@ -42,17 +42,6 @@ struct bw_watch_stream {
 	struct bw_stream_interval s;
 };
 
-/* Cgroup v2 ids to paths (user/sys/cgroup.c). */
-struct bw_cgroups {
-	struct { __u64 id; char *path; } *e;
-	int n, cap;
-	char mnt[512];
-	__s64 walked_at;
-};
-/* The path of a cgroup under the cgroup2 mount ("/" for the root), or NULL. */
-const char *bw_cgroup_path(struct bw_cgroups *c, __u64 id);
-void bw_cgroups_free(struct bw_cgroups *c);
-
 struct bw_watch {
 	struct bw_watch_opts *o;
 	struct bw_core *core;

@@ -1,13 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* blkwise user space: the per-device snapshot every subcommand consumes. */
-#ifndef BLKWISE_H
-#define BLKWISE_H
+/*
+ * The model: the per-device snapshot every subcommand consumes, the figures
+ * of an interval, and the types of the pure code (user/model/).  No libbpf,
+ * no system calls: what includes this can be unit-tested without root.
+ */
+#ifndef BLKWISE_MODEL_H
+#define BLKWISE_MODEL_H
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <linux/types.h>
 #include "core.h"
+#include "biocache.h"
 
 #define BW_NAME_LEN 32
 #define BW_MAX_WATCH 256
@@ -304,48 +309,33 @@ void bw_s1_store_prune(struct bw_s1_store *s, int max);
 int bw_s1_store_parse(FILE *f, struct bw_s1_store *s, char *why, size_t len);
 int bw_s1_store_format(FILE *f, const struct bw_s1_store *s);
 
-/* state.c: atomic state files */
-#define BW_STATE_DIR "/var/lib/blkwise"
-int bw_make_dir(const char *dir);
-int bw_state_write(const char *dir, const char *name, int (*fmt)(FILE *f, const void *arg),
-		   const void *arg);
-int bw_s1_load(const char *dir, struct bw_s1_store *s, char *why, size_t len);
-int bw_s1_save(const char *dir, struct bw_s1_store *mine);
 /*
- * Before a drop to uid/gid that may not write dir: a writer process that
- * keeps only what writing dir takes; bw_s1_save(dir) then goes through it.
+ * The per-cpu bio alloc cache (bpf/biocache.bpf.c), counted since load:
+ * exact where fentry/fexit load, else what block_bio_queue shows.
  */
-int bw_s1_keeper_start(const char *dir, unsigned int uid, unsigned int gid);
+enum bw_bc_method { BW_BC_OFF, BW_BC_TRACEPOINT, BW_BC_EXACT };
 
-/* util.c */
-extern bool bw_json_errors;
-void bw_print_version(FILE *f);
-void bw_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void bw_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-__u64 bw_now_ns(void);
-int bw_check_privileges(void);
-int bw_read_sysfs_u64(const char *disk, const char *attr, __u64 *val);
-int bw_opt_other(int c, void (*usage)(FILE *f));
-int bw_opt_rest(int argc, char **argv);
+struct bw_bc_set {
+	__u64 bs;			/* struct bio_set address; 0: bios of no set */
+	char name[48];			/* its symbol, from /proc/kallsyms, else the address */
+	struct bw_bc_stats sum;		/* over CPUs */
+	struct bw_bc_stats *cpu;	/* ncpus entries */
+};
 
-/* Signals: set by the handler, polled by the loops. */
-extern volatile int bw_exiting;
-void bw_install_signals(void);
-int bw_sleep_ns(__u64 ns);
+struct bw_bc_snap {
+	enum bw_bc_method method;
+	const char *why;		/* why not exact ("" when exact) */
+	int ncpus;
+	int nr;
+	struct bw_bc_set *sets;
+};
+void bw_bc_snap_free(struct bw_bc_snap *s);
 
-/* devinfo.c: sysfs */
-int bw_dev_probe(__u32 dev, struct bw_devinfo *di);
-void bw_dev_identify(struct bw_devinfo *di, bool may_io);
-bool bw_dev_is_bio_based(__u32 dev);
-int bw_dev_lookup(const char *arg, __u32 *dev);
-int bw_sysfs_get(const char *disk, const char *attr, char *buf, size_t len);
-int bw_sysfs_set(const char *disk, const char *attr, const char *val);
-int bw_sysfs_writable(const char *disk, const char *attr);
+/* A loaded program's run time and count (counted while BPF stats are on). */
+struct bw_prog_stat {
+	char name[64];
+	__u64 run_ns;
+	__u64 run_cnt;
+};
 
-int cmd_stat(int argc, char **argv);
-int cmd_tune(int argc, char **argv);
-int cmd_export(int argc, char **argv);
-int cmd_record(int argc, char **argv);
-int cmd_analyze(int argc, char **argv);
-
-#endif /* BLKWISE_H */
+#endif /* BLKWISE_MODEL_H */
