@@ -4,6 +4,7 @@
 #define BLKWISE_ANALYZE_H
 
 #include "model/replay.h"
+#include "model/whatif.h"
 #include "sys/sys.h"
 
 /* input.c: a path to an event source. */
@@ -26,20 +27,10 @@ int bw_report_open(struct bw_report **out, const char *html, const char *perfett
 		   bool what_if, const struct bw_tsource *src, const char *trace);
 void bw_report_tick(struct bw_report *r, const struct bw_rp_tick *t);
 void bw_report_req(struct bw_report *r, const struct bw_rp_req *q);
-bool bw_whatif_on(const struct bw_report *r);
-void bw_whatif_tick(struct bw_report *r, const struct bw_rp_tick *t);
-void bw_whatif_print(const struct bw_report *r, FILE *f);
-/* The decisions: how many (0 when off), one as a JSON object (-1: an empty
- * one, for a CSV header), all as "what_if". */
-int bw_whatif_count(const struct bw_report *r);
-void bw_whatif_decision_json(const struct bw_report *r, struct bw_json *j, int i);
-void bw_whatif_json(const struct bw_report *r, struct bw_json *j);
 /* Finish the files; 0, or -1 after saying which failed. */
 int bw_report_close(struct bw_report *r, const struct bw_replay *rp);
-/* Decision i: when, on which device (its name). */
-struct bw_tune_decision;
-const struct bw_tune_decision *bw_whatif_decision(const struct bw_report *r, int i, double *t,
-						  const char **dev);
+/* The what-if replay (user/model/whatif.h), or NULL without --what-if-tune. */
+struct bw_whatif *bw_report_whatif(const struct bw_report *r);
 
 /* html.c: --html's page (trace: the file's name, for its title). */
 struct bw_html;
@@ -47,7 +38,7 @@ int bw_html_open(struct bw_html **out, const char *path, const char *trace);
 void bw_html_tick(struct bw_html *h, const struct bw_rp_tick *t);
 void bw_html_req(struct bw_html *h, const struct bw_rp_req *q);
 /* Writes the page (unless rp is NULL), closes it; 0, or -1 after saying why. */
-int bw_html_close(struct bw_html *h, const struct bw_replay *rp, const struct bw_report *rep,
+int bw_html_close(struct bw_html *h, const struct bw_replay *rp, const struct bw_whatif *wi,
 		  const struct bw_tsource *src, const char *path);
 
 #endif /* BLKWISE_ANALYZE_H */

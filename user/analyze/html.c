@@ -295,7 +295,7 @@ static void data_ticks(FILE *f, const struct hdev *d)
 	fputc(']', f);
 }
 
-static void data_whatif(FILE *f, const struct hdev *d, const struct bw_report *rep)
+static void data_whatif(FILE *f, const struct hdev *d, const struct bw_whatif *rep)
 {
 	const struct bw_tune_decision *x;
 	const char *dev;
@@ -318,7 +318,7 @@ static void data_whatif(FILE *f, const struct hdev *d, const struct bw_report *r
 	fputc(']', f);
 }
 
-static void html_data(struct bw_html *h, const struct bw_replay *rp, const struct bw_report *rep)
+static void html_data(struct bw_html *h, const struct bw_replay *rp, const struct bw_whatif *rep)
 {
 	FILE *f = h->f;
 	int i;
@@ -440,7 +440,7 @@ static const char css[] =
 	".tick text,.axis-label,.legend text{fill:#333}.grid line{stroke:#e3e5ec}"
 	".note{fill:#a33}";
 
-static void html_write(struct bw_html *h, const struct bw_replay *rp, const struct bw_report *rep,
+static void html_write(struct bw_html *h, const struct bw_replay *rp, const struct bw_whatif *rep,
 		       const struct bw_tsource *src)
 {
 	FILE *f = h->f;
@@ -488,7 +488,7 @@ int bw_html_open(struct bw_html **out, const char *path, const char *trace)
 }
 
 /* Writes the page (unless rp is NULL) and closes it; 0, or -1 when writing failed. */
-int bw_html_close(struct bw_html *h, const struct bw_replay *rp, const struct bw_report *rep,
+int bw_html_close(struct bw_html *h, const struct bw_replay *rp, const struct bw_whatif *rep,
 		  const struct bw_tsource *src, const char *path)
 {
 	int i, err = 0;

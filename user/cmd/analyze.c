@@ -302,8 +302,8 @@ static void on_tick(void *ctx, const struct bw_rp_tick *t)
 	begin(o);
 	if (o->rep)
 		bw_report_tick(o->rep, t);
-	if (bw_whatif_on(o->rep))
-		bw_whatif_tick(o->rep, t);
+	if (bw_whatif_on(bw_report_whatif(o->rep)))
+		bw_whatif_tick(bw_report_whatif(o->rep), t);
 	csv_row(o, T_INTERVALS, interval_row, t);
 	switch (o->a->fmt) {
 	case FMT_JSON:
@@ -516,8 +516,8 @@ static void json_summary(struct an_out *o, const struct bw_replay *rp,
 		bw_render_json_stream(j, dn, &s[i].iv);
 	}
 	bw_json_close(j, ']');
-	if (bw_whatif_on(o->rep))
-		bw_whatif_json(o->rep, j);
+	if (bw_whatif_on(bw_report_whatif(o->rep)))
+		bw_whatif_json(bw_report_whatif(o->rep), j);
 }
 
 static const char *dev_name(const struct bw_replay *rp, __u32 dev)
@@ -659,7 +659,7 @@ static void stream_row(struct bw_json *j, const void *arg)
 }
 
 struct whatif_arg {
-	const struct bw_report *rep;
+	const struct bw_whatif *rep;
 	int i;
 };
 
@@ -685,7 +685,7 @@ static void empty_headers(struct an_out *o, const struct bw_replay *rp)
 	csv_header(o, T_LATENCY, latency_row, &r);
 	csv_header(o, T_OUTLIERS, outlier_row, &r);
 	csv_header(o, T_STREAMS, stream_row, &r);
-	csv_header(o, T_WHATIF, whatif_row, &(struct whatif_arg){ o->rep, -1 });
+	csv_header(o, T_WHATIF, whatif_row, &(struct whatif_arg){ bw_report_whatif(o->rep), -1 });
 }
 
 static void csv_tables(struct an_out *o, const struct bw_replay *rp)
@@ -710,8 +710,8 @@ static void csv_tables(struct an_out *o, const struct bw_replay *rp)
 		r.s = &s[i];
 		csv_row(o, T_STREAMS, stream_row, &r);
 	}
-	for (i = 0; i < bw_whatif_count(o->rep); i++)
-		csv_row(o, T_WHATIF, whatif_row, &(struct whatif_arg){ o->rep, i });
+	for (i = 0; i < bw_whatif_count(bw_report_whatif(o->rep)); i++)
+		csv_row(o, T_WHATIF, whatif_row, &(struct whatif_arg){ bw_report_whatif(o->rep), i });
 	empty_headers(o, rp);
 }
 
@@ -782,8 +782,8 @@ static void finish_output(struct an_out *o, const struct bw_replay *rp, int err)
 		bw_json_close(&o->j, '}');
 		bw_json_end(&o->j);
 	} else if (a->fmt == FMT_TEXT) {
-		if (bw_whatif_on(o->rep))
-			bw_whatif_print(o->rep, stdout);
+		if (bw_whatif_on(bw_report_whatif(o->rep)))
+			bw_whatif_print(bw_report_whatif(o->rep), stdout);
 		text_summary(rp, o->src, bw_replay_exact(rp));
 	}
 	csv_tables(o, rp);

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
 /* `blkwise record`: every request event of the watched devices into a trace file. */
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
@@ -117,29 +116,13 @@ static __u32 sysfs_u32(const char *disk, const char *attr, __u32 dflt)
 	return bw_read_sysfs_u64(disk, attr, &v) ? dflt : (__u32)v;
 }
 
-static __u32 count_hw_queues(const char *disk)
-{
-	char path[300];
-	struct dirent *de;
-	__u32 n = 0;
-	DIR *d;
-
-	snprintf(path, sizeof(path), "/sys/block/%s/mq", disk);
-	d = opendir(path);
-	if (!d)
-		return 0;
-	while ((de = readdir(d)))
-		n += de->d_name[0] != '.';
-	closedir(d);
-	return n;
-}
-
 /* A device's row of the header: names and queue settings at start. */
 static void describe(__u32 dev, struct bw_tdev *t)
 {
 	struct bw_devinfo di;
 	char sched[256];
 	__u64 v;
+	int hwqs;
 
 	memset(t, 0, sizeof(*t));
 	t->dev = dev;
@@ -161,7 +144,8 @@ static void describe(__u32 dev, struct bw_tdev *t)
 	t->logical_block_size = sysfs_u32(di.name, "queue/logical_block_size", 0);
 	t->read_ahead_kb = sysfs_u32(di.name, "queue/read_ahead_kb", 0);
 	t->nomerges = sysfs_u32(di.name, "queue/nomerges", 0);
-	t->nr_hw_queues = count_hw_queues(di.name);
+	hwqs = bw_disk_hw_queues(di.name);
+	t->nr_hw_queues = hwqs < 0 ? 0 : hwqs;
 	t->slice_idle_us = bw_read_sysfs_u64(di.name, "queue/iosched/slice_idle_us", &v) ?
 			   -1 : (__s32)v;
 }

@@ -137,7 +137,7 @@ static void report_bio_cache(struct bw_watch *w, struct bw_json *j)
 {
 	struct bw_bc_snap b;
 
-	if (bw_core_bio_cache(w->core, &b)) {
+	if (bw_watch_bio_cache(w, &b)) {
 		bw_warn("reading the bio cache counts failed");
 		b.method = BW_BC_OFF;
 	}
@@ -207,7 +207,7 @@ static int sleep_interval(struct bw_watch *w, __u64 ns)
 		if (err)
 			return err;
 		ns -= BW_REFRESH_NS;
-		bw_core_refresh(w->core);
+		bw_watch_refresh(w);
 	}
 	return bw_sleep_ns(ns);
 }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * `blkwise export`: a Prometheus exporter.
+ * `blkwise export`: a Prometheus exporter (its command line: user/cmd/export.c;
+ * the HTTP library's shim: mhd.c; the listening socket: listen.c; the drop
+ * of privileges: privs.c).
  *
  * One thread samples: every -i seconds, and when a scrape asks, it reads
  * the BPF maps through the watch loop (every tick of the tuner with
@@ -19,10 +21,7 @@
  */
 #include <errno.h>
 #include <dirent.h>
-#include <dlfcn.h>
-#include <getopt.h>
 #include <math.h>
-#include <netdb.h>
 #include <pthread.h>
 #include <pwd.h>
 #include <signal.h>
@@ -30,116 +29,16 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/utsname.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include <cap-ng.h>
 #include <gnutls/gnutls.h>
 #include <microhttpd.h>
 #include "model/promfmt.h"
-#include "watch/tuner.h"
-#include "cmd/options.h"
-#include "export/webcfg.h"
+#include "export/export.h"
 #include "version.h"
 
-/*
- * libmicrohttpd is opened here, not linked: it brings GnuTLS and its
- * libraries, 2.4 MiB of resident memory every other subcommand would
- * carry for nothing.  GnuTLS itself (already loaded by libmicrohttpd) is
- * opened the same way, for what libmicrohttpd leaves to its caller: the
- * client certificate policy of a TLS session and its verification.
- */
-#define MHD_SONAME "libmicrohttpd.so.12"
-#define GNUTLS_SONAME "libgnutls.so.30"
-
-static struct {
-	typeof(MHD_start_daemon) *start_daemon;
-	typeof(MHD_stop_daemon) *stop_daemon;
-	typeof(MHD_create_response_from_buffer) *create_response_from_buffer;
-	typeof(MHD_add_response_header) *add_response_header;
-	typeof(MHD_queue_response) *queue_response;
-	typeof(MHD_destroy_response) *destroy_response;
-	typeof(MHD_lookup_connection_value) *lookup_connection_value;
-	typeof(MHD_get_connection_info) *get_connection_info;
-	typeof(MHD_set_connection_option) *set_connection_option;
-	typeof(MHD_basic_auth_get_username_password) *basic_auth_get_username_password;
-	typeof(MHD_queue_basic_auth_fail_response) *queue_basic_auth_fail_response;
-	typeof(MHD_free) *free;
-} mhd;
-
-static struct {
-	typeof(gnutls_certificate_server_set_request) *certificate_server_set_request;
-	typeof(gnutls_session_set_verify_cert) *session_set_verify_cert;
-	typeof(gnutls_certificate_verify_peers2) *certificate_verify_peers2;
-	typeof(gnutls_certificate_get_peers) *certificate_get_peers;
-	typeof(gnutls_certificate_allocate_credentials) *certificate_allocate_credentials;
-	typeof(gnutls_certificate_free_credentials) *certificate_free_credentials;
-	typeof(gnutls_certificate_set_x509_key_mem) *certificate_set_x509_key_mem;
-	typeof(gnutls_certificate_set_x509_trust_mem) *certificate_set_x509_trust_mem;
-	typeof(gnutls_strerror) *strerror;
-} gt;
-
-static int mhd_open(bool tls)
-{
-	void *h = dlopen(MHD_SONAME, RTLD_NOW | RTLD_LOCAL);
-
-	if (!h) {
-		bw_err("export needs %s: %s; install it with apt-get install libmicrohttpd12",
-		       MHD_SONAME, dlerror());
-		return -1;
-	}
-#define MHD_SYM(f) (*(void **)&mhd.f = dlsym(h, "MHD_" #f))
-	if (!MHD_SYM(start_daemon) || !MHD_SYM(stop_daemon) ||
-	    !MHD_SYM(create_response_from_buffer) || !MHD_SYM(add_response_header) ||
-	    !MHD_SYM(queue_response) || !MHD_SYM(destroy_response) ||
-	    !MHD_SYM(lookup_connection_value) || !MHD_SYM(get_connection_info) ||
-	    !MHD_SYM(set_connection_option) || !MHD_SYM(basic_auth_get_username_password) ||
-	    !MHD_SYM(queue_basic_auth_fail_response) || !MHD_SYM(free)) {
-		bw_err("%s lacks a function export uses: %s", MHD_SONAME, dlerror());
-		return -1;
-	}
-#undef MHD_SYM
-	if (!tls)
-		return 0;
-	h = dlopen(GNUTLS_SONAME, RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		bw_err("TLS needs %s: %s; install it with apt-get install libgnutls30",
-		       GNUTLS_SONAME, dlerror());
-		return -1;
-	}
-#define GT_SYM(f) (*(void **)&gt.f = dlsym(h, "gnutls_" #f))
-	if (!GT_SYM(certificate_server_set_request) || !GT_SYM(session_set_verify_cert) ||
-	    !GT_SYM(certificate_verify_peers2) || !GT_SYM(certificate_get_peers) ||
-	    !GT_SYM(certificate_allocate_credentials) || !GT_SYM(certificate_free_credentials) ||
-	    !GT_SYM(certificate_set_x509_key_mem) || !GT_SYM(certificate_set_x509_trust_mem) ||
-	    !GT_SYM(strerror)) {
-		bw_err("%s lacks a function export uses: %s", GNUTLS_SONAME, dlerror());
-		return -1;
-	}
-#undef GT_SYM
-	return 0;
-}
-
-#define DEFAULT_PORT "9796"
 #define MAX_PROGS 32
-
-struct export_args {
-	struct bw_watch_opts w;
-	struct bw_tuner_args t;
-	bool tune;
-	const char *listen;
-	double interval;
-	const char *user;
-	bool bpf_stats;
-	long max_conn, max_per_ip;
-	const char *web_config;
-};
 
 /*
  * What scrapes read: the last page, in both formats, and the scrape
@@ -192,278 +91,6 @@ struct export_ctx {
 	pthread_mutex_t conn_lock;
 	struct conn *conns;		/* open connections, for the header deadline */
 };
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: blkwise export [-d DEV]... [-l [ADDR]:PORT] [-i SECS] [--user USER]\n"
-		"                      [--state-dir DIR | --no-state] [--bpf-stats]\n"
-		"                      [--max-connections N] [--max-per-ip N] [--bio-cache]\n"
-		"                      [--web.config.file FILE] [--tune [TUNE OPTIONS]] [-v]\n"
-		"                      [--btf FILE] [--force-raw-tp]\n"
-		"Serves the block layer's metrics to Prometheus: GET /metrics (text format, or\n"
-		"OpenMetrics when the scraper asks for it) and / (links, build).\n");
-	bw_opts_help(f, BW_CMD_EXPORT);
-}
-
-enum { OPT_USER = 256, OPT_BPF_STATS, OPT_MAX_CONN, OPT_TUNE, OPT_BIO_CACHE, OPT_MAX_PER_IP,
-       OPT_WEB_CONFIG };
-
-static int parse_args(int argc, char **argv, struct export_args *a)
-{
-	static const struct option opts[] = {
-		BW_WATCH_LONGOPTS,
-		BW_STATE_LONGOPTS,
-		BW_TUNER_LONGOPTS,
-		{ "listen", required_argument, NULL, 'l' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "user", required_argument, NULL, OPT_USER },
-		{ "bpf-stats", no_argument, NULL, OPT_BPF_STATS },
-		{ "max-connections", required_argument, NULL, OPT_MAX_CONN },
-		{ "max-per-ip", required_argument, NULL, OPT_MAX_PER_IP },
-		{ "web.config.file", required_argument, NULL, OPT_WEB_CONFIG },
-		{ "tune", no_argument, NULL, OPT_TUNE },
-		{ "bio-cache", no_argument, NULL, OPT_BIO_CACHE },
-		{ "tune-window", required_argument, NULL, BW_OPT_TUNE_WINDOW },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
-	bool tune_opt = false;
-	int c, err;
-
-	bw_watch_opts_init(&a->w);
-	bw_tuner_args_init(&a->t);
-	a->listen = ":" DEFAULT_PORT;
-	a->interval = 1.0;
-	a->user = "nobody";
-	a->max_conn = 4096;
-	a->max_per_ip = 64;
-	while ((c = getopt_long(argc, argv, "d:l:i:njvh", opts, NULL)) != -1) {
-		err = bw_watch_opt(&a->w, c, optarg);
-		if (err < 0)
-			return err;
-		if (err)
-			continue;
-		if (c == BW_OPT_TUNE_WINDOW) {
-			if (bw_tuner_set_window(&a->t, optarg))
-				return -EINVAL;
-			tune_opt = true;
-			continue;
-		}
-		err = bw_tuner_opt(&a->t, c, optarg);
-		if (err < 0)
-			return err;
-		if (err) {
-			tune_opt = true;
-			continue;
-		}
-		switch (c) {
-		case 'l':
-			a->listen = optarg;
-			break;
-		case 'i':
-			if (bw_parse_interval(optarg, &a->interval) || a->interval < 0.1) {
-				bw_err("bad interval '%s': give seconds between 0.1 and 86400", optarg);
-				return -EINVAL;
-			}
-			break;
-		case OPT_USER:
-			a->user = optarg;
-			break;
-		case OPT_BPF_STATS:
-			a->bpf_stats = true;
-			break;
-		case OPT_MAX_CONN:
-			if (bw_parse_count(optarg, &a->max_conn) || a->max_conn > 65536) {
-				bw_err("bad --max-connections '%s': give 1..65536", optarg);
-				return -EINVAL;
-			}
-			break;
-		case OPT_MAX_PER_IP:
-			if (bw_parse_count(optarg, &a->max_per_ip) || a->max_per_ip > 65536) {
-				bw_err("bad --max-per-ip '%s': give 1..65536", optarg);
-				return -EINVAL;
-			}
-			break;
-		case OPT_WEB_CONFIG:
-			a->web_config = optarg;
-			break;
-		case OPT_TUNE:
-			a->tune = true;
-			break;
-		case OPT_BIO_CACHE:
-			a->w.core.bio_cache = true;
-			break;
-		default:
-			return bw_opt_other(c, usage);
-		}
-	}
-	if (bw_opt_rest(argc, argv))
-		return -EINVAL;
-	if (tune_opt && !a->tune) {
-		bw_err("tuner options need --tune");
-		return -EINVAL;
-	}
-	if (a->tune)
-		a->w.core.streams = true;	/* think time and sequential share */
-	return 0;
-}
-
-/* ---- listening ---- */
-
-/* "[ADDR]:PORT" into host (NULL: every address) and port; -EINVAL when malformed. */
-static int split_listen(const char *s, char *host, size_t hlen, char *port, size_t plen)
-{
-	const char *colon = strrchr(s, ':');
-	const char *h = s, *he;
-	char *end;
-	long p;
-
-	if (!colon)
-		return -EINVAL;
-	he = colon;
-	if (*h == '[') {
-		if (he == h || he[-1] != ']')
-			return -EINVAL;
-		h++;
-		he--;
-	}
-	if ((size_t)(he - h) >= hlen || strlen(colon + 1) >= plen)
-		return -EINVAL;
-	memcpy(host, h, he - h);
-	host[he - h] = '\0';
-	snprintf(port, plen, "%s", colon + 1);
-	errno = 0;
-	p = strtol(port, &end, 10);
-	if (errno || end == port || *end || p < 1 || p > 65535)
-		return -EINVAL;
-	return 0;
-}
-
-#define DEFER_ACCEPT_S 5
-
-static int bind_one(const struct addrinfo *ai)
-{
-	int one = 1, zero = 0, defer = DEFER_ACCEPT_S;
-	int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
-
-	if (fd < 0)
-		return -errno;
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	/* Accepted once a request's first bytes are in: see refuse_garbage(). */
-	setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer, sizeof(defer));
-	if (ai->ai_family == AF_INET6)
-		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
-	if (bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, 4096)) {
-		int err = -errno;
-
-		close(fd);
-		return err;
-	}
-	return fd;
-}
-
-/* The listening socket; -EINVAL for a bad --listen (said), other -errno (said). */
-static int open_listen(const char *spec)
-{
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE |
-				  AI_NUMERICSERV }, *res, *ai;
-	char host[256], port[16];
-	int fd = -EADDRNOTAVAIL, err;
-
-	if (split_listen(spec, host, sizeof(host), port, sizeof(port))) {
-		bw_err("bad --listen '%s': give [ADDR]:PORT, e.g. :%s, 127.0.0.1:%s or [::1]:%s",
-		       spec, DEFAULT_PORT, DEFAULT_PORT, DEFAULT_PORT);
-		return -EINVAL;
-	}
-	hints.ai_family = host[0] ? AF_UNSPEC : AF_INET6;
-	err = getaddrinfo(host[0] ? host : NULL, port, &hints, &res);
-	if (err && !host[0]) {
-		hints.ai_family = AF_INET;	/* no IPv6 here */
-		err = getaddrinfo(NULL, port, &hints, &res);
-	}
-	if (err) {
-		bw_err("bad --listen '%s': %s", spec, gai_strerror(err));
-		return -EINVAL;
-	}
-	for (ai = res; ai; ai = ai->ai_next) {
-		fd = bind_one(ai);
-		if (fd >= 0 || fd == -EADDRINUSE)
-			break;
-	}
-	freeaddrinfo(res);
-	if (fd < 0)
-		bw_err("cannot listen on %s: %s%s", spec, strerror(-fd),
-		       fd == -EADDRINUSE ? " (another exporter there? give --listen)" : "");
-	return fd;
-}
-
-/* ---- privileges ---- */
-
-static bool kernel_at_least(int maj, int min)
-{
-	struct utsname u;
-	int a = 0, b = 0;
-
-	if (uname(&u) || sscanf(u.release, "%d.%d", &a, &b) != 2)
-		return false;
-	return a > maj || (a == maj && b >= min);
-}
-
-/* Becomes user, keeping only what reading the held maps still needs. */
-static int drop_privileges(const char *user)
-{
-	struct passwd *pw = getpwnam(user);
-	int keep = -1, err, flags;
-
-	if (!pw) {
-		bw_err("--user %s: no such user; give an existing one (e.g. nobody)", user);
-		return -EINVAL;
-	}
-	if (!pw->pw_uid) {
-		bw_warn("--user %s: staying root with every capability", user);
-		return 0;
-	}
-	if (!kernel_at_least(6, 5))	/* bpf() checks the caller's capability on map reads */
-		keep = kernel_at_least(5, 8) ? CAP_BPF : CAP_SYS_ADMIN;
-	capng_get_caps_process();
-	flags = capng_have_capability(CAPNG_EFFECTIVE, CAP_SETPCAP);
-	capng_clear(CAPNG_SELECT_BOTH);
-	if (keep >= 0)
-		capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED, keep);
-	/* Clearing the bounding set needs CAP_SETPCAP; without it, nothing is left to regain. */
-	flags = CAPNG_DROP_SUPP_GRP | (flags ? CAPNG_CLEAR_BOUNDING : 0);
-	err = capng_change_id(pw->pw_uid, pw->pw_gid, flags);
-	if (err) {
-		bw_err("becoming %s (capng_change_id: %d): %s", user, err, strerror(errno));
-		return -EPERM;
-	}
-	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-	if (keep >= 0)
-		bw_warn("running as %s, keeping only %s (this kernel's bpf() needs it to read maps)",
-			user, keep == CAP_BPF ? "CAP_BPF" : "CAP_SYS_ADMIN");
-	else
-		bw_warn("running as %s, with no capabilities", user);
-	return 0;
-}
-
-/*
- * The S1 store stays writable after the drop (a keeper, see state.c):
- * started before libmicrohttpd's threads, as it forks.
- */
-static void keep_store(const struct export_args *a)
-{
-	struct passwd *pw = getpwnam(a->user);
-	int err;
-
-	if (a->w.no_state || !pw || !pw->pw_uid)
-		return;
-	err = bw_s1_keeper_start(a->w.state_dir, pw->pw_uid, pw->pw_gid);
-	if (err)
-		bw_warn("the S1 store in %s cannot be kept writable as %s: %s; learned S1 "
-			"will be saved only if %s can write there", a->w.state_dir, a->user,
-			strerror(-err), a->user);
-}
 
 /* ---- the page ---- */
 
@@ -701,14 +328,14 @@ static int render(struct export_ctx *x, __u64 t0)
 
 	if (!rows || !d)
 		goto out;
-	if (x->a->w.core.bio_cache && !bw_core_bio_cache(x->w.core, &bc))
+	if (x->a->w.core.bio_cache && !bw_watch_bio_cache(&x->w, &bc))
 		s.bio_cache = &bc;
 	tuner_figures(x);
 	nrows = bw_watch_rows(&x->w, rows);
 	for (i = 0; i < nrows; i++)
 		if (!rows[i]->iv.gone && bw_snap_find(&x->w.prev, rows[i]->dev))
 			fill_dev(x, rows[i], secs, &d[n++]);
-	s.nprogs = bw_core_prog_stats(x->w.core, x->progs, MAX_PROGS);
+	s.nprogs = bw_watch_prog_stats(&x->w, x->progs, MAX_PROGS);
 	if (s.nprogs < 0)
 		s.nprogs = 0;
 	s.progs = x->progs;
@@ -1225,34 +852,10 @@ static void web_reload(struct export_ctx *x)
 		c->nusers, c->nheaders);
 }
 
-/*
- * Descriptors for --max-connections: the soft limit raised to the hard
- * one (systemd's default soft limit is 1024), else fewer connections.
- */
-#define FD_RESERVE 256
-
-static void fit_nofile(struct export_args *a)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl))
-		return;
-	if (rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-		getrlimit(RLIMIT_NOFILE, &rl);
-	}
-	if (rl.rlim_cur == RLIM_INFINITY || (rlim_t)a->max_conn + FD_RESERVE <= rl.rlim_cur)
-		return;
-	a->max_conn = rl.rlim_cur > 2 * FD_RESERVE ? (long)(rl.rlim_cur - FD_RESERVE) : FD_RESERVE;
-	bw_warn("--max-connections: %ld (RLIMIT_NOFILE is %llu)", a->max_conn,
-		(unsigned long long)rl.rlim_cur);
-}
-
 /* ---- the loop ---- */
 
 /* Until the next tick, a scrape's request, or a signal (seen within 0.2 s). */
-/* Histograms are extended every BW_REFRESH_NS of a long wait (bw_core_refresh). */
+/* Histograms are extended every BW_REFRESH_NS of a long wait (bw_watch_refresh). */
 static void wait_tick(struct export_ctx *x, __u64 due)
 {
 	__u64 refresh = bw_now_ns() + BW_REFRESH_NS;
@@ -1274,7 +877,7 @@ static void wait_tick(struct export_ctx *x, __u64 due)
 		}
 		if (now >= refresh) {
 			pthread_mutex_unlock(&pg->lock);
-			bw_core_refresh(x->w.core);
+			bw_watch_refresh(&x->w);
 			pthread_mutex_lock(&pg->lock);
 			refresh = now + BW_REFRESH_NS;
 			continue;
@@ -1358,17 +961,16 @@ static int start(struct export_ctx *x)
 	return snap_copy(&x->last, &x->w.prev);
 }
 
-int cmd_export(int argc, char **argv)
+int bw_export(struct export_args *a)
 {
-	struct export_args *a = calloc(1, sizeof(*a));
 	struct export_ctx *x = calloc(1, sizeof(*x));
 	struct MHD_Daemon *d = NULL;
 	pthread_condattr_t ca;
 	int ret = BW_EXIT_RUNTIME, err;
 
-	if (!a || !x) {
+	if (!x) {
 		bw_err("out of memory");
-		goto out_free;
+		return BW_EXIT_RUNTIME;
 	}
 	x->a = a;
 	x->listen_fd = x->stats_fd = -1;
@@ -1379,7 +981,7 @@ int cmd_export(int argc, char **argv)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&x->page.cond, &ca);
 	x->start_unix = now_unix();
-	if (parse_args(argc, argv, a) || bw_watch_resolve(&x->w, &a->w) || !getpwnam(a->user)) {
+	if (bw_watch_resolve(&x->w, &a->w) || !getpwnam(a->user)) {
 		if (a->user && !getpwnam(a->user))
 			bw_err("--user %s: no such user; give an existing one (e.g. nobody)", a->user);
 		ret = BW_EXIT_USAGE;
@@ -1390,21 +992,21 @@ int cmd_export(int argc, char **argv)
 		ret = err == -EINVAL ? BW_EXIT_USAGE : BW_EXIT_RUNTIME;
 		goto out;
 	}
-	x->listen_fd = open_listen(a->listen);
+	x->listen_fd = bw_listen_open(a->listen);
 	if (x->listen_fd < 0) {
 		ret = x->listen_fd == -EINVAL ? BW_EXIT_USAGE : BW_EXIT_RUNTIME;
 		goto out;
 	}
-	fit_nofile(a);
+	bw_listen_fit_nofile(a);
 	bw_install_signals();
 	if (a->web_config)
 		sigaction(SIGHUP, &(struct sigaction){ .sa_handler = on_hup }, NULL);
 	if (start(x) || render(x, bw_now_ns()))
 		goto out;
 	x->page.on_demand = !x->tuner;
-	keep_store(a);
+	bw_privs_keep_store(a);
 	/* After the BPF load, whose BTF parsing is the start-up peak. */
-	if (mhd_open(x->tls && x->tls->tls))
+	if (bw_mhd_open(x->tls && x->tls->tls))
 		goto out;
 	if (tls_check(x)) {
 		ret = BW_EXIT_USAGE;
@@ -1416,7 +1018,7 @@ int cmd_export(int argc, char **argv)
 		       x->tls && x->tls->tls ? "S" : "", a->listen);
 		goto out;
 	}
-	if (drop_privileges(a->user))
+	if (bw_privs_drop(a->user))
 		goto out;
 	bw_warn("serving %s on %s://%s/metrics (%s%s%s); SIGTERM to stop",
 		a->w.core.nr_watch ? "the named devices" : "every device",
@@ -1449,8 +1051,6 @@ out:
 		free(x->tls);
 	}
 	free(x->ed);
-out_free:
 	free(x);
-	free(a);
 	return ret;
 }

@@ -75,10 +75,9 @@ int bw_bio_open(struct bw_bio **out, const struct bw_core_opts *o, const struct 
 	}
 	/* Room for bio-based disks appearing later, when every device is watched. */
 	b->max_slots = o->nr_watch ? (__u32)n : (__u32)n + 16;
-	bpf_program__set_autoload(b->skel->progs.bwb_queue, !env->raw_tp);
-	bpf_program__set_autoload(b->skel->progs.bwb_complete, !env->raw_tp);
-	bpf_program__set_autoload(b->skel->progs.bwb_queue_raw, env->raw_tp);
-	bpf_program__set_autoload(b->skel->progs.bwb_complete_raw, env->raw_tp);
+	bw_prog_pair(b->skel->progs.bwb_queue, b->skel->progs.bwb_queue_raw, true, env->raw_tp);
+	bw_prog_pair(b->skel->progs.bwb_complete, b->skel->progs.bwb_complete_raw, true,
+		     env->raw_tp);
 	b->skel->rodata->bio_arg_second = env->bio_arg_second;
 	b->skel->rodata->filter_on = o->nr_watch > 0;
 	b->skel->rodata->max_slots = b->max_slots;
@@ -145,16 +144,12 @@ __u32 bw_bio_slots(const struct bw_bio *b)
 	return b ? b->max_slots : 0;
 }
 
-/* Closes the bio devices' max-depth epoch; returns the closed one. */
-__u64 bw_bio_epoch(struct bw_bio *b)
-{
-	return __atomic_fetch_add(&b->skel->bss->epoch, 1, __ATOMIC_SEQ_CST);
-}
-
-int bw_bio_snapshot(struct bw_bio *b, struct bw_snap *s, int cap, __u64 closed)
+int bw_bio_snapshot(struct bw_bio *b, struct bw_snap *s)
 {
 	int sfd = bpf_map__fd(b->skel->maps.shared);
 	int pfd = bpf_map__fd(b->skel->maps.pcpu);
+	/* Close the max-depth epoch first, so what we read is final for it. */
+	__u64 closed = __atomic_fetch_add(&b->skel->bss->epoch, 1, __ATOMIC_SEQ_CST);
 	__u32 slot, nslots = b->skel->bss->next_slot;
 
 	if (nslots > b->max_slots)
@@ -170,7 +165,7 @@ int bw_bio_snapshot(struct bw_bio *b, struct bw_snap *s, int cap, __u64 closed)
 		}
 		if (!sh.dev)
 			continue;
-		d = bw_snap_dev_get(s, (__u32)sh.dev, cap);
+		d = bw_snap_dev_get(s, (__u32)sh.dev, s->cap);
 		if (!d)
 			continue;
 		if (!b->hist[slot])

@@ -6,13 +6,10 @@
  */
 #include <errno.h>
 #include <stddef.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <unistd.h>
 #include <sys/mman.h>
-#include <sys/utsname.h>
 #include <bpf/libbpf.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -42,19 +39,8 @@ struct bw_core {
 	struct bw_op_stats **hist;	/* per slot: histograms extended to 64 bits */
 	struct bw_rq_state *rq_buf;	/* rq_entries, for one pass over the table */
 	__u32 *rq_keys;
-	struct bw_bio *bio;		/* bio-based devices (user/load/bio.c), or NULL */
-	struct bw_streams *streams;	/* with --streams (user/load/streams.c), or NULL */
-	struct bw_bc *bc;		/* with --bio-cache (user/load/biocache.c), or NULL */
+	struct bw_load_env env;		/* the kernel, and the maps the other objects share */
 };
-
-static bool libbpf_verbose;
-
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
-{
-	if (level == LIBBPF_DEBUG || !libbpf_verbose)
-		return 0;
-	return vfprintf(stderr, fmt, args);
-}
 
 static __u32 roundup_bits(__u64 v)
 {
@@ -73,21 +59,19 @@ static __u32 roundup_bits(__u64 v)
  */
 static __u64 live_requests(const char *disk)
 {
-	char path[300];
-	struct dirent *me;
-	__u64 tags = 128, hwqs = 0, live;
-	DIR *md;
+	__u64 tags = 128, live;
+	int hwqs = bw_disk_hw_queues(disk);
 
-	bw_read_sysfs_u64(disk, "queue/nr_requests", &tags);
-	snprintf(path, sizeof(path), "/sys/block/%s/mq", disk);
-	md = opendir(path);
-	if (!md)
+	if (hwqs < 0)
 		return 0;	/* bio-based: no requests */
-	while ((me = readdir(md)))
-		hwqs += me->d_name[0] != '.';
-	closedir(md);
+	bw_read_sysfs_u64(disk, "queue/nr_requests", &tags);
 	live = tags * (hwqs ? hwqs : 1);
 	return live < BW_LIVE_CAP ? live : BW_LIVE_CAP;
+}
+
+static void add_live(const char *disk, void *arg)
+{
+	*(__u64 *)arg += live_requests(disk);
 }
 
 /*
@@ -98,8 +82,6 @@ static __u64 live_requests(const char *disk)
 static __u32 size_rq_table(const struct bw_core *c)
 {
 	__u64 live = 0, want;
-	struct dirent *de;
-	DIR *d;
 	int i;
 
 	if (c->nr_watch) {
@@ -113,53 +95,12 @@ static __u32 size_rq_table(const struct bw_core *c)
 			live += live_requests(di.name);
 		}
 	} else {
-		d = opendir("/sys/block");
-		while (d && (de = readdir(d)))
-			if (de->d_name[0] != '.')
-				live += live_requests(de->d_name);
-		if (d)
-			closedir(d);
+		bw_disks_walk(add_live, &live);
 	}
 	want = 1ULL << roundup_bits(2 * live);
 	if (want < 4096)
 		want = 4096;
 	return want < BW_RQ_TABLE_MAX ? want : BW_RQ_TABLE_MAX;
-}
-
-static __u32 count_disks(void)
-{
-	struct dirent *de;
-	__u32 n = 0;
-	DIR *d = opendir("/sys/block");
-
-	if (!d)
-		return 16;
-	while ((de = readdir(d)))
-		n += de->d_name[0] != '.';
-	closedir(d);
-	return n;
-}
-
-/* Number of arguments of a tracepoint, from its btf_trace_* typedef; -1 if absent. */
-static int tp_nargs(const struct btf *btf, const char *tp)
-{
-	const struct btf_type *t;
-	char name[128];
-	int id;
-
-	if (!btf)
-		return -1;
-	snprintf(name, sizeof(name), "btf_trace_%s", tp);
-	id = btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF);
-	if (id < 0)
-		return -1;
-	t = btf__type_by_id(btf, btf__type_by_id(btf, id)->type);	/* pointer */
-	if (!t || !btf_is_ptr(t))
-		return -1;
-	t = btf__type_by_id(btf, t->type);
-	if (!t || !btf_is_func_proto(t))
-		return -1;
-	return btf_vlen(t) - 1;	/* minus the leading void *__data */
 }
 
 /* Four copies of each program (bpf/core.bpf.c): keep the one for this kernel. */
@@ -178,41 +119,22 @@ static void pick4(struct bpf_program *btf_f, struct bpf_program *raw_f, struct b
 static void pick_programs(struct bw_core *c, const struct btf *btf)
 {
 	struct core_bpf *s = c->skel;
-	bool btf_ok = !c->raw_tp && tp_nargs(btf, "block_rq_issue") > 0;
+	bool btf_ok = !c->raw_tp;
 
-	c->raw_tp = !btf_ok;
 	PICK(bw_issue);
 	PICK(bw_complete);
 	PICK(bw_requeue);
 	PICK(bw_rq_merge);
 	PICK(bw_backmerge);
 	PICK(bw_frontmerge);
-	/*
-	 * block_rq_issue/insert/merge/requeue lost their request_queue argument in 5.11
-	 * (commit a54895fa057c, "block: remove the request_queue to argument
-	 * request based tracepoints"), backported to 5.10.137: ask BTF.
-	 */
-	s->rodata->rq_arg_second = tp_nargs(btf, "block_rq_issue") == 2;
+	/* The pre-5.11 (q, rq) request tracepoints (bw_load_env_probe). */
+	s->rodata->rq_arg_second = c->env.rq_arg_second;
 	/*
 	 * The bio merge tracepoints were (q, rq, bio) until 5.11 ("block:
 	 * simplify and extend the block_bio_merge tracepoint class"), (bio)
 	 * since: ask BTF here too.
 	 */
-	s->rodata->bio_merge_arg = tp_nargs(btf, "block_bio_backmerge") == 3 ? 2 : 0;
-}
-
-/* BLKWISE_BENCH_SKIP=N (BW_SKIP_* bits): the bench prices parts of the hot path. */
-__u32 bw_bench_skip(void)
-{
-	const char *e = getenv("BLKWISE_BENCH_SKIP");
-	__u32 v = e ? (__u32)strtoul(e, NULL, 0) : 0;
-	static bool warned;
-
-	if (v && !warned)
-		bw_warn("BLKWISE_BENCH_SKIP=%#x: parts of the hot path are left out, "
-			"figures are wrong by design (for tools/bench.sh only)", v);
-	warned = true;
-	return v;
+	s->rodata->bio_merge_arg = bw_tp_nargs(btf, "block_bio_backmerge") == 3 ? 2 : 0;
 }
 
 /* Map bytes for a host of ncpus watching slots devices (the model in print_memory). */
@@ -245,7 +167,7 @@ static int size_maps(struct bw_core *c, const struct bw_core_opts *o)
 	else if (o->nr_watch > 0)
 		c->max_slots = o->nr_watch;
 	else
-		c->max_slots = count_disks() + spare_slots(c->ncpus);
+		c->max_slots = bw_count_disks() + spare_slots(c->ncpus);
 	if (c->max_slots > BW_MAX_SLOTS)
 		c->max_slots = BW_MAX_SLOTS;
 	c->rq_entries = size_rq_table(c);
@@ -262,116 +184,6 @@ static int size_maps(struct bw_core *c, const struct bw_core_opts *o)
 	s->rodata->stream_by = o->streams_by;
 	err = err ?: bpf_map__set_max_entries(s->maps.streams, o->streams ? 4096 : 1);
 	return err;
-}
-
-/*
- * BPF atomic fetch-and-add (BPF_ATOMIC | BPF_FETCH), which the hot path
- * uses where it can, came with 5.12 (commit 5ca419f2864a, "bpf: Add BPF_FETCH
- * field / create atomic_fetch_add instruction", with cmpxchg in the same
- * series); older kernels refuse it with "BPF_STX uses reserved fields", and
- * get the programs compiled without it (bpf/core.bpf.c, the _nf copies).
- */
-static bool have_atomic_fetch(void)
-{
-	const struct bpf_insn insns[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_1, .imm = 0 },
-		{ .code = BPF_STX | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_10, .src_reg = BPF_REG_1,
-		  .off = -8 },
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_1, .imm = 1 },
-		{ .code = BPF_STX | BPF_ATOMIC | BPF_DW, .dst_reg = BPF_REG_10,
-		  .src_reg = BPF_REG_1, .off = -8, .imm = BPF_ADD | BPF_FETCH },
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
-	int fd = bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, "bw_probe_fetch", "GPL", insns,
-			       sizeof(insns) / sizeof(insns[0]), NULL);
-
-	if (fd < 0)
-		return errno != EINVAL;	/* refused for another reason: not the culprit */
-	close(fd);
-	return true;
-}
-
-static void explain_load_error(int err)
-{
-	if (err == -EPERM || err == -EACCES)
-		bw_err("loading BPF programs: %s; needs root or CAP_BPF+CAP_PERFMON "
-		       "(and no lockdown forbidding BPF); rerun with --verbose for libbpf's log",
-		       strerror(-err));
-	else
-		bw_err("loading BPF programs: %s; rerun with --verbose for libbpf's log",
-		       strerror(-err));
-}
-
-/* Every whole disk in /sys/block, as dev_t; returns how many. */
-int bw_list_disks(__u32 *out, int max)
-{
-	struct dirent *de;
-	unsigned int major, minor;
-	char path[300];
-	int n = 0;
-	DIR *d = opendir("/sys/block");
-	FILE *f;
-
-	if (!d)
-		return 0;
-	while ((de = readdir(d)) && n < max) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/sys/block/%s/dev", de->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fscanf(f, "%u:%u", &major, &minor) == 2)
-			out[n++] = (major << 20) | minor;
-		fclose(f);
-	}
-	closedir(d);
-	return n;
-}
-
-/* The watched devices, else every disk; returns how many (at most max). */
-int bw_watched_or_all(int nr, const __u32 *watch, __u32 *out, int max)
-{
-	if (!nr)
-		return bw_list_disks(out, max);
-	if (nr > max)
-		nr = max;
-	memcpy(out, watch, nr * sizeof(*out));
-	return nr;
-}
-
-/* A device filter map (dev_t -> 1) of the watched devices; what names it in errors. */
-int bw_fill_watch_map(int fd, const struct bw_core_opts *o, const char *what)
-{
-	__u8 one = 1;
-	int i, err;
-
-	for (i = 0; i < o->nr_watch; i++) {
-		if (bpf_map_update_elem(fd, &o->watch[i], &one, BPF_ANY)) {
-			err = -errno;
-			bw_err("filling %s: %s", what, strerror(-err));
-			return err;
-		}
-	}
-	return 0;
-}
-
-/* Slot i to devs[i] in a dev2slot hash and a bw_dev_shared array. */
-int bw_fill_dev_slots(int dev2slot_fd, int shared_fd, const __u32 *devs, int n)
-{
-	__u32 slot;
-
-	for (slot = 0; slot < (__u32)n; slot++) {
-		struct bw_dev_shared sh = { .dev = devs[slot] };
-
-		if (bpf_map_update_elem(dev2slot_fd, &devs[slot], &slot, BPF_ANY) ||
-		    bpf_map_update_elem(shared_fd, &slot, &sh, BPF_ANY)) {
-			bw_err("filling the device slot maps: %s", strerror(errno));
-			return -errno;
-		}
-	}
-	return 0;
 }
 
 /*
@@ -413,81 +225,9 @@ static int map_shared(struct bw_core *c)
 	return c->healed && c->last_word && c->hist ? 0 : -ENOMEM;
 }
 
-/* The objects of other concerns, with the core's attach type and argument layout. */
-/* What the other objects need to know of this kernel, read while the BTF is at hand. */
-static struct bw_load_env load_env(const struct bw_core *c, const struct btf *btf)
-{
-	struct bw_load_env env = {
-		.raw_tp = c->raw_tp,
-		.rq_arg_second = c->skel->rodata->rq_arg_second,
-		.bio_arg_second = tp_nargs(btf, "block_bio_queue") == 2,
-		.has_io_start = tp_nargs(btf, "block_io_start") > 0,
-		.have_fetch = c->have_fetch,
-		.mempool_noprof = btf__find_by_name_kind(btf, "mempool_alloc_noprof",
-							 BTF_KIND_FUNC) > 0,
-		.ncpus = c->ncpus,
-	};
-
-	return env;
-}
-
-/* The objects of other concerns, with the core's attach type and argument layout. */
-static int open_others(struct bw_core *c, const struct bw_core_opts *o,
-		       const struct bw_load_env *env)
-{
-	int err;
-
-	struct utsname u;
-
-	err = bw_bio_open(&c->bio, o, env);
-	if (err || !o->streams)
-		return err;
-	if (!env->have_fetch) {
-		uname(&u);
-		bw_err("--streams needs BPF atomic fetch-and-add, which this kernel (%s) lacks: "
-		       "Linux 5.12 or later; run without --streams", u.release);
-		return -EOPNOTSUPP;
-	}
-	return bw_streams_open(&c->streams, o, env);
-}
-
-/* The libbpf setup every loader shares (user/load/record.c too). */
-void bw_libbpf_setup(bool verbose)
-{
-	libbpf_verbose = verbose;
-	libbpf_set_print(libbpf_print);
-}
-
-int bw_kernel_btf(const char *path, struct btf **out)
-{
-	struct btf *btf = path ? btf__parse(path, NULL) : btf__load_vmlinux_btf();
-	int err = libbpf_get_error(btf);
-
-	*out = NULL;
-	if (err) {
-		bw_err("no kernel BTF (%s): %s; blkwise needs a kernel built with "
-		       "CONFIG_DEBUG_INFO_BTF=y, or --btf FILE", path ?: "/sys/kernel/btf/vmlinux",
-		       strerror(-err));
-		return err;
-	}
-	*out = btf;
-	return 0;
-}
-
-int bw_tp_nargs(const struct btf *btf, const char *tp)
-{
-	return tp_nargs(btf, tp);
-}
-
-void bw_explain_load_error(int err)
-{
-	explain_load_error(err);
-}
-
 int bw_core_open(struct bw_core **out, const struct bw_core_opts *o)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = o->btf_path);
-	struct bw_load_env env;
 	struct btf *btf = NULL;
 	struct bw_core *c;
 	int err;
@@ -497,33 +237,27 @@ int bw_core_open(struct bw_core **out, const struct bw_core_opts *o)
 	if (!c)
 		return -ENOMEM;
 	c->verbose = o->verbose;
-	c->raw_tp = o->force_raw_tp;
 	c->nr_watch = o->nr_watch;
 	memcpy(c->watch, o->watch, sizeof(c->watch));
-	c->ncpus = libbpf_num_possible_cpus();
-	if (c->ncpus <= 0) {
-		bw_err("cannot count possible CPUs (/sys/devices/system/cpu/possible): %s",
-		       strerror(-c->ncpus));
-		err = c->ncpus;
+	err = bw_kernel_btf(o->btf_path, &btf);
+	err = err ?: bw_load_env_probe(&c->env, btf, o->force_raw_tp);
+	if (err)
 		goto fail;
-	}
+	c->ncpus = c->env.ncpus;
+	c->have_fetch = c->env.have_fetch;
+	c->raw_tp = c->env.raw_tp;
 	c->pcpu_buf = calloc(c->ncpus, sizeof(*c->pcpu_buf));
 	if (!c->pcpu_buf) {
 		err = -ENOMEM;
 		goto fail;
 	}
-	err = bw_kernel_btf(o->btf_path, &btf);
-	if (err)
-		goto fail;
 	c->skel = core_bpf__open_opts(&oo);
 	if (!c->skel) {
 		err = -errno;
 		bw_err("opening the BPF object: %s", strerror(errno));
 		goto fail;
 	}
-	c->have_fetch = have_atomic_fetch();
 	pick_programs(c, btf);
-	env = load_env(c, btf);
 	/* Two copies of the kernel's BTF (ours, libbpf's) would double the start-up peak. */
 	btf__free(btf);
 	btf = NULL;
@@ -534,13 +268,13 @@ int bw_core_open(struct bw_core **out, const struct bw_core_opts *o)
 	}
 	err = core_bpf__load(c->skel);
 	if (err) {
-		explain_load_error(err);
+		bw_explain_load_error(err);
 		goto fail;
 	}
-	env.rqs_fd = bpf_map__fd(c->skel->maps.rqs);
-	env.streams_fd = bpf_map__fd(c->skel->maps.streams);
-	env.scount_fd = bpf_map__fd(c->skel->maps.scount);
-	env.rq_hash_bits = c->skel->rodata->rq_hash_bits;
+	c->env.rqs_fd = bpf_map__fd(c->skel->maps.rqs);
+	c->env.streams_fd = bpf_map__fd(c->skel->maps.streams);
+	c->env.scount_fd = bpf_map__fd(c->skel->maps.scount);
+	c->env.rq_hash_bits = c->skel->rodata->rq_hash_bits;
 	err = map_shared(c);
 	err = err ?: fill_slots(c);
 	if (err)
@@ -550,12 +284,6 @@ int bw_core_open(struct bw_core **out, const struct bw_core_opts *o)
 		bw_err("attaching to block tracepoints: %s; rerun with --verbose", strerror(-err));
 		goto fail;
 	}
-	err = open_others(c, o, &env);
-	if (err)
-		goto fail;
-	err = o->bio_cache ? bw_bc_open(&c->bc, &env, c->verbose) : 0;
-	if (err)
-		goto fail;
 	*out = c;
 	return 0;
 fail:
@@ -572,9 +300,6 @@ void bw_core_close(struct bw_core *c)
 		return;
 	if (c->sh)
 		munmap(c->sh, c->sh_len);
-	bw_streams_close(c->streams);
-	bw_bio_close(c->bio);
-	bw_bc_close(c->bc);
 	core_bpf__destroy(c->skel);
 	free(c->healed);
 	free(c->rq_buf);
@@ -592,99 +317,14 @@ const char *bw_core_attach_mode(const struct bw_core *c)
 	return c->raw_tp ? "raw_tp" : "tp_btf";
 }
 
-struct bw_snap_dev *bw_snap_dev_get(struct bw_snap *s, __u32 dev, int cap)
+const struct bw_load_env *bw_core_env(const struct bw_core *c)
 {
-	int i;
-
-	for (i = 0; i < s->nr; i++)
-		if (s->devs[i].dev == dev)
-			return &s->devs[i];
-	if (s->nr >= cap)
-		return NULL;
-	memset(&s->devs[s->nr], 0, sizeof(s->devs[0]));
-	s->devs[s->nr].dev = dev;
-	return &s->devs[s->nr++];
+	return &c->env;
 }
 
-/* The 64-bit words at the head of struct bw_op_pcpu, laid out as bw_op_stats's. */
-#define OP_WORDS (offsetof(struct bw_op_pcpu, hist_d2c) / sizeof(__u64))
-_Static_assert(offsetof(struct bw_op_pcpu, hist_d2c) == offsetof(struct bw_op_stats, hist_d2c),
-	       "bw_op_pcpu and bw_op_stats share their 64-bit head");
-
-/*
- * n 32-bit buckets at b in each CPU's value: their sum modulo 2^32 moved
- * by less than 2^32 since the last read, so it extends ext, which is then
- * added to out.
- */
-static void extend_hist(const struct bw_dev_pcpu *pcpu, int ncpus, size_t off, int n,
-			__u64 *ext, __u64 *out)
+struct bpf_object *bw_core_obj(const struct bw_core *c)
 {
-	int cpu, i;
-
-	for (i = 0; i < n; i++) {
-		__u32 m = 0;
-
-		for (cpu = 0; cpu < ncpus; cpu++)
-			m += ((const __u32 *)((const char *)&pcpu[cpu] + off))[i];
-		ext[i] = bw_extend32(ext[i], m);
-		if (out)
-			out[i] += ext[i];
-	}
-}
-
-/* Every op's histograms of one slot extended into ext, and added to outs unless NULL. */
-static void extend_ops(const struct bw_dev_pcpu *pcpu, int ncpus, struct bw_op_stats *ext,
-		       struct bw_op_stats *outs)
-{
-	size_t base;
-	int op;
-
-	for (op = 0; op < BW_NR_OPS; op++) {
-		base = offsetof(struct bw_dev_pcpu, op) + op * sizeof(struct bw_op_pcpu);
-		extend_hist(pcpu, ncpus, base + offsetof(struct bw_op_pcpu, hist_d2c),
-			    BW_LAT_BUCKETS, ext[op].hist_d2c, outs ? outs[op].hist_d2c : NULL);
-		extend_hist(pcpu, ncpus, base + offsetof(struct bw_op_pcpu, hist_q2d),
-			    BW_LAT_BUCKETS, ext[op].hist_q2d, outs ? outs[op].hist_q2d : NULL);
-		extend_hist(pcpu, ncpus, base + offsetof(struct bw_op_pcpu, hist_seg),
-			    BW_SEG_BUCKETS, ext[op].hist_seg, outs ? outs[op].hist_seg : NULL);
-	}
-}
-
-void bw_pcpu_extend(const struct bw_dev_pcpu *pcpu, int ncpus, struct bw_op_stats *ext)
-{
-	extend_ops(pcpu, ncpus, ext, NULL);
-}
-
-/*
- * One slot's per-CPU values (pcpu, ncpus of them) added to d; ext, the
- * slot's own BW_NR_OPS histograms extended to 64 bits, carries over from
- * one read to the next.
- */
-void bw_snap_add_pcpu(struct bw_snap_dev *d, const struct bw_dev_pcpu *pcpu, int ncpus,
-		      __u64 closed_epoch, struct bw_op_stats *ext)
-{
-	size_t w;
-	int cpu, op;
-
-	for (op = 0; op < BW_NR_OPS; op++)
-		for (cpu = 0; cpu < ncpus; cpu++) {
-			const __u64 *src = (const __u64 *)&pcpu[cpu].op[op];
-
-			for (w = 0; w < OP_WORDS; w++)
-				((__u64 *)&d->op[op])[w] += src[w];
-		}
-	extend_ops(pcpu, ncpus, ext, d->op);
-	for (cpu = 0; cpu < ncpus; cpu++) {
-		const struct bw_dev_pcpu *p = &pcpu[cpu];
-
-		d->busy_ns += p->busy_ns;
-		d->unmatched += p->unmatched;
-		d->untracked += p->untracked;
-		d->lost += p->lost;
-		d->fsync_writes += p->fsync_writes;
-		if (p->max_epoch == closed_epoch && p->max_depth > d->max_depth)
-			d->max_depth = p->max_depth;
-	}
+	return c->skel->obj;
 }
 
 /* Requests the kernel has in flight on a device, from sysfs; -1 if unknown. */
@@ -819,27 +459,24 @@ static void open_areas(struct bw_core *c, __u64 now, __u32 nslots, __u64 *area)
 	}
 }
 
-int bw_core_snapshot(struct bw_core *c, struct bw_snap *s)
+int bw_core_snapshot(struct bw_core *c, struct bw_snap *s, int extra)
 {
 	int pcpu_fd = bpf_map__fd(c->skel->maps.pcpu);
-	int cap = c->max_slots + c->nr_watch + bw_bio_slots(c->bio);
+	int cap = c->max_slots + c->nr_watch + extra;
 	__u32 slot, nslots;
-	__u64 closed, bio_closed = 0, *area;
+	__u64 closed, *area;
 	int i, err = 0;
 
 	s->devs = calloc(cap, sizeof(*s->devs));
 	if (!s->devs)
 		return -ENOMEM;
 	s->nr = 0;
+	s->cap = cap;
 	for (i = 0; i < c->nr_watch; i++)
 		bw_snap_dev_get(s, c->watch[i], cap);
 	/* Close the max-depth epoch first, so what we read is final for it. */
 	closed = c->skel->bss->epoch;
 	__atomic_store_n(&c->skel->bss->epoch, closed + 1, __ATOMIC_SEQ_CST);
-	if (c->bio)
-		bio_closed = bw_bio_epoch(c->bio);
-	if (c->streams)
-		bw_streams_epoch(c->streams);
 	nslots = c->skel->bss->next_slot;
 	if (nslots > c->max_slots)
 		nslots = c->max_slots;
@@ -882,8 +519,6 @@ int bw_core_snapshot(struct bw_core *c, struct bw_snap *s)
 				d->busy_ns += s->ts_ns - sh.busy_start;
 		}
 	}
-	if (c->bio)
-		err = bw_bio_snapshot(c->bio, s, cap, bio_closed);
 out:
 	free(area);
 	return err;
@@ -910,14 +545,7 @@ int bw_core_refresh(struct bw_core *c)
 			return -ENOMEM;
 		bw_pcpu_extend(c->pcpu_buf, c->ncpus, c->hist[slot]);
 	}
-	return c->bio ? bw_bio_refresh(c->bio) : 0;
-}
-
-void bw_snap_free(struct bw_snap *s)
-{
-	free(s->devs);
-	s->devs = NULL;
-	s->nr = 0;
+	return 0;
 }
 
 void bw_core_forget_dev(struct bw_core *c, __u32 dev)
@@ -936,12 +564,6 @@ void bw_core_forget_dev(struct bw_core *c, __u32 dev)
 		if (bpf_map_update_elem(qfd, &qid, &zero, BPF_ANY))
 			bw_warn("resetting queue map entry %u: %s", qid, strerror(errno));
 	}
-}
-
-/* Streams live in their own object (bpf/streams.bpf.c). */
-int bw_core_streams(struct bw_core *c, struct bw_stream_snap *out, int max, __u64 now_ns)
-{
-	return c->streams ? bw_streams_read(c->streams, out, max, now_ns) : 0;
 }
 
 /*
@@ -964,49 +586,14 @@ static void print_model(FILE *f)
 		(unsigned long long)rq);
 }
 
-/* The loaded objects: the core first. */
-static int objects(const struct bw_core *c, struct bpf_object **objs)
+void bw_core_print_memory(const struct bw_core *c, struct bpf_object *const *others, int nothers,
+			  FILE *f)
 {
-	int n = 0;
+	__u64 total = bw_obj_print_maps(c->skel->obj, c->ncpus, f);
+	int i;
 
-	objs[n++] = c->skel->obj;
-	if (c->bio)
-		objs[n++] = bw_bio_obj(c->bio);
-	if (c->streams)
-		objs[n++] = bw_streams_obj(c->streams);
-	if (bw_bc_obj(c->bc))
-		objs[n++] = bw_bc_obj(c->bc);
-	return n;
-}
-
-static __u64 print_maps(const struct bw_core *c, struct bpf_object *obj, FILE *f)
-{
-	struct bpf_map *m;
-	__u64 total = 0;
-
-	bpf_object__for_each_map(m, obj) {
-		__u64 vsz = bpf_map__value_size(m), n = bpf_map__max_entries(m);
-		__u64 bytes;
-
-		if (bpf_map__type(m) == BPF_MAP_TYPE_PERCPU_ARRAY)
-			vsz = ((vsz + 7) & ~7ULL) * c->ncpus;
-		bytes = n * (vsz + bpf_map__key_size(m));
-		total += bytes;
-		fprintf(f, "blkwise: map %-14s %8llu entries x %6llu B = %8.1f KiB\n",
-			bpf_map__name(m), (unsigned long long)n, (unsigned long long)vsz,
-			bytes / 1024.0);
-	}
-	return total;
-}
-
-void bw_core_print_memory(const struct bw_core *c, FILE *f)
-{
-	struct bpf_object *objs[4];
-	__u64 total = 0;
-	int i, n = objects(c, objs);
-
-	for (i = 0; i < n; i++)
-		total += print_maps(c, objs[i], f);
+	for (i = 0; i < nothers; i++)
+		total += bw_obj_print_maps(others[i], c->ncpus, f);
 	fprintf(f, "blkwise: maps total %.1f MiB (%u device slots, %u request entries for all, "
 		"%d CPUs); attach %s%s\n", total / 1048576.0, c->max_slots, c->rq_entries,
 		c->ncpus, c->raw_tp ? "raw_tp" : "tp_btf",
@@ -1016,44 +603,4 @@ void bw_core_print_memory(const struct bw_core *c, FILE *f)
 		(unsigned long long)c->skel->bss->claim_races,
 		(unsigned long long)c->skel->bss->qmap_evictions,
 		(unsigned long long)c->skel->bss->slot_overflow);
-	if (c->bio)
-		bw_bio_print(c->bio, f);
-	if (c->streams)
-		bw_streams_print(c->streams, f);
-}
-
-static int prog_stats_of(struct bpf_object *obj, struct bw_prog_stat *out, int max, int n)
-{
-	struct bpf_program *prog;
-
-	bpf_object__for_each_program(prog, obj) {
-		struct bpf_prog_info info = {};
-		__u32 len = sizeof(info);
-		int fd = bpf_program__fd(prog);
-
-		if (n >= max || fd < 0 || !bpf_program__autoload(prog))
-			continue;
-		if (bpf_obj_get_info_by_fd(fd, &info, &len))
-			return -errno;
-		snprintf(out[n].name, sizeof(out[n].name), "%s", bpf_program__name(prog));
-		out[n].run_ns = info.run_time_ns;
-		out[n].run_cnt = info.run_cnt;
-		n++;
-	}
-	return n;
-}
-
-int bw_core_prog_stats(const struct bw_core *c, struct bw_prog_stat *out, int max)
-{
-	struct bpf_object *objs[4];
-	int i, nobj = objects(c, objs), n = 0;
-
-	for (i = 0; i < nobj && n >= 0; i++)
-		n = prog_stats_of(objs[i], out, max, n);
-	return n;
-}
-
-int bw_core_bio_cache(struct bw_core *c, struct bw_bc_snap *s)
-{
-	return bw_bc_snapshot(c->bc, c->ncpus, s);
 }

@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* The one load/attach path of bpf/core.bpf.c, shared by every subcommand. */
+/*
+ * The loaders of the BPF objects (user/load/): one file per object, over
+ * the helper they share (object.c).  No loader calls another; the watch
+ * session (user/watch/watch.c) opens the core and, with what the core found
+ * out about the kernel (struct bw_load_env), the optional objects.
+ */
 #ifndef BLKWISE_LOADER_H
 #define BLKWISE_LOADER_H
 
@@ -7,13 +12,17 @@
 #include "streams.h"
 #include "biocache.h"
 
+struct bpf_object;
+struct bpf_program;
+struct btf;
+
 struct bw_core_opts {
 	const char *btf_path;	/* kernel BTF elsewhere than /sys/kernel/btf/vmlinux */
 	bool force_raw_tp;	/* exercise the raw_tp fallback on a BTF kernel */
 	bool streams;
 	enum bw_stream_by streams_by;	/* with streams: process (default) or cgroup */
 	bool verbose;
-	bool bio_cache;		/* also bpf/biocache.bpf.c (bw_core_bio_cache) */
+	bool bio_cache;		/* also bpf/biocache.bpf.c (bw_watch_bio_cache) */
 	int max_devices;	/* 0: sized from the devices present */
 	int nr_watch;		/* 0: every device */
 	__u32 watch[BW_MAX_WATCH];
@@ -21,35 +30,7 @@ struct bw_core_opts {
 	__u32 streams_watch[BW_MAX_WATCH];
 };
 
-struct bw_stream_snap {
-	struct bw_skey key;
-	struct bw_stream s;
-};
-
-struct bw_core;
-
-int bw_core_open(struct bw_core **out, const struct bw_core_opts *opts);
-void bw_core_close(struct bw_core *c);
-/* Fill s (devices with a slot, plus every watched one); closes a max-depth epoch. */
-int bw_core_snapshot(struct bw_core *c, struct bw_snap *s);
-/* Between snapshots more than 10 s apart: keeps 32-bit histogram buckets from wrapping. */
-int bw_core_refresh(struct bw_core *c);
-#define BW_REFRESH_NS (10ULL * 1000000000ULL)
-void bw_snap_free(struct bw_snap *s);
-/* A device went away: let a new device on its queue id claim a fresh slot. */
-void bw_core_forget_dev(struct bw_core *c, __u32 dev);
-/* Up to max streams, open busy periods closed at now_ns; how many, or -errno. */
-int bw_core_streams(struct bw_core *c, struct bw_stream_snap *out, int max, __u64 now_ns);
-const char *bw_core_attach_mode(const struct bw_core *c);
-
-/* Up to max loaded programs; how many, or -errno. */
-int bw_core_prog_stats(const struct bw_core *c, struct bw_prog_stat *out, int max);
-void bw_core_print_memory(const struct bw_core *c, FILE *f);
-
-/*
- * The other concerns' objects (user/load/bio.c, user/load/streams.c), opened by
- * bw_core_open after the core with what it found out about the kernel.
- */
+/* What the kernel offers, as every object's loader needs it (bw_load_env_probe). */
 struct bw_load_env {
 	bool raw_tp;
 	bool rq_arg_second;	/* pre-5.11 request tracepoints: (q, rq) */
@@ -58,63 +39,90 @@ struct bw_load_env {
 	bool have_fetch;	/* BPF atomic fetch-and-add, cmpxchg (5.12+) */
 	bool mempool_noprof;	/* mempool_alloc is mempool_alloc_noprof (6.10+) */
 	int ncpus;
-	/* The core's per-request table and streams' maps, which its completion uses. */
+	/* Set by bw_core_open: the core's per-request table and streams' maps. */
 	int rqs_fd, streams_fd, scount_fd;
 	__u32 rq_hash_bits;
 };
-struct bpf_object;
-struct bw_bio;
-/* BLKWISE_BENCH_SKIP (bpf/core.h BW_SKIP_*): tools/bench.sh's profile only. */
-__u32 bw_bench_skip(void);
-struct bw_streams;
-struct bw_bc;
-struct bw_bc_snap;
 
-/* *out stays NULL when there is no bio-based device to watch. */
-int bw_bio_open(struct bw_bio **out, const struct bw_core_opts *o, const struct bw_load_env *env);
-void bw_bio_close(struct bw_bio *b);
-struct bpf_object *bw_bio_obj(const struct bw_bio *b);
-__u32 bw_bio_slots(const struct bw_bio *b);
-__u64 bw_bio_epoch(struct bw_bio *b);
-int bw_bio_snapshot(struct bw_bio *b, struct bw_snap *s, int cap, __u64 closed_epoch);
-int bw_bio_refresh(struct bw_bio *b);
-void bw_bio_print(const struct bw_bio *b, FILE *f);
-
-int bw_streams_open(struct bw_streams **out, const struct bw_core_opts *o,
-		    const struct bw_load_env *env);
-void bw_streams_close(struct bw_streams *st);
-struct bpf_object *bw_streams_obj(const struct bw_streams *st);
-void bw_streams_epoch(struct bw_streams *st);
-int bw_streams_read(struct bw_streams *st, struct bw_stream_snap *out, int max, __u64 now_ns);
-void bw_streams_print(const struct bw_streams *st, FILE *f);
-
-/* *out is set even when nothing loads: the snapshot then says why. */
-int bw_bc_open(struct bw_bc **out, const struct bw_load_env *env, bool verbose);
-void bw_bc_close(struct bw_bc *b);
-struct bpf_object *bw_bc_obj(const struct bw_bc *b);	/* NULL when not loaded */
-int bw_bc_snapshot(const struct bw_bc *b, int ncpus, struct bw_bc_snap *s);
-
-/* Shared by the loaders: a device's entry in a snapshot (added if new), per-CPU sums. */
-struct bw_snap_dev *bw_snap_dev_get(struct bw_snap *s, __u32 dev, int cap);
-void bw_snap_add_pcpu(struct bw_snap_dev *d, const struct bw_dev_pcpu *pcpu, int ncpus,
-		      __u64 closed_epoch, struct bw_op_stats *ext);
-/* ext extended from one slot's 32-bit buckets, nothing added anywhere. */
-void bw_pcpu_extend(const struct bw_dev_pcpu *pcpu, int ncpus, struct bw_op_stats *ext);
-int bw_list_disks(__u32 *out, int max);
-int bw_watched_or_all(int nr, const __u32 *watch, __u32 *out, int max);
-int bw_fill_watch_map(int fd, const struct bw_core_opts *o, const char *what);
-int bw_fill_dev_slots(int dev2slot_fd, int shared_fd, const __u32 *devs, int n);
-
-/* Shared by the loaders of the other BPF objects (user/load/record.c). */
-struct btf;
+/* object.c: what every loader shares */
 void bw_libbpf_setup(bool verbose);
 /* The kernel's BTF (or path's); 0, or -errno after saying what is missing. */
 int bw_kernel_btf(const char *path, struct btf **out);
 /* Arguments of a tracepoint from its btf_trace_* typedef; -1 when absent. */
 int bw_tp_nargs(const struct btf *btf, const char *tp);
+/* env from btf (raw_tp forced, or when BTF lacks the tracepoints) and probes; 0 or -errno. */
+int bw_load_env_probe(struct bw_load_env *env, const struct btf *btf, bool force_raw_tp);
+/* A program's two copies (tp_btf, raw_tp): the one for this kernel loads when wanted. */
+void bw_prog_pair(struct bpf_program *tp_btf, struct bpf_program *raw, bool want, bool raw_tp);
 void bw_explain_load_error(int err);
+/* BLKWISE_BENCH_SKIP (bpf/core.h BW_SKIP_*): tools/bench.sh's profile only. */
+__u32 bw_bench_skip(void);
+/* A device filter map (dev_t -> 1) of devs; what names it in errors. */
+int bw_fill_watch_map(int fd, int n, const __u32 *devs, const char *what);
+/* Slot i to devs[i] in a dev2slot hash and a bw_dev_shared array. */
+int bw_fill_dev_slots(int dev2slot_fd, int shared_fd, const __u32 *devs, int n);
+/* One line per map of obj (per-CPU values for ncpus); their bytes. */
+__u64 bw_obj_print_maps(const struct bpf_object *obj, int ncpus, FILE *f);
+/* obj's loaded programs into out[n..max); the new count, or -errno. */
+int bw_obj_prog_stats(const struct bpf_object *obj, struct bw_prog_stat *out, int max, int n);
 
-/* recload.c: the loader of bpf/record.bpf.c (btf_path, force_raw_tp, watch of opts). */
+/* core.c: bpf/core.bpf.c */
+struct bw_core;
+int bw_core_open(struct bw_core **out, const struct bw_core_opts *opts);
+void bw_core_close(struct bw_core *c);
+/* The kernel as the core found it, with its shared maps: for the other objects. */
+const struct bw_load_env *bw_core_env(const struct bw_core *c);
+struct bpf_object *bw_core_obj(const struct bw_core *c);
+/*
+ * Fill s (devices with a slot, plus every watched one, with room for extra
+ * more); closes a max-depth epoch.
+ */
+int bw_core_snapshot(struct bw_core *c, struct bw_snap *s, int extra);
+/* Between snapshots more than 10 s apart: keeps 32-bit histogram buckets from wrapping. */
+int bw_core_refresh(struct bw_core *c);
+#define BW_REFRESH_NS (10ULL * 1000000000ULL)
+/* A device went away: let a new device on its queue id claim a fresh slot. */
+void bw_core_forget_dev(struct bw_core *c, __u32 dev);
+const char *bw_core_attach_mode(const struct bw_core *c);
+/* Every object's maps (the core's, then others[]), their total and the core's sizing. */
+void bw_core_print_memory(const struct bw_core *c, struct bpf_object *const *others, int nothers,
+			  FILE *f);
+
+/* bio.c: bpf/bio.bpf.c.  *out stays NULL when there is no bio-based device to watch. */
+struct bw_bio;
+int bw_bio_open(struct bw_bio **out, const struct bw_core_opts *o, const struct bw_load_env *env);
+void bw_bio_close(struct bw_bio *b);
+struct bpf_object *bw_bio_obj(const struct bw_bio *b);
+__u32 bw_bio_slots(const struct bw_bio *b);
+/* Closes the bio devices' max-depth epoch, and adds their devices to s (up to s->cap). */
+int bw_bio_snapshot(struct bw_bio *b, struct bw_snap *s);
+int bw_bio_refresh(struct bw_bio *b);
+void bw_bio_print(const struct bw_bio *b, FILE *f);
+
+/* streams.c: bpf/streams.bpf.c, over the core's streams maps (env). */
+struct bw_stream_snap {
+	struct bw_skey key;
+	struct bw_stream s;
+};
+struct bw_streams;
+int bw_streams_open(struct bw_streams **out, const struct bw_core_opts *o,
+		    const struct bw_load_env *env);
+void bw_streams_close(struct bw_streams *st);
+struct bpf_object *bw_streams_obj(const struct bw_streams *st);
+void bw_streams_epoch(struct bw_streams *st);
+/* Up to max streams, open busy periods closed at now_ns; how many, or -errno. */
+int bw_streams_read(struct bw_streams *st, struct bw_stream_snap *out, int max, __u64 now_ns);
+void bw_streams_print(const struct bw_streams *st, FILE *f);
+
+/* biocache.c: bpf/biocache.bpf.c.  *out is set even when nothing loads: the snapshot says why. */
+struct bw_bc;
+int bw_bc_open(struct bw_bc **out, const struct bw_load_env *env, bool verbose);
+void bw_bc_close(struct bw_bc *b);
+struct bpf_object *bw_bc_obj(const struct bw_bc *b);	/* NULL when not loaded */
+/* Fill s (method BW_BC_OFF when not loaded); 0 or -errno.  Free with bw_bc_snap_free. */
+int bw_bc_snapshot(const struct bw_bc *b, int ncpus, struct bw_bc_snap *s);
+
+/* record.c: bpf/record.bpf.c (btf_path, force_raw_tp, watch of opts). */
 struct bw_rec;
 struct bw_trec;
 typedef int (*bw_rec_cb)(void *ctx, const struct bw_trec *ev);
@@ -128,8 +136,5 @@ int bw_rec_ncpus(const struct bw_rec *r);
 const char *bw_rec_attach_mode(const struct bw_rec *r);
 bool bw_rec_io_start(const struct bw_rec *r);
 void bw_rec_close(struct bw_rec *r);
-
-/* Fill s (method BW_BC_OFF when not loaded); 0 or -errno.  Free with bw_bc_snap_free. */
-int bw_core_bio_cache(struct bw_core *c, struct bw_bc_snap *s);
 
 #endif /* BLKWISE_LOADER_H */

@@ -27,11 +27,10 @@ struct bw_rec {
 };
 
 /* Q from block_io_start (6.5+) where it exists, else insert and getrq. */
-static void pick_programs(struct bw_rec *r, const struct btf *btf, bool force_raw)
+static void pick_programs(struct bw_rec *r, const struct btf *btf, const struct bw_load_env *env)
 {
 	struct record_bpf *s = r->skel;
-	bool btf_ok = !force_raw && bw_tp_nargs(btf, "block_rq_issue") > 0;
-	bool io_start = bw_tp_nargs(btf, "block_io_start") > 0;
+	bool io_start = env->has_io_start;
 	struct bpf_program *tp[] = { s->progs.rec_issue, s->progs.rec_complete,
 				     s->progs.rec_requeue, s->progs.rec_rq_merge,
 				     s->progs.rec_backmerge, s->progs.rec_frontmerge,
@@ -43,16 +42,12 @@ static void pick_programs(struct bw_rec *r, const struct btf *btf, bool force_ra
 				      s->progs.rec_getrq_raw };
 	size_t i, n = sizeof(tp) / sizeof(tp[0]);
 
-	r->raw_tp = !btf_ok;
+	r->raw_tp = env->raw_tp;
 	r->io_start = io_start;
-	for (i = 0; i < n; i++) {
-		/* The last three are the Q choice: io_start, else insert + getrq. */
-		bool want = i < 6 || (i == 6 ? io_start : !io_start);
-
-		bpf_program__set_autoload(tp[i], want && btf_ok);
-		bpf_program__set_autoload(raw[i], want && !btf_ok);
-	}
-	s->rodata->rq_arg_second = bw_tp_nargs(btf, "block_rq_issue") == 2;
+	/* The last three are the Q choice: io_start, else insert + getrq. */
+	for (i = 0; i < n; i++)
+		bw_prog_pair(tp[i], raw[i], i < 6 || (i == 6 ? io_start : !io_start), r->raw_tp);
+	s->rodata->rq_arg_second = env->rq_arg_second;
 	s->rodata->bio_merge_old = bw_tp_nargs(btf, "block_bio_backmerge") == 3;
 	s->rodata->getrq_old = bw_tp_nargs(btf, "block_getrq") == 3;
 }
@@ -70,6 +65,7 @@ int bw_rec_open(struct bw_rec **out, const struct bw_core_opts *o, __u32 ring_by
 		bw_rec_cb cb, void *ctx)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = o->btf_path);
+	struct bw_load_env env;
 	struct btf *btf = NULL;
 	struct bw_rec *r;
 	int err;
@@ -80,22 +76,18 @@ int bw_rec_open(struct bw_rec **out, const struct bw_core_opts *o, __u32 ring_by
 		return -ENOMEM;
 	r->cb = cb;
 	r->ctx = ctx;
-	r->ncpus = libbpf_num_possible_cpus();
-	if (r->ncpus <= 0) {
-		err = r->ncpus ?: -EINVAL;
-		bw_err("cannot count possible CPUs: %s", strerror(-err));
-		goto fail;
-	}
 	err = bw_kernel_btf(o->btf_path, &btf);
+	err = err ?: bw_load_env_probe(&env, btf, o->force_raw_tp);
 	if (err)
 		goto fail;
+	r->ncpus = env.ncpus;
 	r->skel = record_bpf__open_opts(&oo);
 	if (!r->skel) {
 		err = -errno;
 		bw_err("opening the record BPF object: %s", strerror(errno));
 		goto fail;
 	}
-	pick_programs(r, btf, o->force_raw_tp);
+	pick_programs(r, btf, &env);
 	r->skel->rodata->filter_on = o->nr_watch > 0;
 	r->skel->rodata->max_qid = REC_MAX_QID;
 	r->skel->rodata->wakeup_at = ring_bytes / 4;
@@ -111,7 +103,8 @@ int bw_rec_open(struct bw_rec **out, const struct bw_core_opts *o, __u32 ring_by
 		bw_explain_load_error(err);
 		goto fail;
 	}
-	err = bw_fill_watch_map(bpf_map__fd(r->skel->maps.watch), o, "the device filter map");
+	err = bw_fill_watch_map(bpf_map__fd(r->skel->maps.watch), o->nr_watch, o->watch,
+				"the device filter map");
 	if (err)
 		goto fail;
 	r->rb = ring_buffer__new(bpf_map__fd(r->skel->maps.events), on_event, r, NULL);

@@ -21,39 +21,22 @@ struct bw_streams {
 	bool fallback;
 };
 
-static void pick(struct streams_bpf *s, bool btf_ok, bool fallback)
+static void pick(struct streams_bpf *s, bool raw_tp, bool fallback)
 {
-	struct bpf_program *tp[] = { s->progs.bws_io_start, s->progs.bws_insert,
-				     s->progs.bws_issue, s->progs.bws_merge };
-	struct bpf_program *raw[] = { s->progs.bws_io_start_raw, s->progs.bws_insert_raw,
-				      s->progs.bws_issue_raw, s->progs.bws_merge_raw };
-	bool want[] = { !fallback, fallback, fallback, true };
-	size_t i;
-
-	for (i = 0; i < sizeof(tp) / sizeof(tp[0]); i++) {
-		bpf_program__set_autoload(tp[i], want[i] && btf_ok);
-		bpf_program__set_autoload(raw[i], want[i] && !btf_ok);
-	}
+	bw_prog_pair(s->progs.bws_io_start, s->progs.bws_io_start_raw, !fallback, raw_tp);
+	bw_prog_pair(s->progs.bws_insert, s->progs.bws_insert_raw, fallback, raw_tp);
+	bw_prog_pair(s->progs.bws_issue, s->progs.bws_issue_raw, fallback, raw_tp);
+	bw_prog_pair(s->progs.bws_merge, s->progs.bws_merge_raw, true, raw_tp);
 }
 
 /* The streams' device filter: their own devices when named, else the core's. */
 static int fill_watched(int fd, const struct bw_core_opts *o)
 {
 	const char *what = "the streams' device filter";
-	__u8 one = 1;
-	int i;
 
 	if (!o->nr_streams_watch)
-		return bw_fill_watch_map(fd, o, what);
-	for (i = 0; i < o->nr_streams_watch; i++) {
-		if (bpf_map_update_elem(fd, &o->streams_watch[i], &one, BPF_ANY)) {
-			int err = -errno;
-
-			bw_err("filling %s: %s", what, strerror(-err));
-			return err;
-		}
-	}
-	return 0;
+		return bw_fill_watch_map(fd, o->nr_watch, o->watch, what);
+	return bw_fill_watch_map(fd, o->nr_streams_watch, o->streams_watch, what);
 }
 
 int bw_streams_open(struct bw_streams **out, const struct bw_core_opts *o,
@@ -74,7 +57,7 @@ int bw_streams_open(struct bw_streams **out, const struct bw_core_opts *o,
 	}
 	/* The fallback is forced only by tests, to exercise it on a 6.5+ kernel. */
 	st->fallback = !env->has_io_start || (force && *force == '1');
-	pick(st->skel, !env->raw_tp, st->fallback);
+	pick(st->skel, env->raw_tp, st->fallback);
 	st->skel->rodata->rq_arg_second = env->rq_arg_second;
 	st->skel->rodata->filter_on = o->nr_watch > 0 || o->nr_streams_watch > 0;
 	st->skel->rodata->fallback_q = st->fallback;

@@ -63,6 +63,7 @@ struct bw_snap_dev {
 struct bw_snap {
 	__u64 ts_ns;		/* CLOCK_MONOTONIC, the clock of bpf_ktime_get_ns */
 	int nr;
+	int cap;		/* entries of devs */
 	struct bw_snap_dev *devs;
 };
 
@@ -141,6 +142,16 @@ void bw_op_stats_add(struct bw_op_stats *dst, const struct bw_op_stats *src);
 void bw_op_stats_sub(struct bw_op_stats *dst, const struct bw_op_stats *a,
 		     const struct bw_op_stats *b);
 
+/* snap.c (pure): a device's entry in a snapshot (added if new), a slot's per-CPU sums. */
+struct bw_snap_dev *bw_snap_dev_get(struct bw_snap *s, __u32 dev, int cap);
+void bw_snap_add_pcpu(struct bw_snap_dev *d, const struct bw_dev_pcpu *pcpu, int ncpus,
+		      __u64 closed_epoch, struct bw_op_stats *ext);
+/* ext extended from one slot's 32-bit buckets, nothing added anywhere. */
+void bw_pcpu_extend(const struct bw_dev_pcpu *pcpu, int ncpus, struct bw_op_stats *ext);
+void bw_snap_free(struct bw_snap *s);
+/* A device's counters in a snapshot, or NULL. */
+const struct bw_snap_dev *bw_snap_find(const struct bw_snap *s, __u32 dev);
+
 /* One stream (device, process) over one interval. */
 struct bw_stream_interval {
 	__u32 dev;
@@ -160,7 +171,7 @@ struct bw_stream_interval {
 	bool deep;
 	__u64 ios;
 };
-/* busy_ns of both must already include their open period (bw_core_streams). */
+/* busy_ns of both must already include their open period (bw_streams_read). */
 void bw_stream_compute(const struct bw_stream *prev, const struct bw_stream *cur, double secs,
 		       struct bw_stream_interval *o);
 

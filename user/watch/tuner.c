@@ -419,21 +419,9 @@ static int pick_devices(struct bw_tuner *x, const struct bw_watch_opts *wo)
 {
 	struct bw_devinfo di;
 	__u32 devs[BW_MAX_WATCH];
-	int i, n = 0, err;
-	DIR *d;
-	struct dirent *de;
+	int i, n, err;
 
-	if (wo->core.nr_watch) {
-		n = wo->core.nr_watch;
-		memcpy(devs, wo->core.watch, n * sizeof(devs[0]));
-	} else {
-		d = opendir("/sys/block");
-		while (d && (de = readdir(d)) && n < BW_MAX_WATCH)
-			if (de->d_name[0] != '.' && !bw_dev_lookup(de->d_name, &devs[n]))
-				n++;
-		if (d)
-			closedir(d);
-	}
+	n = bw_watched_or_all(wo->core.nr_watch, wo->core.watch, devs, BW_MAX_WATCH);
 	x->td = calloc(n ? n : 1, sizeof(*x->td));
 	if (!x->td)
 		return -ENOMEM;

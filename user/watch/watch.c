@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/utsname.h>
 #include "watch/watch.h"
 
 #define MAX_STREAMS 4096
@@ -133,6 +134,78 @@ static void open_store(struct bw_watch *w)
 
 static int take(struct bw_watch *w, struct bw_snap *s);
 
+/* The objects of other concerns, with the core's attach type and argument layout. */
+static int open_others(struct bw_watch *w)
+{
+	const struct bw_core_opts *o = &w->o->core;
+	const struct bw_load_env *env = bw_core_env(w->core);
+	struct utsname u;
+	int err;
+
+	err = bw_bio_open(&w->bio, o, env);
+	if (err)
+		return err;
+	if (o->streams && !env->have_fetch) {
+		uname(&u);
+		bw_err("--streams needs BPF atomic fetch-and-add, which this kernel (%s) lacks: "
+		       "Linux 5.12 or later; run without --streams", u.release);
+		return -EOPNOTSUPP;
+	}
+	err = o->streams ? bw_streams_open(&w->st, o, env) : 0;
+	if (err)
+		return err;
+	return o->bio_cache ? bw_bc_open(&w->bc, env, o->verbose) : 0;
+}
+
+/* The loaded objects: the core first. */
+static int objects(const struct bw_watch *w, struct bpf_object **objs)
+{
+	int n = 0;
+
+	objs[n++] = bw_core_obj(w->core);
+	if (w->bio)
+		objs[n++] = bw_bio_obj(w->bio);
+	if (w->st)
+		objs[n++] = bw_streams_obj(w->st);
+	if (bw_bc_obj(w->bc))
+		objs[n++] = bw_bc_obj(w->bc);
+	return n;
+}
+
+static void print_memory(const struct bw_watch *w, FILE *f)
+{
+	struct bpf_object *objs[4];
+	int n = objects(w, objs);
+
+	bw_core_print_memory(w->core, objs + 1, n - 1, f);
+	if (w->bio)
+		bw_bio_print(w->bio, f);
+	if (w->st)
+		bw_streams_print(w->st, f);
+}
+
+int bw_watch_prog_stats(const struct bw_watch *w, struct bw_prog_stat *out, int max)
+{
+	struct bpf_object *objs[4];
+	int i, nobj = objects(w, objs), n = 0;
+
+	for (i = 0; i < nobj && n >= 0; i++)
+		n = bw_obj_prog_stats(objs[i], out, max, n);
+	return n;
+}
+
+int bw_watch_bio_cache(const struct bw_watch *w, struct bw_bc_snap *s)
+{
+	return bw_bc_snapshot(w->bc, bw_core_env(w->core)->ncpus, s);
+}
+
+int bw_watch_refresh(struct bw_watch *w)
+{
+	int err = bw_core_refresh(w->core);
+
+	return err ?: (w->bio ? bw_bio_refresh(w->bio) : 0);
+}
+
 int bw_watch_start(struct bw_watch *w)
 {
 	int err;
@@ -150,10 +223,11 @@ int bw_watch_start(struct bw_watch *w)
 	}
 	open_store(w);
 	err = bw_core_open(&w->core, &w->o->core);
+	err = err ?: open_others(w);
 	if (err)
 		return err;
 	if (w->o->core.verbose)
-		bw_core_print_memory(w->core, stderr);
+		print_memory(w, stderr);
 	err = take(w, &w->prev);
 	if (err < 0)
 		return err;
@@ -271,23 +345,19 @@ static int refresh_devices(struct bw_watch *w, struct bw_snap *cur)
 	return alive;
 }
 
+/* One snapshot of every object's devices, epochs closed; then what sysfs says of them. */
 static int take(struct bw_watch *w, struct bw_snap *s)
 {
-	int err = bw_core_snapshot(w->core, s);
+	int err;
 
+	if (w->st)
+		bw_streams_epoch(w->st);
+	err = bw_core_snapshot(w->core, s, bw_bio_slots(w->bio));
+	if (!err && w->bio)
+		err = bw_bio_snapshot(w->bio, s);
 	if (err)
 		return err;
 	return refresh_devices(w, s);
-}
-
-const struct bw_snap_dev *bw_snap_find(const struct bw_snap *s, __u32 dev)
-{
-	int i;
-
-	for (i = 0; i < s->nr; i++)
-		if (s->devs[i].dev == dev)
-			return &s->devs[i];
-	return NULL;
 }
 
 static const struct bw_stream *find_stream(const struct bw_stream_snap *v, int n,
@@ -304,7 +374,7 @@ static const struct bw_stream *find_stream(const struct bw_stream_snap *v, int n
 static void sample_streams(struct bw_watch *w, __u64 now)
 {
 	struct bw_stream_snap *tmp;
-	int i, n = bw_core_streams(w->core, w->scur, MAX_STREAMS, now);
+	int i, n = w->st ? bw_streams_read(w->st, w->scur, MAX_STREAMS, now) : 0;
 	struct bw_watch_stream *out = realloc(w->streams, (n ? n : 1) * sizeof(*out));
 
 	w->nstreams = 0;
@@ -451,6 +521,9 @@ int bw_watch_rows(struct bw_watch *w, struct bw_watch_dev **out)
 
 void bw_watch_close(struct bw_watch *w)
 {
+	bw_streams_close(w->st);
+	bw_bio_close(w->bio);
+	bw_bc_close(w->bc);
 	bw_core_close(w->core);
 	bw_snap_free(&w->prev);
 	bw_s1_store_free(&w->store);

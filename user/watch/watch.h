@@ -45,6 +45,9 @@ struct bw_watch_stream {
 struct bw_watch {
 	struct bw_watch_opts *o;
 	struct bw_core *core;
+	struct bw_bio *bio;		/* bio-based devices (user/load/bio.c), or NULL */
+	struct bw_streams *st;		/* with --streams (user/load/streams.c), or NULL */
+	struct bw_bc *bc;		/* with --bio-cache (user/load/biocache.c), or NULL */
 	struct bw_snap prev;
 	struct bw_watch_dev *devs;
 	int ndevs;
@@ -84,8 +87,17 @@ int bw_watch_opt(struct bw_watch_opts *o, int c, const char *arg);
 
 /* Names to dev_t; 0, or -ENODEV after saying which (a usage error). */
 int bw_watch_resolve(struct bw_watch *w, struct bw_watch_opts *o);
-/* Privileges, the S1 store, BPF load and attach, the first snapshot; 0 or -errno. */
+/*
+ * Privileges, the S1 store, BPF load and attach (the core, then the objects
+ * the options and devices ask for), the first snapshot; 0 or -errno.
+ */
 int bw_watch_start(struct bw_watch *w);
+/* Between samples more than BW_REFRESH_NS apart: keeps 32-bit histogram buckets from wrapping. */
+int bw_watch_refresh(struct bw_watch *w);
+/* Up to max loaded programs of every object; how many, or -errno. */
+int bw_watch_prog_stats(const struct bw_watch *w, struct bw_prog_stat *out, int max);
+/* The bio alloc cache (method BW_BC_OFF without --bio-cache); 0 or -errno. */
+int bw_watch_bio_cache(const struct bw_watch *w, struct bw_bc_snap *s);
 /* Ends an interval: figures in every device's iv; how many named devices are alive. */
 int bw_watch_sample(struct bw_watch *w);
 /* Learned S1 into the store, if anything is new. */
@@ -94,8 +106,6 @@ void bw_watch_close(struct bw_watch *w);
 /* A class found otherwise (a tuner's probe): seeds the device's, and goes to the store. */
 void bw_watch_learn_class(struct bw_watch *w, __u32 dev, enum bw_class_id cls, double p_eff);
 struct bw_watch_dev *bw_watch_dev(struct bw_watch *w, __u32 dev);
-/* A device's counters in a snapshot, or NULL. */
-const struct bw_snap_dev *bw_snap_find(const struct bw_snap *s, __u32 dev);
 /* The devices to show, sorted by name, into out (ndevs long); how many. */
 int bw_watch_rows(struct bw_watch *w, struct bw_watch_dev **out);
 
