@@ -52,6 +52,17 @@ static inline __attribute__((always_inline)) __u32 bw_op_of(__u32 cmd_flags)
  */
 #define BW_SIZE_CLASSES 8
 
+/* The size class of an I/O of bytes: the BPF objects' and the replay's (user/model/replay.c). */
+static inline __attribute__((always_inline)) __u32 bw_size_class(__u32 bytes)
+{
+	__u32 c;
+
+	if (bytes <= 4096)
+		return 0;
+	c = bw_ilog2((bytes - 1) >> 12) + 1;
+	return c < BW_SIZE_CLASSES ? c : BW_SIZE_CLASSES - 1;
+}
+
 /* In-flight word: low bits count requests, high bits count issues (D). */
 #define BW_INFLIGHT_BITS 20
 #define BW_INFLIGHT_MASK ((1ULL << BW_INFLIGHT_BITS) - 1)

@@ -93,16 +93,6 @@ static __u32 ilog2_64(__u64 v)
 	return 63 - __builtin_clzll(v);
 }
 
-static __u32 size_class(__u32 bytes)
-{
-	__u32 c;
-
-	if (bytes <= 4096)
-		return 0;
-	c = ilog2_64((bytes - 1) >> 12) + 1;
-	return c < BW_SIZE_CLASSES ? c : BW_SIZE_CLASSES - 1;
-}
-
 static void hist_inc(__u64 *h, __u64 u, unsigned int n)
 {
 	h[bw_bucket(u, n)]++;
@@ -786,7 +776,7 @@ static void complete(struct bw_replay *rp, struct bw_rp_dev *d, struct rp_rq *e,
 			os->q2c_ns += now > q0 ? now - q0 : 0;
 			hist_inc(os->hist_q2d, (d_ts - q0) >> BW_LAT_SHIFT, BW_LAT_BUCKETS);
 		}
-		cls = size_class(ev->bytes);
+		cls = bw_size_class(ev->bytes);
 		os->class_ios[cls]++;
 		if (old == 1 && opener) {
 			os->solo_ios[cls]++;
