@@ -103,5 +103,5 @@ int main(void)
 		UNIT(test_ratio), UNIT(test_exact), UNIT(test_tracepoint_shows_no_hits),
 	};
 
-	return unit_run("biocache", tests, sizeof(tests) / sizeof(tests[0]));
+	return unit_run("bcrender", tests, sizeof(tests) / sizeof(tests[0]));
 }
