@@ -151,6 +151,7 @@ int bw_bio_snapshot(struct bw_bio *b, struct bw_snap *s)
 	/* Close the max-depth epoch first, so what we read is final for it. */
 	__u64 closed = __atomic_fetch_add(&b->skel->bss->epoch, 1, __ATOMIC_SEQ_CST);
 	__u32 slot, nslots = b->skel->bss->next_slot;
+	int err;
 
 	if (nslots > b->max_slots)
 		nslots = b->max_slots;
@@ -158,20 +159,17 @@ int bw_bio_snapshot(struct bw_bio *b, struct bw_snap *s)
 		struct bw_dev_shared sh;
 		struct bw_snap_dev *d;
 
-		if (bpf_map_lookup_elem(sfd, &slot, &sh) ||
-		    bpf_map_lookup_elem(pfd, &slot, b->pcpu_buf)) {
-			bw_err("reading the bio BPF maps, slot %u: %s", slot, strerror(errno));
-			return -errno;
+		err = bpf_map_lookup_elem(sfd, &slot, &sh) ? -errno : 0;
+		err = err ?: bw_slot_read(pfd, slot, b->pcpu_buf, b->hist);
+		if (err) {
+			bw_err("reading the bio BPF maps, slot %u: %s", slot, strerror(-err));
+			return err;
 		}
 		if (!sh.dev)
 			continue;
 		d = bw_snap_dev_get(s, (__u32)sh.dev, s->cap);
 		if (!d)
 			continue;
-		if (!b->hist[slot])
-			b->hist[slot] = calloc(BW_NR_OPS, sizeof(*b->hist[slot]));
-		if (!b->hist[slot])
-			return -ENOMEM;
 		bw_snap_add_pcpu(d, b->pcpu_buf, b->ncpus, closed, b->hist[slot]);
 		if (sh.word & BW_INFLIGHT_MASK) {
 			d->inflight += sh.word & BW_INFLIGHT_MASK;
@@ -185,21 +183,11 @@ int bw_bio_snapshot(struct bw_bio *b, struct bw_snap *s)
 /* bw_core_refresh for the bio-based slots. */
 int bw_bio_refresh(struct bw_bio *b)
 {
-	int pfd = bpf_map__fd(b->skel->maps.pcpu);
-	__u32 slot, nslots = b->skel->bss->next_slot;
+	__u32 nslots = b->skel->bss->next_slot;
 
-	if (nslots > b->max_slots)
-		nslots = b->max_slots;
-	for (slot = 0; slot < nslots; slot++) {
-		if (bpf_map_lookup_elem(pfd, &slot, b->pcpu_buf))
-			return -errno;
-		if (!b->hist[slot])
-			b->hist[slot] = calloc(BW_NR_OPS, sizeof(*b->hist[slot]));
-		if (!b->hist[slot])
-			return -ENOMEM;
-		bw_pcpu_extend(b->pcpu_buf, b->ncpus, b->hist[slot]);
-	}
-	return 0;
+	return bw_slots_refresh(bpf_map__fd(b->skel->maps.pcpu),
+				nslots < b->max_slots ? nslots : b->max_slots, b->pcpu_buf, b->ncpus,
+				b->hist);
 }
 
 void bw_bio_print(const struct bw_bio *b, FILE *f)

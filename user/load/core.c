@@ -531,21 +531,11 @@ out:
  */
 int bw_core_refresh(struct bw_core *c)
 {
-	int fd = bpf_map__fd(c->skel->maps.pcpu);
-	__u32 slot, nslots = c->skel->bss->next_slot;
+	__u32 nslots = c->skel->bss->next_slot;
 
-	if (nslots > c->max_slots)
-		nslots = c->max_slots;
-	for (slot = 0; slot < nslots; slot++) {
-		if (bpf_map_lookup_elem(fd, &slot, c->pcpu_buf))
-			return -errno;
-		if (!c->hist[slot])
-			c->hist[slot] = calloc(BW_NR_OPS, sizeof(*c->hist[slot]));
-		if (!c->hist[slot])
-			return -ENOMEM;
-		bw_pcpu_extend(c->pcpu_buf, c->ncpus, c->hist[slot]);
-	}
-	return 0;
+	return bw_slots_refresh(bpf_map__fd(c->skel->maps.pcpu),
+				nslots < c->max_slots ? nslots : c->max_slots, c->pcpu_buf, c->ncpus,
+				c->hist);
 }
 
 void bw_core_forget_dev(struct bw_core *c, __u32 dev)

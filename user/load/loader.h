@@ -61,6 +61,14 @@ __u32 bw_bench_skip(void);
 int bw_fill_watch_map(int fd, int n, const __u32 *devs, const char *what);
 /* Slot i to devs[i] in a dev2slot hash and a bw_dev_shared array. */
 int bw_fill_dev_slots(int dev2slot_fd, int shared_fd, const __u32 *devs, int n);
+/*
+ * A slot of a per-CPU bw_dev_pcpu map into buf, and its 64-bit histograms
+ * (hist[slot], allocated at first use; user/model/snap.c extends them); 0 or -errno.
+ */
+int bw_slot_read(int pcpu_fd, __u32 slot, struct bw_dev_pcpu *buf, struct bw_op_stats **hist);
+/* Slots [0, nslots) read and their histograms extended, nothing added anywhere. */
+int bw_slots_refresh(int pcpu_fd, __u32 nslots, struct bw_dev_pcpu *buf, int ncpus,
+		     struct bw_op_stats **hist);
 /* One line per map of obj (per-CPU values for ncpus); their bytes. */
 __u64 bw_obj_print_maps(const struct bpf_object *obj, int ncpus, FILE *f);
 /* obj's loaded programs into out[n..max); the new count, or -errno. */

@@ -187,6 +187,30 @@ int bw_fill_dev_slots(int dev2slot_fd, int shared_fd, const __u32 *devs, int n)
 	return 0;
 }
 
+int bw_slot_read(int pcpu_fd, __u32 slot, struct bw_dev_pcpu *buf, struct bw_op_stats **hist)
+{
+	if (bpf_map_lookup_elem(pcpu_fd, &slot, buf))
+		return -errno;
+	if (!hist[slot])
+		hist[slot] = calloc(BW_NR_OPS, sizeof(*hist[slot]));
+	return hist[slot] ? 0 : -ENOMEM;
+}
+
+int bw_slots_refresh(int pcpu_fd, __u32 nslots, struct bw_dev_pcpu *buf, int ncpus,
+		     struct bw_op_stats **hist)
+{
+	__u32 slot;
+	int err;
+
+	for (slot = 0; slot < nslots; slot++) {
+		err = bw_slot_read(pcpu_fd, slot, buf, hist);
+		if (err)
+			return err;
+		bw_pcpu_extend(buf, ncpus, hist[slot]);
+	}
+	return 0;
+}
+
 __u64 bw_obj_print_maps(const struct bpf_object *obj, int ncpus, FILE *f)
 {
 	struct bpf_map *m;
