@@ -12,7 +12,7 @@ CFLAGS ?= -O2 -g
 CFLAGS += -Wall -Wextra -Werror=implicit-function-declaration -std=gnu11 -D_GNU_SOURCE
 CFLAGS += -I$(OUT) -Ibpf -Iuser
 LIBS := $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz) -lm
-# export: libmicrohttpd serves HTTP (opened with dlopen by user/export.c, so
+# export: libmicrohttpd serves HTTP (opened with dlopen by user/export/export.c, so
 # only export pays for it and the GnuTLS it brings); libcap-ng drops to a
 # user without capabilities.
 # --web.config.file: libyaml parses it, libxcrypt's crypt_r checks bcrypt
@@ -27,11 +27,11 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(dir $(VMLI
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUT)/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
-# Pure logic: no BPF, no syscalls beyond stdio; unit-tested without root.
-PURE_SRCS := user/hist.c user/metrics.c user/classify.c user/json.c user/devname.c user/render.c \
-	user/s1store.c user/policy.c user/tunefile.c user/promfmt.c user/trace.c user/replay.c \
-	user/blktrace.c user/biocache.c
-USER_SRCS := $(wildcard user/*.c)
+# The layers (docs/design.md, "Source layout"): cmd/ over export/, analyze/ and
+# watch/, over load/, over sys/ and model/.  model/ is pure logic: no BPF, no
+# syscalls beyond stdio; unit-tested without root.
+PURE_SRCS := $(wildcard user/model/*.c)
+USER_SRCS := $(wildcard user/*/*.c)
 USER_OBJS := $(patsubst user/%.c,$(OUT)/%.o,$(USER_SRCS))
 PURE_OBJS := $(patsubst user/%.c,$(OUT)/%.o,$(PURE_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -69,16 +69,17 @@ $(OUT)/version.h: FORCE | $(OUT)
 	printf '#define BW_VERSION "%s"\n#define BW_COMMIT "%s"\n' "$(VERSION)" "$$c" >$@.tmp; \
 	cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
 
-$(USER_OBJS): $(OUT)/%.o: user/%.c $(wildcard user/*.h) $(wildcard bpf/*.h) $(SKELS) $(OUT)/version.h | $(OUT)
+$(USER_OBJS): $(OUT)/%.o: user/%.c $(wildcard user/*/*.h) $(wildcard bpf/*.h) $(SKELS) $(OUT)/version.h | $(OUT)
 	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
-# The HTML report's script (user/report.js) as a C string for user/html.c.
-$(OUT)/report_js.h: user/report.js | $(OUT)
+# The HTML report's script (user/analyze/report.js) as a C string for user/analyze/html.c.
+$(OUT)/report_js.h: user/analyze/report.js | $(OUT)
 	$(call msg,GEN,$@)
 	$(Q){ echo 'static const char bw_report_js[] ='; \
 	  sed 's/\\/\\\\/g; s/"/\\"/g; s/^/\t"/; s/$$/\\n"/' $<; echo ';'; } >$@
-$(OUT)/html.o: $(OUT)/report_js.h
+$(OUT)/analyze/html.o: $(OUT)/report_js.h
 
 blkwise: $(USER_OBJS)
 	$(call msg,LINK,$@)
@@ -89,8 +90,8 @@ $(OUT)/unit/%: tests/unit/%.c $(PURE_OBJS) | $(OUT)/unit
 	$(Q)$(CC) $(CFLAGS) $< $(PURE_OBJS) $(UNIT_LIBS) -lm -o $@
 
 # The web config's parser, with libyaml and libxcrypt.
-$(OUT)/unit/test_webcfg: $(OUT)/webcfg.o
-$(OUT)/unit/test_webcfg: UNIT_LIBS = $(OUT)/webcfg.o $(WEB_LIBS) -lpthread
+$(OUT)/unit/test_webcfg: $(OUT)/export/webcfg.o
+$(OUT)/unit/test_webcfg: UNIT_LIBS = $(OUT)/export/webcfg.o $(WEB_LIBS) -lpthread
 
 # A synthetic trace generator, for analyze's speed (tools/bench.sh).
 $(OUT)/synthtrace: tools/synthtrace.c $(PURE_OBJS) | $(OUT)
@@ -98,10 +99,10 @@ $(OUT)/synthtrace: tools/synthtrace.c $(PURE_OBJS) | $(OUT)
 	$(Q)$(CC) $(CFLAGS) $< $(PURE_OBJS) -lm -o $@
 
 # libFuzzer harnesses of the trace readers (clang's fuzzer runtime: libclang-rt-14-dev).
-FUZZ_LIB := user/trace.c user/blktrace.c user/replay.c user/metrics.c user/classify.c user/hist.c
+FUZZ_LIB := $(addprefix user/model/,trace.c blktrace.c replay.c metrics.c classify.c hist.c)
 FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-std=gnu11 -D_GNU_SOURCE -Ibpf -Iuser -I$(OUT)
-$(OUT)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB) $(wildcard user/*.h) | $(OUT)
+$(OUT)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB) $(wildcard user/*/*.h) | $(OUT)
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(OUT)/fuzz
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_LIB) -lm -o $@

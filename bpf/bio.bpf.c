@@ -37,6 +37,7 @@
 #include <bpf/bpf_core_read.h>
 #include "compat.bpf.h"
 #include "flight.bpf.h"
+#include "devmaps.bpf.h"
 #include "util.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -63,26 +64,7 @@ struct bw_bio_state {
 	__u32 pad;
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 64);
-	__type(key, __u32);
-	__type(value, __u32);
-} dev2slot SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 16);
-	__type(key, __u32);
-	__type(value, struct bw_dev_shared);
-} shared SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 16);
-	__type(key, __u32);
-	__type(value, struct bw_dev_pcpu);
-} pcpu SEC(".maps");
+BW_DEV_MAPS(0);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Structures shared by bpf/biocache.bpf.c and its loader (user/core.c):
+ * Structures shared by bpf/biocache.bpf.c and its loader (user/load/core.c):
  * per CPU and per bio_set counters of the per-cpu bio alloc cache.
  * A plain array of __u64, so user space sums per-CPU copies field by field.
  */

@@ -65,6 +65,7 @@
 #include "core.h"
 #include "util.bpf.h"
 #include "flight.bpf.h"
+#include "devmaps.bpf.h"
 #include "rq.bpf.h"
 #include "rqtab.bpf.h"
 #include "streams.bpf.h"
@@ -95,29 +96,8 @@ struct {
 	__type(value, struct bw_qmap);
 } qmap SEC(".maps");
 
-/* Mappable: user space reads it without syscalls and heals lost counts. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, 16);
-	__type(key, __u32);
-	__type(value, struct bw_dev_shared);
-} shared SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 16);
-	__type(key, __u32);
-	__type(value, struct bw_dev_pcpu);
-} pcpu SEC(".maps");
-
-/* dev_t -> slot; with filter_on, only the watched devices are in it. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16);
-	__type(key, __u32);
-	__type(value, __u32);
-} dev2slot SEC(".maps");
+/* shared is mappable: user space reads it without syscalls and heals lost counts. */
+BW_DEV_MAPS(BPF_F_MMAPABLE);
 
 /* What a handler needs from a request, read the cheap way per attach type. */
 struct rq_view {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Structures shared by bpf/core.bpf.c and its loader user/core.c.
+ * Structures shared by bpf/core.bpf.c and its loader user/load/core.c.
  *
  * Layout rules: every map value is a plain array of __u64 (histogram
  * buckets of __u32, extended by user space) so user space can sum per-CPU
@@ -52,6 +52,17 @@ static inline __attribute__((always_inline)) __u32 bw_op_of(__u32 cmd_flags)
  */
 #define BW_SIZE_CLASSES 8
 
+/* The size class of an I/O of bytes: the BPF objects' and the replay's (user/model/replay.c). */
+static inline __attribute__((always_inline)) __u32 bw_size_class(__u32 bytes)
+{
+	__u32 c;
+
+	if (bytes <= 4096)
+		return 0;
+	c = bw_ilog2((bytes - 1) >> 12) + 1;
+	return c < BW_SIZE_CLASSES ? c : BW_SIZE_CLASSES - 1;
+}
+
 /* In-flight word: low bits count requests, high bits count issues (D). */
 #define BW_INFLIGHT_BITS 20
 #define BW_INFLIGHT_MASK ((1ULL << BW_INFLIGHT_BITS) - 1)
@@ -65,7 +76,7 @@ static inline __attribute__((always_inline)) __u32 bw_op_of(__u32 cmd_flags)
 /*
  * Per device, op and CPU.  Histogram buckets are 32-bit: a bucket can take
  * 2^32 events between two reads of user space, which sums them modulo 2^32
- * and extends the sum (user/core.c); the sums that grow by more than one
+ * and extends the sum (user/load/core.c); the sums that grow by more than one
  * per event stay 64-bit.
  */
 struct bw_op_pcpu {

@@ -2,7 +2,7 @@
 /*
  * The per-request event of `blkwise record`: what bpf/record.bpf.c puts in
  * its ring buffer, and, unchanged, what a trace file's event blocks hold
- * (user/trace.h).  One fixed size, so the writer copies and the reader
+ * (user/model/trace.h).  One fixed size, so the writer copies and the reader
  * indexes; blktrace captures are read into the same struct.
  */
 #ifndef BLKWISE_RECORD_H

@@ -77,10 +77,18 @@ int name(__u64 *ctx)								\
 	return 0;								\
 }
 
-/* One handler, two programs: tp_btf and raw_tp.  The loader keeps one. */
+/*
+ * One handler, two programs: tp_btf (name) and raw_tp (name_raw), each
+ * reading the request into vtype with its own view.  The loader keeps one
+ * (bw_prog_pair).
+ */
+#define BW_RQ_PAIR(tp, name, qarg, vtype, view_btf, view_raw, handler, ...)	\
+	BW_RQ_PROG("tp_btf/" #tp, name, qarg, vtype, view_btf, handler, ##__VA_ARGS__)	\
+	BW_RQ_PROG("raw_tp/" #tp, name##_raw, qarg, vtype, view_raw, handler, ##__VA_ARGS__)
+
+/* The pair with the full view, struct bw_rqv. */
 #define BW_RQ_PROGS(tp, name, qarg, handler)					\
-	BW_RQ_PROG("tp_btf/" #tp, name, qarg, struct bw_rqv, bw_rqv_btf, handler)	\
-	BW_RQ_PROG("raw_tp/" #tp, name##_raw, qarg, struct bw_rqv, bw_rqv_raw, handler)
+	BW_RQ_PAIR(tp, name, qarg, struct bw_rqv, bw_rqv_btf, bw_rqv_raw, handler)
 
 /*
  * A bio's tracepoint: the bio is the first argument since 5.11; before, it

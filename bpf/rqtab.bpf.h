@@ -6,7 +6,7 @@
  * first (bpf/streams.bpf.c) and the core's completion takes the request
  * out of its stream, so a request's D-to-C and Q-to-C state share one
  * entry, one cache line crossing from the issuing CPU to the completing
- * one per request, not two.  user/streams.c hands the core's map to the
+ * one per request, not two.  user/load/streams.c hands the core's map to the
  * streams object.
  *
  * A request is keyed by its address as a number every object computes

@@ -55,7 +55,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
-#include "compat.bpf.h"
+#include "rq.bpf.h"
 #include "streams.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -291,54 +291,33 @@ static __always_inline void on_merge(struct request *rq, __u64 key)
 	st->rq = 0;
 }
 
+/* The Q and merge handlers as bpf/rq.bpf.h's BW_RQ_PROG calls them. */
+static __always_inline void q_args(struct request *rq, struct rq_view *v, __u64 *ctx)
+{
+	on_queue(rq, v);
+}
+
+static __always_inline void merge_args(struct request *rq, struct rq_view *v, __u64 *ctx)
+{
+	on_merge(rq, v->key);
+}
+
+static __always_inline void key_btf(struct request *rq, struct rq_view *v)
+{
+	v->key = bw_rq_key_btf(rq);
+}
+
+static __always_inline void key_raw(struct request *rq, struct rq_view *v)
+{
+	v->key = bw_rq_key_raw(rq);
+}
+
 /*
- * Each tracepoint gets a tp_btf and a raw_tp program; the loader keeps one
- * of each pair, as for the core.  Before 5.11 insert/issue/merge passed
- * (q, rq).
+ * Each tracepoint gets a tp_btf and a raw_tp program (bpf/rq.bpf.h); the
+ * loader keeps one of each pair, as for the core.  Merge reads only the
+ * request's key.
  */
-#define RQ_ARG(ctx, qarg)							\
-	((struct request *)(qarg && rq_arg_second ? CTX_ARG(ctx, 8) : CTX_ARG(ctx, 0)))
-
-#define Q_PROGS(tp, name, qarg)							\
-SEC("tp_btf/" #tp)								\
-int name(__u64 *ctx)								\
-{										\
-	struct request *rq = RQ_ARG(ctx, qarg);					\
-	struct rq_view v;							\
-										\
-	view_btf(rq, &v);							\
-	on_queue(rq, &v);							\
-	return 0;								\
-}										\
-SEC("raw_tp/" #tp)								\
-int name##_raw(__u64 *ctx)							\
-{										\
-	struct request *rq = RQ_ARG(ctx, qarg);					\
-	struct rq_view v;							\
-										\
-	view_raw(rq, &v);							\
-	on_queue(rq, &v);							\
-	return 0;								\
-}
-
-Q_PROGS(block_io_start, bws_io_start, false)
-Q_PROGS(block_rq_insert, bws_insert, true)
-Q_PROGS(block_rq_issue, bws_issue, true)
-
-SEC("tp_btf/block_rq_merge")
-int bws_merge(__u64 *ctx)
-{
-	struct request *rq = RQ_ARG(ctx, true);
-
-	on_merge(rq, bw_rq_key_btf(rq));
-	return 0;
-}
-
-SEC("raw_tp/block_rq_merge")
-int bws_merge_raw(__u64 *ctx)
-{
-	struct request *rq = RQ_ARG(ctx, true);
-
-	on_merge(rq, bw_rq_key_raw(rq));
-	return 0;
-}
+BW_RQ_PAIR(block_io_start, bws_io_start, false, struct rq_view, view_btf, view_raw, q_args)
+BW_RQ_PAIR(block_rq_insert, bws_insert, true, struct rq_view, view_btf, view_raw, q_args)
+BW_RQ_PAIR(block_rq_issue, bws_issue, true, struct rq_view, view_btf, view_raw, q_args)
+BW_RQ_PAIR(block_rq_merge, bws_merge, true, struct rq_view, key_btf, key_raw, merge_args)

@@ -6,7 +6,7 @@
  * that a stream costs one program per I/O, not two.  A request's stream
  * rides in its entry of the core's per-request table (bpf/rqtab.bpf.h).
  * The maps are the core's (created small when streams are off);
- * user/streams.c hands them to the streams object, which reuses them.
+ * user/load/streams.c hands them to the streams object, which reuses them.
  */
 #ifndef BLKWISE_STREAMS_BPF_H
 #define BLKWISE_STREAMS_BPF_H

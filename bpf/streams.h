@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Structures and rules shared by bpf/streams.bpf.c, the core's completion
- * (bpf/streams.bpf.h), their loader user/streams.c, and the replay of a
- * trace (user/replay.c).  A stream's figures are struct bw_stream
+ * (bpf/streams.bpf.h), their loader user/load/streams.c, and the replay of a
+ * trace (user/model/replay.c).  A stream's figures are struct bw_stream
  * (bpf/core.h); what is new here is its key, which names either a process
  * or a cgroup (a request carries its stream from Q to C in its entry of
  * the core's per-request table, struct bw_rq_state), and the two rules

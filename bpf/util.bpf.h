@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Small helpers every blkwise BPF object uses: histogram increments, the
- * hash of an address, and the size class of solo service time.
+ * Small helpers every blkwise BPF object uses: histogram increments and
+ * the hash of an address.  (The size class of solo service time is
+ * bpf/core.h's, shared with user space.)
  */
 #ifndef BLKWISE_UTIL_BPF_H
 #define BLKWISE_UTIL_BPF_H
@@ -26,17 +27,6 @@
 static __always_inline __u32 bw_hash_ptr(__u64 p, __u32 bits)
 {
 	return (__u32)((p * 0x9E3779B97F4A7C15ULL) >> (64 - bits));
-}
-
-/* Class c holds I/Os of <= 4 KiB << c (bpf/core.h). */
-static __always_inline __u32 bw_size_class(__u32 bytes)
-{
-	__u32 c;
-
-	if (bytes <= 4096)
-		return 0;
-	c = bw_ilog2((bytes - 1) >> 12) + 1;
-	return c < BW_SIZE_CLASSES ? c : BW_SIZE_CLASSES - 1;
 }
 
 #endif /* BLKWISE_UTIL_BPF_H */

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # shunit2 suite: the documentation agrees with the program.  The option
-# text lives once, in user/options.c: each command's --help prints it; the
+# text lives once, in user/cmd/options.c: each command's --help prints it; the
 # man page's options, the options getopt really accepts and the options
 # block of docs/COMMAND.md (written by tools/sync-docs.sh) are held to it.
 # Links between the pages resolve, and nothing in the tree reads as a

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""An independent reader of blkwise trace files (user/trace.h's layout), for
+"""An independent reader of blkwise trace files (user/model/trace.h's layout), for
 the tests: pairs D and C by request address and prints, per op, the exact
 nearest-rank percentiles of D2C and Q2C (Q = the allocation stamp), in ms,
 as JSON.  Deliberately simple and slow: an oracle, not a tool."""

@@ -3,7 +3,7 @@
 # interpolation, as PromQL does) against the exact quantile, for bucket sets of
 # 2, 3 and 4 per octave over lognormal, uniform and bimodal samples.  Prints
 # per set: buckets, the worst error, the 90th percentile of errors, the median.
-# The exporter uses [0, 3, 5] (1, 1.375, 1.625 x 2^m); see user/promfmt.c.
+# The exporter uses [0, 3, 5] (1, 1.375, 1.625 x 2^m); see user/model/promfmt.c.
 import random, math, bisect
 random.seed(7)
 def bounds(ks, lo=3, hi=23):

@@ -19,7 +19,7 @@ RUN="libbpf1 libelf1 zlib1g libcap-ng0 libmicrohttpd12 libgnutls30 libyaml-0-2 l
 # the servers and checkers the suites start, and the fuzzers' runtime.
 TEST="libfuse3-dev fuse3 shunit2 fio jq python3 python3-yaml util-linux mount fdisk e2fsprogs
 kmod procps iproute2 libcap2-bin curl openssl gzip prometheus apache2-utils chromium systemd
-groff-base man-db dmsetup mdadm libclang-rt-14-dev"
+groff-base man-db dmsetup mdadm libclang-rt-14-dev binutils"
 # Bench: the peers measured beside blkwise, the blktrace pipeline analyze is
 # timed against, and iostat for the parallelism table.
 BENCH="libbpf-tools bpftrace blktrace sysstat"

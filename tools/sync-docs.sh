@@ -1,6 +1,6 @@
 #!/bin/sh
 # Rewrites the options block of each docs/COMMAND.md from `blkwise COMMAND
-# --help`, whose text is user/options.c's.  tests/test_docs.sh fails when a
+# --help`, whose text is user/cmd/options.c's.  tests/test_docs.sh fails when a
 # page and the program differ; run this (after make) to bring them together.
 #   <!-- options: blkwise COMMAND --help -->
 #   ```

@@ -9,7 +9,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "trace.h"
+#include "model/trace.h"
 
 struct bt_rec {
 	__u32 magic, sequence;

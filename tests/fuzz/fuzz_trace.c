@@ -7,7 +7,7 @@
  */
 #include <stdint.h>
 #include <stdlib.h>
-#include "replay.h"
+#include "model/replay.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -2,7 +2,7 @@
 /* Histogram geometry and percentile accuracy. */
 #include <stdlib.h>
 #include "unit.h"
-#include "blkwise.h"
+#include "model/model.h"
 
 static void test_bucket_edges(void)
 {

@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include "unit.h"
-#include "blkwise.h"
+#include "model/model.h"
 
 /* A device that did n reads of 4 KiB, each taking svc_ns, over busy_ns. */
 static void fill(struct bw_snap_dev *d, __u64 n, __u64 svc_ns, __u64 busy_ns, __u64 solos,

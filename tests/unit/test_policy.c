@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "unit.h"
-#include "policy.h"
+#include "model/policy.h"
 
 #define TICK 0.1
 
@@ -489,35 +489,6 @@ static void test_strict_dropped(void)
 	}
 }
 
-/* The state file: what a tuner found, with the device's identity, back exactly. */
-static void test_state_file(void)
-{
-	struct bw_tune_orig o = { .pid = 42, .dev = (7u << 20) | 3, .slice_idle_us = 8000,
-				  .low_latency = -1, .strict_guarantees = 0 }, r;
-	char why[100], buf[512];
-	FILE *f;
-
-	snprintf(o.name, sizeof(o.name), "loop3");
-	snprintf(o.id, sizeof(o.id), "loop:/var/tmp/a disk.img#254:0:1234");
-	f = tmpfile();
-	CHECK(!bw_tune_orig_format(f, &o), "formatted");
-	rewind(f);
-	CHECK(!bw_tune_orig_parse(f, &r, why, sizeof(why)), "parsed: %s", why);
-	CHECK(!strcmp(r.id, o.id) && r.strict_guarantees == 0 && r.slice_idle_us == 8000 &&
-	      r.low_latency == -1 && r.dev == o.dev, "round trip (identity '%s')", r.id);
-	fclose(f);
-	/* Version 1: no identity, no strict_guarantees; matched on dev_t alone. */
-	snprintf(buf, sizeof(buf), "blkwise-tune 1\npid 7\ndevice loop3 7:3\nslice_idle_us 0\n");
-	f = fmemopen(buf, strlen(buf), "r");
-	CHECK(!bw_tune_orig_parse(f, &r, why, sizeof(why)) && !r.id[0] &&
-	      r.strict_guarantees == -1 && r.slice_idle_us == 0, "version 1 still read");
-	fclose(f);
-	snprintf(buf, sizeof(buf), "blkwise-tune 1\npid 7\ndevice loop3 7:3\nstrict_guarantees 1\n");
-	f = fmemopen(buf, strlen(buf), "r");
-	CHECK(bw_tune_orig_parse(f, &r, why, sizeof(why)), "version 1 has no strict_guarantees");
-	fclose(f);
-}
-
 /* A window with nothing known (a start from a stored class) prints "-", never nan. */
 static void test_evidence_unknown(void)
 {
@@ -546,7 +517,7 @@ int main(void)
 		UNIT(test_verdict_outranks_class),
 		UNIT(test_when_to_probe), UNIT(test_ties_and_latency), UNIT(test_start),
 		UNIT(test_collapse_repaired), UNIT(test_collapse_never_strict_on_deep),
-		UNIT(test_probe_damage_repaired), UNIT(test_state_file),
+		UNIT(test_probe_damage_repaired),
 		UNIT(test_strict_dropped), UNIT(test_evidence_unknown),
 	};
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "unit.h"
-#include "promfmt.h"
+#include "model/promfmt.h"
 
 static void test_bounds(void)
 {

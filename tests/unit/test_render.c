@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "unit.h"
-#include "blkwise.h"
+#include "model/model.h"
 
 /* What fn wrote, as a string the caller frees. */
 static char *render(void (*fn)(FILE *f, const void *arg), const void *arg)

@@ -6,7 +6,7 @@
  */
 #include <stdlib.h>
 #include "unit.h"
-#include "replay.h"
+#include "model/replay.h"
 
 #define DEV ((7u << 20) | 9)
 #define US 1000ULL

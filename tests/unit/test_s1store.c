@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include "unit.h"
-#include "blkwise.h"
+#include "model/model.h"
 
 static int parse_text(const char *text, struct bw_s1_store *s, char *why, size_t len)
 {

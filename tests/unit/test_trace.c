@@ -3,7 +3,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include "unit.h"
-#include "trace.h"
+#include "model/trace.h"
 
 #define NEV 2500	/* three event blocks, the last one partial */
 #define NCPU 3

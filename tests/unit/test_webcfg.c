@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include "unit.h"
-#include "webcfg.h"
+#include "export/webcfg.h"
 
 /* htpasswd -nbBC 4 "" secret */
 #define HASH "$2y$04$I3KkGR2P1lFRV3LRBxBWOenBnMlC4VZjwahGc8sg89DIdnlmd9owu"

@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: GPL-2.0
+/* `blkwise stat`: the live, iostat -x-like view. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "watch/watch.h"
+#include "model/bcrender.h"
+#include "cmd/options.h"
+
+struct stat_args {
+	struct bw_watch_opts w;
+	double interval;
+	long count;
+	bool json;
+	bool hide_idle;		/* -z */
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: blkwise stat [-d DEV]... [-i SECS] [-c COUNT] [-z] [--json]\n"
+		"                    [--streams[=process|cgroup]]\n"
+		"                    [--state-dir DIR | --no-state] [--verbose] [--btf FILE]\n"
+		"                    [--max-devices N] [--bio-cache] [--force-raw-tp]\n");
+	bw_opts_help(f, BW_CMD_STAT);
+}
+
+enum { OPT_MAX_DEV = 256, OPT_BIO_CACHE };
+
+static int parse_args(int argc, char **argv, struct stat_args *a)
+{
+	static const struct option opts[] = {
+		BW_WATCH_LONGOPTS,
+		BW_STATE_LONGOPTS,
+		{ "interval", required_argument, NULL, 'i' },
+		{ "count", required_argument, NULL, 'c' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "streams", optional_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "max-devices", required_argument, NULL, OPT_MAX_DEV },
+		{ "bio-cache", no_argument, NULL, OPT_BIO_CACHE },
+		{}
+	};
+	long n;
+	int c, err;
+
+	a->interval = 1.0;
+	bw_watch_opts_init(&a->w);
+	while ((c = getopt_long(argc, argv, "d:i:c:zjsvh", opts, NULL)) != -1) {
+		err = bw_watch_opt(&a->w, c, optarg);
+		if (err < 0)
+			return err;
+		if (err)
+			continue;
+		switch (c) {
+		case 'i':
+			if (bw_parse_interval(optarg, &a->interval)) {
+				bw_err("bad interval '%s': give seconds between 0.01 and 86400",
+				       optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'c':
+			if (bw_parse_count(optarg, &a->count)) {
+				bw_err("bad count '%s': give a whole number > 0", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'z':
+			a->hide_idle = true;
+			break;
+		case 'j':
+			a->json = true;
+			bw_json_errors = true;
+			break;
+		case 's':
+			a->w.core.streams = true;
+			if (!optarg || !strcmp(optarg, "process")) {
+				a->w.core.streams_by = BW_STREAMS_PROCESS;
+			} else if (!strcmp(optarg, "cgroup")) {
+				a->w.core.streams_by = BW_STREAMS_CGROUP;
+			} else {
+				bw_err("bad --streams '%s': give process or cgroup", optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_MAX_DEV:
+			if (bw_parse_count(optarg, &n) || n > 1024) {
+				bw_err("bad --max-devices '%s': give 1..1024", optarg);
+				return -EINVAL;
+			}
+			a->w.core.max_devices = (int)n;
+			break;
+		case OPT_BIO_CACHE:
+			a->w.core.bio_cache = true;
+			break;
+		default:
+			return bw_opt_other(c, usage);
+		}
+	}
+	if (bw_opt_rest(argc, argv))
+		return -EINVAL;
+	return 0;
+}
+
+static void report_streams(struct bw_watch *w, struct bw_json *j)
+{
+	bool header = false;
+	int i;
+
+	if (j)
+		bw_json_arr(j, "streams");
+	for (i = 0; i < w->nstreams; i++) {
+		const struct bw_watch_stream *s = &w->streams[i];
+		const char *name = s->dev && s->dev->info.name[0] ? s->dev->info.name : "?";
+
+		if (j) {
+			bw_render_json_stream(j, name, &s->s);
+			continue;
+		}
+		if (!header) {
+			bw_render_stream_header(stdout,
+						w->o->core.streams_by == BW_STREAMS_CGROUP);
+			header = true;
+		}
+		bw_render_stream_row(stdout, name, &s->s);
+	}
+	if (j)
+		bw_json_close(j, ']');
+}
+
+/* The bio cache's counts since start (--bio-cache). */
+static void report_bio_cache(struct bw_watch *w, struct bw_json *j)
+{
+	struct bw_bc_snap b;
+
+	if (bw_watch_bio_cache(w, &b)) {
+		bw_warn("reading the bio cache counts failed");
+		b.method = BW_BC_OFF;
+	}
+	if (j)
+		bw_bc_render_json(j, &b);
+	else
+		bw_bc_render_text(stdout, &b);
+	bw_bc_snap_free(&b);
+}
+
+static void report(struct stat_args *a, struct bw_watch *w, struct bw_watch_dev **rows)
+{
+	static bool legend_shown;
+	struct bw_json j;
+	char stamp[32];
+	time_t t = time(NULL);
+	int i, n = bw_watch_rows(w, rows);
+
+	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S%z", localtime(&t));
+	if (a->json) {
+		bw_json_begin(&j, stdout);
+		bw_json_obj(&j, NULL);
+		bw_json_str(&j, "timestamp", stamp);
+		bw_json_num(&j, "interval_s", w->secs, 3);
+		bw_json_arr(&j, "devices");
+	} else {
+		if (!legend_shown)
+			bw_render_legend(stdout);
+		legend_shown = true;
+		printf("\n%s  interval %.3f s\n", stamp, w->secs);
+		bw_render_header(stdout);
+	}
+	for (i = 0; i < n; i++) {
+		const struct bw_watch_dev *s = rows[i];
+
+		if (a->hide_idle && !s->iv.gone && !bw_interval_active(&s->iv))
+			continue;
+		if (a->json)
+			bw_render_json_dev(&j, &s->iv, &s->cls, s->inflight);
+		else
+			bw_render_row(stdout, &s->iv, &s->cls);
+	}
+	if (a->json) {
+		bw_json_close(&j, ']');
+		if (a->w.core.streams)
+			report_streams(w, &j);
+		if (a->w.core.bio_cache)
+			report_bio_cache(w, &j);
+		bw_json_close(&j, '}');
+		bw_json_end(&j);
+	} else {
+		if (a->w.core.streams)
+			report_streams(w, NULL);
+		if (a->w.core.bio_cache)
+			report_bio_cache(w, NULL);
+		fflush(stdout);
+	}
+}
+
+/* One interval, extending the histograms every BW_REFRESH_NS of it. */
+static int sleep_interval(struct bw_watch *w, __u64 ns)
+{
+	int err;
+
+	while (ns > BW_REFRESH_NS) {
+		err = bw_sleep_ns(BW_REFRESH_NS);
+		if (err)
+			return err;
+		ns -= BW_REFRESH_NS;
+		bw_watch_refresh(w);
+	}
+	return bw_sleep_ns(ns);
+}
+
+static int run(struct stat_args *a, struct bw_watch *w)
+{
+	struct bw_watch_dev **rows = NULL;
+	long n = 0;
+	int alive, err = 0;
+	__u64 t0;
+
+	while (!bw_exiting) {
+		err = sleep_interval(w, (__u64)(a->interval * 1e9));
+		if (err && err != -EINTR)
+			break;
+		t0 = w->prev.ts_ns;
+		alive = bw_watch_sample(w);
+		if (alive < 0) {
+			err = alive;
+			break;
+		}
+		free(rows);
+		rows = calloc(w->ndevs ? w->ndevs : 1, sizeof(*rows));
+		if (!rows) {
+			err = -ENOMEM;
+			break;
+		}
+		/* On a signal, report the partial interval so no completion is lost. */
+		if (w->prev.ts_ns - t0 > 1000000 || !bw_exiting)
+			report(a, w, rows);
+		err = 0;
+		if (a->w.core.nr_watch && !alive) {
+			bw_err("every watched device is gone");
+			err = -ENODEV;
+			break;
+		}
+		if (a->count && ++n >= a->count)
+			break;
+	}
+	bw_watch_save(w);
+	free(rows);
+	return err == -EINTR ? 0 : err;
+}
+
+int cmd_stat(int argc, char **argv)
+{
+	struct stat_args *a = calloc(1, sizeof(*a));
+	struct bw_watch w = {};
+	int ret = BW_EXIT_RUNTIME;
+
+	if (!a) {
+		bw_err("out of memory");
+		return BW_EXIT_RUNTIME;
+	}
+	if (parse_args(argc, argv, a)) {
+		ret = BW_EXIT_USAGE;
+		goto out;
+	}
+	if (bw_watch_resolve(&w, &a->w)) {
+		ret = BW_EXIT_USAGE;
+		goto out;
+	}
+	bw_install_signals();
+	if (bw_watch_start(&w))
+		goto out;
+	bw_warn("watching %s (%s); Ctrl-C to stop",
+		a->w.core.nr_watch ? "the named devices" : "every device",
+		bw_core_attach_mode(w.core));
+	if (!run(a, &w))
+		ret = 0;
+out:
+	bw_watch_close(&w);
+	free(a);
+	return ret;
+}

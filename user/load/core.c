@@ -1,0 +1,596 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Loader of bpf/core.bpf.c: sizes the maps from the devices present, picks
+ * tp_btf or raw_tp per tracepoint from BTF, loads, attaches, and reads the
+ * maps back into one bw_snap per call.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <bpf/libbpf.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include "load/loader.h"
+#include "core.skel.h"
+#include "streams.h"
+
+/* Requests one device may have live at once, as the table is sized (docs/design.md). */
+#define BW_LIVE_CAP 4096
+#define BW_RQ_TABLE_MAX (1u << 20)
+
+struct bw_core {
+	struct core_bpf *skel;
+	int ncpus;
+	__u32 max_slots;
+	__u32 rq_entries;		/* per-request table, all devices */
+	bool have_fetch;
+	bool raw_tp;
+	bool verbose;
+	int nr_watch;
+	__u32 watch[BW_MAX_WATCH];
+	struct bw_dev_pcpu *pcpu_buf;	/* ncpus values, for one lookup */
+	struct bw_dev_shared *sh;	/* the mmap of the shared map */
+	size_t sh_len;
+	__u64 *healed;			/* per slot: lost completions healed here */
+	__u64 *last_word;		/* per slot: the word at the previous snapshot */
+	struct bw_op_stats **hist;	/* per slot: histograms extended to 64 bits */
+	struct bw_rq_state *rq_buf;	/* rq_entries, for one pass over the table */
+	__u32 *rq_keys;
+	struct bw_load_env env;		/* the kernel, and the maps the other objects share */
+};
+
+static __u32 roundup_bits(__u64 v)
+{
+	__u32 b = 0;
+
+	while ((1ULL << b) < v)
+		b++;
+	return b;
+}
+
+/*
+ * Requests a disk can have live at once: its hw queues times the tags of
+ * each (nr_requests, the scheduler's depth where there is one, as big as
+ * the driver's or bigger), capped: a table holding every tag of a 64-queue
+ * NVMe drive would be mostly empty.
+ */
+static __u64 live_requests(const char *disk)
+{
+	__u64 tags = 128, live;
+	int hwqs = bw_disk_hw_queues(disk);
+
+	if (hwqs < 0)
+		return 0;	/* bio-based: no requests */
+	bw_read_sysfs_u64(disk, "queue/nr_requests", &tags);
+	live = tags * (hwqs ? hwqs : 1);
+	return live < BW_LIVE_CAP ? live : BW_LIVE_CAP;
+}
+
+static void add_live(const char *disk, void *arg)
+{
+	*(__u64 *)arg += live_requests(disk);
+}
+
+/*
+ * Entries of the per-request table: twice what the disks (the watched
+ * ones, or all) can have live, so open addressing stays short, with room
+ * for devices that appear later.
+ */
+static __u32 size_rq_table(const struct bw_core *c)
+{
+	__u64 live = 0, want;
+	int i;
+
+	if (c->nr_watch) {
+		for (i = 0; i < c->nr_watch; i++) {
+			struct bw_devinfo di;
+
+			if (bw_dev_probe(c->watch[i], &di))
+				continue;
+			if (di.partition && bw_dev_probe(di.disk, &di))
+				continue;
+			live += live_requests(di.name);
+		}
+	} else {
+		bw_disks_walk(add_live, &live);
+	}
+	want = 1ULL << roundup_bits(2 * live);
+	if (want < 4096)
+		want = 4096;
+	return want < BW_RQ_TABLE_MAX ? want : BW_RQ_TABLE_MAX;
+}
+
+/* Four copies of each program (bpf/core.bpf.c): keep the one for this kernel. */
+#define PICK(name) pick4(s->progs.name, s->progs.name##_raw, s->progs.name##_nf,	\
+			 s->progs.name##_raw_nf, btf_ok, c->have_fetch)
+
+static void pick4(struct bpf_program *btf_f, struct bpf_program *raw_f, struct bpf_program *btf_nf,
+		  struct bpf_program *raw_nf, bool btf_ok, bool fetch)
+{
+	bpf_program__set_autoload(btf_f, btf_ok && fetch);
+	bpf_program__set_autoload(raw_f, !btf_ok && fetch);
+	bpf_program__set_autoload(btf_nf, btf_ok && !fetch);
+	bpf_program__set_autoload(raw_nf, !btf_ok && !fetch);
+}
+
+static void pick_programs(struct bw_core *c, const struct btf *btf)
+{
+	struct core_bpf *s = c->skel;
+	bool btf_ok = !c->raw_tp;
+
+	PICK(bw_issue);
+	PICK(bw_complete);
+	PICK(bw_requeue);
+	PICK(bw_rq_merge);
+	PICK(bw_backmerge);
+	PICK(bw_frontmerge);
+	/* The pre-5.11 (q, rq) request tracepoints (bw_load_env_probe). */
+	s->rodata->rq_arg_second = c->env.rq_arg_second;
+	/*
+	 * The bio merge tracepoints were (q, rq, bio) until 5.11 ("block:
+	 * simplify and extend the block_bio_merge tracepoint class"), (bio)
+	 * since: ask BTF here too.
+	 */
+	s->rodata->bio_merge_arg = bw_tp_nargs(btf, "block_bio_backmerge") == 3 ? 2 : 0;
+}
+
+/* Map bytes for a host of ncpus watching slots devices (the model in print_memory). */
+static __u64 map_bytes(__u64 ncpus, __u64 slots, __u64 rq_entries)
+{
+	return (1 << BW_QMAP_BITS) * sizeof(struct bw_qmap) +
+	       slots * (sizeof(struct bw_dev_shared) + ncpus * sizeof(struct bw_dev_pcpu) +
+			2 * sizeof(__u32) + 64) +	/* dev2slot, with the hash's overhead */
+	       rq_entries * sizeof(struct bw_rq_state);
+}
+
+/*
+ * Slots for devices that appear after start: 16, or as many as fit in
+ * 2 MiB of per-CPU maps, since on a many-CPU host each slot costs more.
+ */
+static __u32 spare_slots(int ncpus)
+{
+	__u64 fit = (2ULL << 20) / ((__u64)ncpus * sizeof(struct bw_dev_pcpu));
+
+	return fit < 16 ? (fit ? fit : 1) : 16;
+}
+
+static int size_maps(struct bw_core *c, const struct bw_core_opts *o)
+{
+	struct core_bpf *s = c->skel;
+	int err;
+
+	if (o->max_devices > 0)
+		c->max_slots = o->max_devices > o->nr_watch ? o->max_devices : o->nr_watch;
+	else if (o->nr_watch > 0)
+		c->max_slots = o->nr_watch;
+	else
+		c->max_slots = bw_count_disks() + spare_slots(c->ncpus);
+	if (c->max_slots > BW_MAX_SLOTS)
+		c->max_slots = BW_MAX_SLOTS;
+	c->rq_entries = size_rq_table(c);
+	s->rodata->rq_hash_bits = roundup_bits(c->rq_entries);
+	s->rodata->max_slots = c->max_slots;
+	s->rodata->filter_on = o->nr_watch > 0;
+	s->rodata->skip = bw_bench_skip();
+	err = bpf_map__set_max_entries(s->maps.shared, c->max_slots);
+	err = err ?: bpf_map__set_max_entries(s->maps.pcpu, c->max_slots);
+	err = err ?: bpf_map__set_max_entries(s->maps.dev2slot, c->max_slots);
+	err = err ?: bpf_map__set_max_entries(s->maps.rqs, c->rq_entries);
+	/* The streams' maps, which the streams object reuses; one entry without. */
+	s->rodata->streams_on = o->streams;
+	s->rodata->stream_by = o->streams_by;
+	err = err ?: bpf_map__set_max_entries(s->maps.streams, o->streams ? 4096 : 1);
+	return err;
+}
+
+/*
+ * Give every device we know of its slot before attaching, so the BPF side
+ * only ever looks slots up; devices appearing later get theirs in BPF.
+ */
+static int fill_slots(struct bw_core *c)
+{
+	int dfd = bpf_map__fd(c->skel->maps.dev2slot);
+	int sfd = bpf_map__fd(c->skel->maps.shared);
+	__u32 devs[BW_MAX_WATCH];
+	int n, err;
+
+	n = bw_watched_or_all(c->nr_watch, c->watch, devs, BW_MAX_WATCH);
+	if ((__u32)n > c->max_slots)
+		n = c->max_slots;
+	err = bw_fill_dev_slots(dfd, sfd, devs, n);
+	if (!err)
+		c->skel->bss->next_slot = n;
+	return err;
+}
+
+static int map_shared(struct bw_core *c)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *p;
+
+	c->sh_len = (c->max_slots * sizeof(struct bw_dev_shared) + page - 1) / page * page;
+	p = mmap(NULL, c->sh_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 bpf_map__fd(c->skel->maps.shared), 0);
+	if (p == MAP_FAILED) {
+		bw_err("mapping the BPF map 'shared': %s", strerror(errno));
+		return -errno;
+	}
+	c->sh = p;
+	c->healed = calloc(c->max_slots, sizeof(*c->healed));
+	c->last_word = calloc(c->max_slots, sizeof(*c->last_word));
+	c->hist = calloc(c->max_slots, sizeof(*c->hist));
+	return c->healed && c->last_word && c->hist ? 0 : -ENOMEM;
+}
+
+int bw_core_open(struct bw_core **out, const struct bw_core_opts *o)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = o->btf_path);
+	struct btf *btf = NULL;
+	struct bw_core *c;
+	int err;
+
+	bw_libbpf_setup(o->verbose);
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->verbose = o->verbose;
+	c->nr_watch = o->nr_watch;
+	memcpy(c->watch, o->watch, sizeof(c->watch));
+	err = bw_kernel_btf(o->btf_path, &btf);
+	err = err ?: bw_load_env_probe(&c->env, btf, o->force_raw_tp);
+	if (err)
+		goto fail;
+	c->ncpus = c->env.ncpus;
+	c->have_fetch = c->env.have_fetch;
+	c->raw_tp = c->env.raw_tp;
+	c->pcpu_buf = calloc(c->ncpus, sizeof(*c->pcpu_buf));
+	if (!c->pcpu_buf) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	c->skel = core_bpf__open_opts(&oo);
+	if (!c->skel) {
+		err = -errno;
+		bw_err("opening the BPF object: %s", strerror(errno));
+		goto fail;
+	}
+	pick_programs(c, btf);
+	/* Two copies of the kernel's BTF (ours, libbpf's) would double the start-up peak. */
+	btf__free(btf);
+	btf = NULL;
+	err = size_maps(c, o);
+	if (err) {
+		bw_err("sizing BPF maps: %s", strerror(-err));
+		goto fail;
+	}
+	err = core_bpf__load(c->skel);
+	if (err) {
+		bw_explain_load_error(err);
+		goto fail;
+	}
+	c->env.rqs_fd = bpf_map__fd(c->skel->maps.rqs);
+	c->env.streams_fd = bpf_map__fd(c->skel->maps.streams);
+	c->env.scount_fd = bpf_map__fd(c->skel->maps.scount);
+	c->env.rq_hash_bits = c->skel->rodata->rq_hash_bits;
+	err = map_shared(c);
+	err = err ?: fill_slots(c);
+	if (err)
+		goto fail;
+	err = core_bpf__attach(c->skel);
+	if (err) {
+		bw_err("attaching to block tracepoints: %s; rerun with --verbose", strerror(-err));
+		goto fail;
+	}
+	*out = c;
+	return 0;
+fail:
+	btf__free(btf);
+	bw_core_close(c);
+	return err < 0 ? err : -EINVAL;
+}
+
+void bw_core_close(struct bw_core *c)
+{
+	__u32 i;
+
+	if (!c)
+		return;
+	if (c->sh)
+		munmap(c->sh, c->sh_len);
+	core_bpf__destroy(c->skel);
+	free(c->healed);
+	free(c->rq_buf);
+	free(c->rq_keys);
+	free(c->last_word);
+	for (i = 0; c->hist && i < c->max_slots; i++)
+		free(c->hist[i]);
+	free(c->hist);
+	free(c->pcpu_buf);
+	free(c);
+}
+
+const char *bw_core_attach_mode(const struct bw_core *c)
+{
+	return c->raw_tp ? "raw_tp" : "tp_btf";
+}
+
+const struct bw_load_env *bw_core_env(const struct bw_core *c)
+{
+	return &c->env;
+}
+
+struct bpf_object *bw_core_obj(const struct bw_core *c)
+{
+	return c->skel->obj;
+}
+
+/* Requests the kernel has in flight on a device, from sysfs; -1 if unknown. */
+static long long kernel_inflight(__u32 dev)
+{
+	unsigned long long r, w;
+	char path[64];
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/inflight", dev >> 20, dev & 0xfffff);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	ok = fscanf(f, "%llu %llu", &r, &w) == 2;
+	fclose(f);
+	return ok ? (long long)(r + w) : -1;
+}
+
+/* Forget the issue times a slot's device left in the per-request table. */
+static void clear_rq_states(struct bw_core *c, __u32 slot)
+{
+	int fd = bpf_map__fd(c->skel->maps.rqs);
+	struct bw_rq_state st, zero = {};
+	__u32 i;
+
+	for (i = 0; i < c->rq_entries; i++) {
+		if (bpf_map_lookup_elem(fd, &i, &st) || !st.rq || st.d <= BW_RQ_D_LOST ||
+		    bw_rq_slot(st.d) != slot)
+			continue;
+		/* A request in a stream stays queued in it (bpf/rqtab.bpf.h): only its D goes. */
+		if (st.q_ts) {
+			st.d = BW_RQ_D_NONE;
+			bpf_map_update_elem(fd, &i, &st, BPF_ANY);
+		} else {
+			bpf_map_update_elem(fd, &i, &zero, BPF_ANY);
+		}
+	}
+}
+
+/*
+ * A completion BPF never saw leaves a request counted in flight until its
+ * request is issued again; on a device that then goes idle that would be
+ * forever, and the device would look busy.  When nothing at all happened
+ * on the device for a whole interval (the word did not move) and the
+ * kernel has nothing in flight, what is left is such a ghost: clear it.
+ */
+static void heal_slot(struct bw_core *c, __u32 slot)
+{
+	__u64 *word = &c->sh[slot].word;
+	__u64 w = __atomic_load_n(word, __ATOMIC_ACQUIRE);
+	__u64 last = c->last_word[slot];
+
+	c->last_word[slot] = w;
+	if (!(w & BW_INFLIGHT_MASK) || w != last || !c->sh[slot].dev)
+		return;
+	if (kernel_inflight((__u32)c->sh[slot].dev) != 0)
+		return;
+	if (!__atomic_compare_exchange_n(word, &w, w & ~BW_INFLIGHT_MASK, false,
+					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		return;
+	c->healed[slot] += w & BW_INFLIGHT_MASK;
+	c->last_word[slot] = w & ~BW_INFLIGHT_MASK;
+	clear_rq_states(c, slot);
+}
+
+/* The table into c->rq_buf, in batches where the kernel has them; entries read, or -errno. */
+static long read_rq_table(struct bw_core *c)
+{
+	int fd = bpf_map__fd(c->skel->maps.rqs);
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	__u32 i, n, done = 0, in = 0, out;
+	bool first = true;
+	int err;
+
+	if (!c->rq_buf) {
+		c->rq_buf = calloc(c->rq_entries, sizeof(*c->rq_buf));
+		c->rq_keys = calloc(c->rq_entries, sizeof(*c->rq_keys));
+		if (!c->rq_buf || !c->rq_keys)
+			return -ENOMEM;
+	}
+	while (done < c->rq_entries) {
+		n = c->rq_entries - done;
+		err = bpf_map_lookup_batch(fd, first ? NULL : &in, &out, c->rq_keys + done,
+					   c->rq_buf + done, &n, &opts);
+		done += n;
+		if (err && errno == ENOENT)
+			return done;
+		if (err)
+			break;
+		in = out;
+		first = false;
+	}
+	if (done >= c->rq_entries)
+		return done;
+	for (i = 0; i < c->rq_entries; i++)	/* no batch operations: one by one */
+		if (bpf_map_lookup_elem(fd, &i, &c->rq_buf[i]))
+			memset(&c->rq_buf[i], 0, sizeof(c->rq_buf[i]));
+	return c->rq_entries;
+}
+
+/*
+ * Each slot's requests in flight: their time since issue at now, summed
+ * into area[slot] (what metrics.c's bw_flight_area credits to the interval
+ * it was spent in).  One pass over the table, only when something is in
+ * flight.
+ */
+static void open_areas(struct bw_core *c, __u64 now, __u32 nslots, __u64 *area)
+{
+	long i, n;
+	__u32 slot;
+	__u64 age;
+
+	for (slot = 0; slot < nslots; slot++)
+		if (c->sh[slot].word & BW_INFLIGHT_MASK)
+			break;
+	if (slot == nslots)
+		return;
+	n = read_rq_table(c);
+	for (i = 0; i < n; i++) {
+		const struct bw_rq_state *st = &c->rq_buf[i];
+
+		/* Free, or queued in a stream and not issued yet: not in flight. */
+		if (!st->rq || st->d <= BW_RQ_D_LOST)
+			continue;
+		slot = bw_rq_slot(st->d);
+		if (slot >= nslots)
+			continue;
+		age = (now - st->d) & BW_RQ_TS_MASK;
+		if (age <= BW_RQ_TS_MASK / 2)	/* else issued after now */
+			area[slot] += age;
+	}
+}
+
+int bw_core_snapshot(struct bw_core *c, struct bw_snap *s, int extra)
+{
+	int pcpu_fd = bpf_map__fd(c->skel->maps.pcpu);
+	int cap = c->max_slots + c->nr_watch + extra;
+	__u32 slot, nslots;
+	__u64 closed, *area;
+	int i, err = 0;
+
+	s->devs = calloc(cap, sizeof(*s->devs));
+	if (!s->devs)
+		return -ENOMEM;
+	s->nr = 0;
+	s->cap = cap;
+	for (i = 0; i < c->nr_watch; i++)
+		bw_snap_dev_get(s, c->watch[i], cap);
+	/* Close the max-depth epoch first, so what we read is final for it. */
+	closed = c->skel->bss->epoch;
+	__atomic_store_n(&c->skel->bss->epoch, closed + 1, __ATOMIC_SEQ_CST);
+	nslots = c->skel->bss->next_slot;
+	if (nslots > c->max_slots)
+		nslots = c->max_slots;
+	area = calloc(nslots ? nslots : 1, sizeof(*area));
+	if (!area)
+		return -ENOMEM;
+	for (slot = 0; slot < nslots; slot++)
+		heal_slot(c, slot);
+	s->ts_ns = bw_now_ns();
+	open_areas(c, s->ts_ns, nslots, area);
+	for (slot = 0; slot < nslots; slot++) {
+		struct bw_dev_shared sh;
+		struct bw_snap_dev *d;
+
+		memcpy(&sh, &c->sh[slot], sizeof(sh));
+		if (bpf_map_lookup_elem(pcpu_fd, &slot, c->pcpu_buf)) {
+			err = -errno;
+			bw_err("reading BPF map slot %u: %s", slot, strerror(errno));
+			goto out;
+		}
+		if (!sh.dev)	/* claimed but not yet published */
+			continue;
+		d = bw_snap_dev_get(s, (__u32)sh.dev, cap);
+		if (!d)
+			continue;
+		if (!c->hist[slot])
+			c->hist[slot] = calloc(BW_NR_OPS, sizeof(*c->hist[slot]));
+		if (!c->hist[slot]) {
+			err = -ENOMEM;
+			goto out;
+		}
+		bw_snap_add_pcpu(d, c->pcpu_buf, c->ncpus, closed, c->hist[slot]);
+		d->lost += c->healed[slot];
+		d->busy_unknown = !c->have_fetch;
+		if (sh.word & BW_INFLIGHT_MASK) {
+			d->inflight += sh.word & BW_INFLIGHT_MASK;
+			d->open_area_ns += area[slot];
+			/* Without fetch atomics no busy period is ever opened. */
+			if (c->have_fetch && s->ts_ns > sh.busy_start)
+				d->busy_ns += s->ts_ns - sh.busy_start;
+		}
+	}
+out:
+	free(area);
+	return err;
+}
+
+/*
+ * A 32-bit bucket must not take 2^32 events between two reads: between
+ * snapshots far apart, the watch loop calls this (every 10 s) to extend
+ * the histograms without closing an interval.
+ */
+int bw_core_refresh(struct bw_core *c)
+{
+	__u32 nslots = c->skel->bss->next_slot;
+
+	return bw_slots_refresh(bpf_map__fd(c->skel->maps.pcpu),
+				nslots < c->max_slots ? nslots : c->max_slots, c->pcpu_buf, c->ncpus,
+				c->hist);
+}
+
+void bw_core_forget_dev(struct bw_core *c, __u32 dev)
+{
+	int qfd = bpf_map__fd(c->skel->maps.qmap);
+	int sfd = bpf_map__fd(c->skel->maps.shared);
+	struct bw_qmap e, zero = {};
+	struct bw_dev_shared sh;
+	__u32 qid;
+
+	for (qid = 0; qid < bpf_map__max_entries(c->skel->maps.qmap); qid++) {
+		if (bpf_map_lookup_elem(qfd, &qid, &e) || e.slot == BW_SLOT_NONE || e.q <= 1)
+			continue;
+		if (bpf_map_lookup_elem(sfd, &e.slot, &sh) || sh.dev != dev)
+			continue;
+		if (bpf_map_update_elem(qfd, &qid, &zero, BPF_ANY))
+			bw_warn("resetting queue map entry %u: %s", qid, strerror(errno));
+	}
+}
+
+/*
+ * What the same sizing gives a host of 16 NVMe drives with 64 hw queues of
+ * 1023 tags each and 64 CPUs, watching those drives and watching all.
+ */
+static void print_model(FILE *f)
+{
+	const __u64 drives = 16, cpus = 64, live = 64 * 1023;
+	__u64 per = live < BW_LIVE_CAP ? live : BW_LIVE_CAP;
+	__u64 rq = 1ULL << roundup_bits(2 * drives * per);
+
+	if (rq > BW_RQ_TABLE_MAX)
+		rq = BW_RQ_TABLE_MAX;
+	fprintf(f, "blkwise: model host (16 drives x 64 queues x 1023 tags, 64 CPUs): "
+		"maps %.1f MiB with -d for each drive, %.1f MiB watching all "
+		"(%llu request entries)\n",
+		map_bytes(cpus, drives, rq) / 1048576.0,
+		map_bytes(cpus, drives + spare_slots(cpus), rq) / 1048576.0,
+		(unsigned long long)rq);
+}
+
+void bw_core_print_memory(const struct bw_core *c, struct bpf_object *const *others, int nothers,
+			  FILE *f)
+{
+	__u64 total = bw_obj_print_maps(c->skel->obj, c->ncpus, f);
+	int i;
+
+	for (i = 0; i < nothers; i++)
+		total += bw_obj_print_maps(others[i], c->ncpus, f);
+	fprintf(f, "blkwise: maps total %.1f MiB (%u device slots, %u request entries for all, "
+		"%d CPUs); attach %s%s\n", total / 1048576.0, c->max_slots, c->rq_entries,
+		c->ncpus, c->raw_tp ? "raw_tp" : "tp_btf",
+		c->have_fetch ? "" : ", no atomic fetch (busy and solo time not measured)");
+	print_model(f);
+	fprintf(f, "blkwise: slot races %llu, queue map evictions %llu, slot overflow %llu\n",
+		(unsigned long long)c->skel->bss->claim_races,
+		(unsigned long long)c->skel->bss->qmap_evictions,
+		(unsigned long long)c->skel->bss->slot_overflow);
+}

@@ -1,0 +1,354 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The model: the per-device snapshot every subcommand consumes, the figures
+ * of an interval, and the types of the pure code (user/model/).  No libbpf,
+ * no system calls: what includes this can be unit-tested without root.
+ */
+#ifndef BLKWISE_MODEL_H
+#define BLKWISE_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <linux/types.h>
+#include "core.h"
+#include "biocache.h"
+
+#define BW_NAME_LEN 32
+#define BW_MAX_WATCH 256
+
+struct bw_class;
+struct bw_json;
+
+/* Exit codes: usage errors and runtime errors. */
+#define BW_EXIT_USAGE 2
+#define BW_EXIT_RUNTIME 1
+
+/* struct bw_op_pcpu summed over CPUs, every field 64-bit (bpf/core.h). */
+struct bw_op_stats {
+	__u64 ios;
+	__u64 bytes;
+	__u64 errors;
+	__u64 requeues;
+	__u64 merges;
+	__u64 d2c_ns;
+	__u64 q2d_ns;
+	__u64 q2c_ns;
+	__u64 q_ios;
+	__u64 segments;
+	__u64 class_ios[BW_SIZE_CLASSES];
+	__u64 solo_ios[BW_SIZE_CLASSES];
+	__u64 solo_ns[BW_SIZE_CLASSES];
+	__u64 hist_d2c[BW_LAT_BUCKETS];
+	__u64 hist_q2d[BW_LAT_BUCKETS];
+	__u64 hist_seg[BW_SEG_BUCKETS];
+};
+
+/* Cumulative counters of one device, summed over CPUs and slots. */
+struct bw_snap_dev {
+	__u32 dev;
+	char name[BW_NAME_LEN];
+	struct bw_op_stats op[BW_NR_OPS];
+	__u64 busy_ns;		/* closed periods plus the open one */
+	bool busy_unknown;	/* not measured: no BPF atomic fetch-and-add (< 5.12) */
+	__u64 inflight;		/* at read time */
+	__u64 max_depth;	/* over the epoch just closed */
+	__u64 unmatched;
+	__u64 untracked;
+	__u64 lost;
+	__u64 fsync_writes;	/* empty PREFLUSH writes: completed as writes, never issued */
+	__u64 open_area_ns;	/* requests in flight at read time: their time since issue */
+};
+
+struct bw_snap {
+	__u64 ts_ns;		/* CLOCK_MONOTONIC, the clock of bpf_ktime_get_ns */
+	int nr;
+	int cap;		/* entries of devs */
+	struct bw_snap_dev *devs;
+};
+
+/* One device over one interval: what stat prints and export publishes. */
+struct bw_interval {
+	__u32 dev;
+	char name[BW_NAME_LEN];
+	const char *identity;	/* stable identity (set by the caller), or NULL */
+	const char *identity_note;	/* why it may not be stable, or NULL */
+	const char *slaves;	/* space-separated names (set by the caller), or NULL */
+	const char *holders;
+	bool bio_based;		/* measured from bio queue to completion */
+	double secs;
+	__u64 ios[BW_NR_OPS];
+	__u64 bytes[BW_NR_OPS];
+	__u64 errors, merges, requeues, q_ios;
+	__s64 merges_diskstats;	/* diskstats' merges over the interval (set by the caller), or -1 */
+	__u64 svc_hist_samples, queue_hist_samples;	/* histogram totals */
+	__u64 unmatched, untracked, lost;	/* events left unpaired, cumulative */
+	__u64 lost_now;		/* lost completions detected this interval */
+	double r_per_s, w_per_s, d_per_s, f_per_s;
+	double r_mb_per_s, w_mb_per_s;
+	double svc_mean_ms, svc_p50_ms, svc_p99_ms;
+	double queue_mean_ms, total_mean_ms;
+	__u64 fsync_writes;	/* empty flush writes, in ios[BW_OP_WRITE] (diskstats counts them) */
+	double depth_busy;	/* mean in flight while busy: bw_flight_area / busy */
+	__u64 depth_max;
+	bool depth_max_unknown;	/* not measured before 5.12, as busy time */
+	double busy_pct;
+	double seg_per_rq, kb_per_rq;
+	double merges_per_s, requeues_per_s;
+	double solo_ms;		/* solo service of the interval's dominant (op, class) */
+	__u64 solo_ios;		/* solo samples behind the S1 values used */
+	const char *s1_source;	/* "live", "stored", or NULL when unknown */
+	double s1_age_s;	/* a stored S1's age; NAN when live */
+	double p_eff;		/* NAN when undetermined */
+	const char *p_eff_why;	/* why undetermined, or NULL */
+	const char *p_eff_code;	/* the same, short, for the table */
+	double s1_coverage;	/* share of completions whose S1 was known */
+	double solo_work_ns;	/* sum over them of S1: solo-equivalent work done */
+	__u64 solo_known;	/* completions whose S1 was known */
+	bool gone;
+};
+
+/* A solo service time learned earlier, as the S1 store keeps it. */
+struct bw_s1 {
+	__u64 samples;
+	__u64 mean_ns;
+	__s64 learned;		/* unix seconds; 0: none */
+};
+
+struct bw_s1_dev {
+	struct bw_s1 s[BW_NR_OPS][BW_SIZE_CLASSES];
+};
+
+/* Tunables of the P_eff definition (see docs/design.md). */
+struct bw_peff_params {
+	double min_depth;	/* L needed for P_eff to be defined */
+	__u64 min_solo;		/* solo samples for a class's S1 to count */
+	double min_coverage;	/* share of completions with known S1 */
+	__u64 min_ios;		/* completions in the interval */
+};
+
+extern const struct bw_peff_params bw_peff_default;
+extern const char *const bw_op_names[BW_NR_OPS];
+
+/* metrics.c (pure) */
+void bw_interval_compute(const struct bw_snap_dev *prev, const struct bw_snap_dev *cur,
+			 double secs, const struct bw_peff_params *pp, const struct bw_s1_dev *stored,
+			 __s64 now_unix, struct bw_interval *out);
+/* The integral of requests in flight over an interval, ns (the rule stat and analyze share). */
+__u64 bw_flight_area(__u64 d2c, __u64 open_start, __u64 open_end);
+void bw_render_legend(FILE *f);
+bool bw_interval_active(const struct bw_interval *iv);
+void bw_op_stats_add(struct bw_op_stats *dst, const struct bw_op_stats *src);
+void bw_op_stats_sub(struct bw_op_stats *dst, const struct bw_op_stats *a,
+		     const struct bw_op_stats *b);
+
+/* snap.c (pure): a device's entry in a snapshot (added if new), a slot's per-CPU sums. */
+struct bw_snap_dev *bw_snap_dev_get(struct bw_snap *s, __u32 dev, int cap);
+void bw_snap_add_pcpu(struct bw_snap_dev *d, const struct bw_dev_pcpu *pcpu, int ncpus,
+		      __u64 closed_epoch, struct bw_op_stats *ext);
+/* ext extended from one slot's 32-bit buckets, nothing added anywhere. */
+void bw_pcpu_extend(const struct bw_dev_pcpu *pcpu, int ncpus, struct bw_op_stats *ext);
+void bw_snap_free(struct bw_snap *s);
+/* A device's counters in a snapshot, or NULL. */
+const struct bw_snap_dev *bw_snap_find(const struct bw_snap *s, __u32 dev);
+
+/* One stream (device, process) over one interval. */
+struct bw_stream_interval {
+	__u32 dev;
+	__u32 tgid;		/* by process */
+	char comm[16];		/* by process: its name at its first Q */
+	bool by_cgroup;
+	__u64 cgroup_id;	/* by cgroup: the v2 id */
+	const char *cgroup;	/* by cgroup: its path, or NULL once gone */
+	double ios_per_s;
+	double depth;		/* mean requests outstanding (Q..C) while it has any */
+	__u64 depth_max;
+	double think_ms;	/* mean gap from its last completion to its next Q */
+	double think_p90_ms;	/* its p90 (+inf: beyond 8 ms) */
+	double seq_pct;		/* requests starting where the previous ended */
+	double seek_kb;		/* mean distance from the previous request's end */
+	double sync_pct;
+	bool deep;
+	__u64 ios;
+};
+/* busy_ns of both must already include their open period (bw_streams_read). */
+void bw_stream_compute(const struct bw_stream *prev, const struct bw_stream *cur, double secs,
+		       struct bw_stream_interval *o);
+
+/* render.c (pure) */
+void bw_render_header(FILE *f);
+void bw_render_row(FILE *f, const struct bw_interval *iv, const struct bw_class *cls);
+void bw_render_json_dev(struct bw_json *j, const struct bw_interval *iv,
+			const struct bw_class *cls, __u64 inflight);
+void bw_render_stream_header(FILE *f, bool by_cgroup);
+void bw_render_stream_row(FILE *f, const char *dev, const struct bw_stream_interval *s);
+void bw_render_json_stream(struct bw_json *j, const char *dev, const struct bw_stream_interval *s);
+
+/* hist.c (pure) */
+double bw_hist_percentile(const __u64 *hist, unsigned int nbuckets, double p);
+__u64 bw_hist_total(const __u64 *hist, unsigned int nbuckets);
+/* A 64-bit count read back as a 32-bit sum that moved by less than 2^32. */
+__u64 bw_extend32(__u64 prev, __u32 sum);
+void bw_bucket_bounds(unsigned int idx, double *lo, double *hi);
+
+/* devname.c (pure parsing; the reader passes the file) */
+#define BW_MKDEV(ma, mi) (((__u32)(ma) << 20) | (__u32)(mi))
+#define BW_MAJOR(d) ((unsigned int)((d) >> 20))
+#define BW_MINOR(d) ((unsigned int)((d) & 0xfffff))
+#define BW_ID_LEN 256
+#define BW_REL_LEN 256
+
+enum bw_id_kind { BW_ID_DEVT, BW_ID_WWID, BW_ID_SERIAL, BW_ID_BACKING, BW_ID_PENDING };
+
+struct bw_devinfo {
+	__u32 dev;
+	__u32 disk;		/* the whole disk: dev unless a partition */
+	char name[BW_NAME_LEN];	/* uevent DEVNAME */
+	bool exists;		/* /sys/dev/block/M:m is there */
+	bool partition;
+	bool is_loop;
+	bool has_backing;	/* false for an unbound loop device */
+	bool rotational;
+	__u64 size_sectors;
+	char model[64];
+	/* One appearance of the device: a new one re-reads its identity. */
+	__u64 diskseq;		/* the disk's sequence number (5.15+), else 0 */
+	__u64 ino;		/* its sysfs directory's inode: new when re-created */
+	char backing[BW_ID_LEN];	/* a loop device's backing file, as bound */
+	__u64 offset;		/* and its offset */
+	/* Read once per appearance (bw_dev_identify), never per interval. */
+	bool identified;
+	enum bw_id_kind id_kind;	/* BW_ID_PENDING: the serial is still to read */
+	char id[BW_ID_LEN];
+	bool bio_based;		/* no request queue of its own (no mq/ in sysfs) */
+	__u64 ds_merges;	/* /sys/block/DEV/stat's merges (rrqm + wrqm + drqm), cumulative */
+	bool ds_merges_known;
+	char slaves[BW_REL_LEN];	/* the disk's slaves/ (what it is stacked on), space-separated */
+	char holders[BW_REL_LEN];	/* its holders/ (what is stacked on it) */
+};
+int bw_parse_uevent(FILE *f, struct bw_devinfo *di);
+enum bw_id_kind bw_pick_identity(const char *wwid, const char *serial, const char *backing,
+				 __u64 offset, const char *file_id, __u32 dev, char *out, size_t len);
+const char *bw_id_note(enum bw_id_kind k);
+bool bw_dev_present(const struct bw_devinfo *di);
+int bw_parse_stat_merges(const char *line, __u64 *merges);
+bool bw_dev_same_appearance(const struct bw_devinfo *a, const struct bw_devinfo *b);
+void bw_dev_keep_identity(struct bw_devinfo *di, const struct bw_devinfo *was);
+#define BW_ID_RECHECK_S 600
+bool bw_id_recheck_due(enum bw_id_kind k, double age_s, bool had_io, bool doubt);
+int bw_parse_interval(const char *s, double *secs);
+int bw_parse_count(const char *s, long *count);
+int bw_parse_size(const char *s, __u64 *bytes);
+
+/* classify.c (pure): deep / shallow / unknown, with hysteresis */
+enum bw_class_id { BW_CLASS_UNKNOWN, BW_CLASS_SHALLOW, BW_CLASS_DEEP };
+#define BW_CLASS_WIN 5
+#define BW_DEEP_AT 2.0		/* P_eff at or above: deep */
+#define BW_SHALLOW_AT 1.4	/* P_eff at or below: shallow */
+struct bw_class {
+	enum bw_class_id cls;
+	double win[BW_CLASS_WIN];	/* last determined P_eff samples */
+	int nwin, head;
+	double evidence_s;		/* seconds of determined samples */
+	int pending;			/* consecutive samples against cls */
+	double median;
+	char reason[200];
+	bool stored;			/* cls came from the store; live evidence not yet enough */
+	double stored_p_eff;
+	__s64 stored_learned;
+};
+void bw_class_update(struct bw_class *c, double p_eff, double secs);
+void bw_class_seed(struct bw_class *c, enum bw_class_id cls, double p_eff, __s64 learned);
+/* Live evidence enough for a first class of its own: worth storing. */
+bool bw_class_live(const struct bw_class *c);
+const char *bw_class_name(enum bw_class_id cls);
+
+/*
+ * json.c (pure): a small streaming JSON writer.  Its CSV mode writes the
+ * same calls as CSV rows (RFC 4180): each top-level object is a row, a
+ * field's column is its JSON path (nested keys joined by '.'), an array of
+ * values is one cell of space-separated values, null an empty cell; the
+ * header mode writes the column names of one row instead of its values.
+ */
+enum bw_json_mode { BW_JSON, BW_CSV_HEADER, BW_CSV_ROW };
+struct bw_json {
+	FILE *f;
+	int depth;
+	bool need_comma[16];
+	enum bw_json_mode mode;
+	const char *path[16];	/* CSV: the key of each open object or array */
+	bool cell_open;		/* CSV: an array's cell is being written */
+	bool row_started;
+};
+void bw_json_begin(struct bw_json *j, FILE *f);
+void bw_json_begin_csv(struct bw_json *j, FILE *f, bool header);
+void bw_json_obj(struct bw_json *j, const char *key);
+void bw_json_arr(struct bw_json *j, const char *key);
+void bw_json_close(struct bw_json *j, char c);
+void bw_json_num(struct bw_json *j, const char *key, double v, int prec);
+void bw_json_u64(struct bw_json *j, const char *key, __u64 v);
+void bw_json_str(struct bw_json *j, const char *key, const char *v);
+void bw_json_bool(struct bw_json *j, const char *key, bool v);
+void bw_json_end(struct bw_json *j);
+
+/* s1store.c (pure): the S1 store's records and file format */
+struct bw_s1_rec {
+	char id[BW_ID_LEN];
+	int op, cls;
+	struct bw_s1 v;
+};
+/* A device's class, as the store keeps it. */
+struct bw_cls_rec {
+	char id[BW_ID_LEN];
+	enum bw_class_id cls;
+	double p_eff;		/* the median P_eff it was decided on */
+	__s64 learned;
+};
+struct bw_s1_store {
+	struct bw_s1_rec *r;
+	int n, cap;
+	struct bw_cls_rec *c;
+	int nc, capc;
+};
+void bw_s1_store_free(struct bw_s1_store *s);
+struct bw_s1_rec *bw_s1_store_find(const struct bw_s1_store *s, const char *id, int op, int cls);
+int bw_s1_store_put(struct bw_s1_store *s, const char *id, int op, int cls, const struct bw_s1 *v);
+int bw_s1_store_get(const struct bw_s1_store *s, const char *id, struct bw_s1_dev *out);
+int bw_s1_store_merge(struct bw_s1_store *dst, const struct bw_s1_store *src);
+int bw_s1_store_put_class(struct bw_s1_store *s, const char *id, enum bw_class_id cls,
+			  double p_eff, __s64 learned);
+const struct bw_cls_rec *bw_s1_store_class(const struct bw_s1_store *s, const char *id);
+void bw_s1_store_prune(struct bw_s1_store *s, int max);
+int bw_s1_store_parse(FILE *f, struct bw_s1_store *s, char *why, size_t len);
+int bw_s1_store_format(FILE *f, const struct bw_s1_store *s);
+
+/*
+ * The per-cpu bio alloc cache (bpf/biocache.bpf.c), counted since load:
+ * exact where fentry/fexit load, else what block_bio_queue shows.
+ */
+enum bw_bc_method { BW_BC_OFF, BW_BC_TRACEPOINT, BW_BC_EXACT };
+
+struct bw_bc_set {
+	__u64 bs;			/* struct bio_set address; 0: bios of no set */
+	char name[48];			/* its symbol, from /proc/kallsyms, else the address */
+	struct bw_bc_stats sum;		/* over CPUs */
+	struct bw_bc_stats *cpu;	/* ncpus entries */
+};
+
+struct bw_bc_snap {
+	enum bw_bc_method method;
+	const char *why;		/* why not exact ("" when exact) */
+	int ncpus;
+	int nr;
+	struct bw_bc_set *sets;
+};
+void bw_bc_snap_free(struct bw_bc_snap *s);
+
+/* A loaded program's run time and count (counted while BPF stats are on). */
+struct bw_prog_stat {
+	char name[64];
+	__u64 run_ns;
+	__u64 run_cnt;
+};
+
+#endif /* BLKWISE_MODEL_H */

@@ -1,0 +1,737 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The tuner's policy (see policy.h and docs/tune.md, "The policy").
+ *
+ * Rules, in order, for each full window of a device with I/O:
+ *  1. A probe's verdict, taken on the same workload less than
+ *     probe_every_s ago, stands: it measured both settings on this load.
+ *     Past that time, where rule 2 would overturn it, it is measured again
+ *     (a probe), not overruled: a measurement outranks the class's model.
+ *  2. Else the device class decides: deep -> 0 (idling for one queue wastes
+ *     a device that can serve the others meanwhile); shallow with sync
+ *     sequential streams -> idle for about their p90 think time; shallow
+ *     otherwise -> leave it (throughput) or 0 (latency).
+ *  3. Else, when the evidence is missing on a steady workload (the same
+ *     for two windows; class unknown, and P_eff
+ *     undetermined in this window, as it is while BFQ idles: one queue at
+ *     a time keeps the device at depth ~1; or between the shallow and deep
+ *     marks) and two or more streams compete,
+ *     probe: the other setting for probe_s, measured after settle_s, and
+ *     compared with the window just before.  Throughput that differs by
+ *     more than `gain` decides; a tie goes to P_eff's class as the probe
+ *     measured it (deep -> 0, shallow -> idling), else back.  A probe with
+ *     idling off that finds P_eff clearly deep or shallow also tells the
+ *     device class (d->learned), for the store: a restarted tuner need not
+ *     probe again (on a spindle BFQ needs ~2.5 s to idle well again after
+ *     even 0.2 s without idling, so a probe there costs ~3 s of throughput).
+ *  4. Changes are at least dwell_s apart, a probe's start and end aside
+ *     (a probe is itself bounded and rate-limited).
+ * At start (bw_tune_start), a device already known deep gets 0 at once.
+ * The latency policy keeps idling only for a gain of 4 x `gain`, and
+ * settles ties on 0: idling holds every other queue back.
+ *
+ * Idling set is not idling done.  BFQ idles for a queue only while
+ * bfq_better_to_idle() says so, and for a sync queue on a rotational
+ * device that needs the queue to be "IO-bound" (bfq_bfqq_IO_bound), a flag
+ * a queue loses when it is expired before using its budget and does not
+ * regain while it is not idled for: under a few sequential readers BFQ can
+ * stop idling for good with slice_idle_us unchanged (seen after ~10 s, and
+ * after a 0.5 s probe of 0).  So while idling is set for two or more sync
+ * sequential streams (throughput policy), the window where BFQ idled
+ * (depth while busy near 1) is kept; two windows in a row at depth >= 1.35,
+ * slower than it, on a device not deep, is BFQ no longer idling: said with
+ * the evidence, and strict_guarantees (bfq_better_to_idle() returns true
+ * whatever the queue's flags) is tried for a window against the window that
+ * showed it, kept only if faster.  A trial that lost is not repeated on the
+ * same workload for probe_every_s.  strict_guarantees goes off again when the
+ * device turns out deep, idling is set to 0, or no sync sequential stream
+ * is left.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "model/policy.h"
+
+/*
+ * Depth while busy under 2+ sync sequential streams: BFQ serves one at a
+ * time (measured 1.00-1.16 on the emulated spindle, strict_guarantees
+ * 1.16 on a loaded host) ...
+ */
+#define IDLED_DEPTH 1.2
+/* ... or, at least now and then, several together (a partial collapse: 1.4-2.0). */
+#define LOST_DEPTH 1.35
+#define LOST_WINDOWS 2
+
+const struct bw_tune_cfg bw_tune_cfg_default = {
+	.policy = BW_POLICY_THROUGHPUT,
+	.max_idle_us = 8000,
+	.min_idle_us = 4000,
+	.window_s = 1.0,
+	.settle_s = 0.1,
+	.probe_s = 0.5,
+	.probe_every_s = 300,
+	.dwell_s = 10,
+	.gain = 0.05,
+	.min_ios = 20,
+};
+
+const char *bw_tune_action_name(enum bw_tune_action a)
+{
+	static const char *const names[] = { "none", "set", "probe", "keep", "revert", "repair" };
+
+	return a < BW_TUNE_NR_ACTIONS ? names[a] : "?";
+}
+
+void bw_tune_init(struct bw_tune_state *st, __u32 setting)
+{
+	memset(st, 0, sizeof(*st));
+	st->setting = setting;
+	st->last_change = -1;
+	st->last_probe = -1;
+}
+
+/*
+ * Idle well past the streams' p90 think time: BFQ idles for a queue only
+ * while its mean think time is at most half of slice_idle ("block, bfq:
+ * use half slice_idle as a threshold to check short ttime", P. Valente,
+ * January 2021), so three times the p90 plus 0.5 ms for the
+ * completion path, clamped; 4 ms at least.  Measured on the emulated
+ * spindle under 4 sequential readers (p90 think 0.2 ms): going from 8 ms
+ * to 2 or 3 ms mid-run collapses BFQ into not idling (-63%, it stays
+ * there), 4 and 6 ms hold; rare multi-ms gaps, not the p90, expire its
+ * idle window, and a queue that expires idle loses BFQ's idling for good.
+ * Unknown think: the ceiling.
+ */
+__u32 bw_tune_idle_for(const struct bw_tune_cfg *cfg, double think_ms)
+{
+	double us = isnan(think_ms) ? cfg->max_idle_us : think_ms * 3000 + 500;
+
+	if (us < cfg->min_idle_us)
+		us = cfg->min_idle_us;
+	if (us > cfg->max_idle_us)
+		us = cfg->max_idle_us;
+	return (__u32)us;
+}
+
+double bw_tune_win_mbps(const struct bw_tune_win *w)
+{
+	return w->secs > 0 ? w->bytes / 1048576.0 / w->secs : NAN;
+}
+
+/*
+ * P_eff over the whole window, by its definition (metrics.c): the work the
+ * completions would have taken alone over the busy time, when enough of
+ * them, at enough depth, had a known S1.  Not an average of the ticks',
+ * which at 0.1 s often have too few completions each on a slow device.
+ */
+double bw_tune_win_peff(const struct bw_tune_win *w)
+{
+	const struct bw_peff_params *pp = &bw_peff_default;
+
+	if (w->ios < pp->min_ios || !(w->busy_s > 0) || !(bw_tune_win_depth(w) >= pp->min_depth) ||
+	    (double)w->known < pp->min_coverage * (double)w->ios)
+		return NAN;
+	return w->work_s / w->busy_s;
+}
+
+double bw_tune_win_depth(const struct bw_tune_win *w)
+{
+	return w->busy_s > 0 ? w->depth_sum / w->busy_s : NAN;
+}
+
+/* ", strict_guarantees 0 -> 1" where the decision changes it, else "". */
+const char *bw_tune_strict_note(const struct bw_tune_decision *d)
+{
+	if (d->strict_before == d->strict_after)
+		return "";
+	return d->strict_after ? ", strict_guarantees 0 -> 1" : ", strict_guarantees 1 -> 0";
+}
+
+/* v printed with fmt into buf, or "-" where it is unknown (NaN: no window yet). */
+static const char *figure(char *buf, size_t len, const char *fmt, double v)
+{
+	if (!isfinite(v))
+		return "-";
+	snprintf(buf, len, fmt, v);
+	return buf;
+}
+
+void bw_tune_win_evidence(char *buf, size_t len, const struct bw_tune_win *w)
+{
+	char mb[32], pe[32], dp[32], s1[32], th[32];
+
+	snprintf(buf, len, "%s MB/s, P_eff %s, depth %s, S1 %s ms (%s), class %s, streams %d "
+		 "(%d sync sequential), think p90 %s ms",
+		 figure(mb, sizeof(mb), "%.1f", bw_tune_win_mbps(w)),
+		 figure(pe, sizeof(pe), "%.2f", bw_tune_win_peff(w)),
+		 figure(dp, sizeof(dp), "%.2f", bw_tune_win_depth(w)),
+		 figure(s1, sizeof(s1), "%.3f", w->s1_ms), w->s1_source ? w->s1_source : "-",
+		 bw_class_name(w->cls), w->streams, w->sync_seq,
+		 figure(th, sizeof(th), "%.3f", w->think_p90_ms));
+}
+
+static void win_add(struct bw_tune_win *w, const struct bw_tune_obs *o)
+{
+	w->secs += o->secs;
+	w->bytes += o->bytes;
+	w->busy_s += o->busy_s;
+	w->ios += o->ios;
+	w->work_s += o->solo_work_s;
+	w->known += o->solo_known;
+	if (!isnan(o->depth))
+		w->depth_sum += o->depth * o->busy_s;
+	if (!isnan(o->seq_pct))
+		w->seq_sum += o->seq_pct * o->ios;
+	if (!isnan(o->kb_per_rq))
+		w->kb_sum += o->kb_per_rq * o->ios;
+	if (!isnan(o->think_p90_ms) && !(o->think_p90_ms <= w->think_p90_ms))
+		w->think_p90_ms = o->think_p90_ms;
+	if (o->streams > w->streams)
+		w->streams = o->streams;
+	if (o->sync_seq > w->sync_seq)
+		w->sync_seq = o->sync_seq;
+	if (!isnan(o->s1_ms)) {
+		w->s1_ms = o->s1_ms;
+		w->s1_source = o->s1_source;
+	}
+	w->cls = o->cls;
+	w->cls_stored = o->cls_stored;
+	w->idle_us = o->idle_us;
+}
+
+static void win_reset(struct bw_tune_win *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->think_p90_ms = NAN;
+	w->s1_ms = NAN;
+}
+
+static struct bw_tune_sig sig_of(const struct bw_tune_win *w)
+{
+	double kb = w->ios ? w->kb_sum / w->ios : 0;
+	struct bw_tune_sig s = {
+		.streams = w->streams,
+		.sync_seq = w->sync_seq,
+		.seq_tenths = w->ios ? (int)lround(w->seq_sum / w->ios / 10) : 0,
+		.size_class = kb >= 1 ? (int)floor(log2(kb)) : 0,
+	};
+
+	return s;
+}
+
+/* A workload change worth a new look: streams come or go, or their nature shifts. */
+static bool sig_changed(const struct bw_tune_sig *a, const struct bw_tune_sig *b)
+{
+	return a->streams != b->streams || a->sync_seq != b->sync_seq ||
+	       abs(a->seq_tenths - b->seq_tenths) >= 3 || abs(a->size_class - b->size_class) >= 2;
+}
+
+/*
+ * The workload as it has been for two windows in a row: a change counts
+ * once it holds, so streams starting a little apart (fio's jobs) or one
+ * odd window do not count as a new workload.
+ */
+static struct bw_tune_sig stable_sig(struct bw_tune_state *st, struct bw_tune_sig now)
+{
+	if (!st->has_sig) {
+		st->sig = now;
+		st->has_sig = true;
+	} else if (sig_changed(&now, &st->sig)) {
+		if (st->cand_n && !sig_changed(&now, &st->cand_sig)) {
+			st->sig = now;
+			st->cand_n = 0;
+		} else {
+			st->cand_sig = now;
+			st->cand_n = 1;
+		}
+	} else {
+		st->cand_n = 0;
+	}
+	return st->sig;
+}
+
+static void describe(char *buf, size_t len, const struct bw_tune_win *w)
+{
+	snprintf(buf, len, "P_eff %.2f, depth %.2f, %d streams (%d sync sequential), "
+		 "think p90 %.3f ms", bw_tune_win_peff(w), bw_tune_win_depth(w), w->streams,
+		 w->sync_seq, w->think_p90_ms);
+}
+
+/* Rule 2: the setting the device class asks for; false when it asks for none. */
+static bool class_target(const struct bw_tune_cfg *cfg, const struct bw_tune_state *st,
+			 const struct bw_tune_win *w, __u32 *target, char *why, size_t len)
+{
+	double peff = bw_tune_win_peff(w);
+
+	if (w->cls == BW_CLASS_DEEP) {
+		*target = 0;
+		snprintf(why, len, "deep device (class deep, P_eff %.2f): idling wastes it", peff);
+		return true;
+	}
+	if (w->cls != BW_CLASS_SHALLOW)
+		return false;
+	if (w->sync_seq > 0 && !(w->think_p90_ms * 1000 > cfg->max_idle_us)) {
+		*target = bw_tune_idle_for(cfg, w->think_p90_ms);
+		/* Idling that already covers it stays: shortening it risks the above. */
+		if (st->setting >= *target && st->setting <= cfg->max_idle_us)
+			*target = st->setting;
+		snprintf(why, len, "shallow device with %d sync sequential streams, think p90 "
+			 "%.3f ms: idle for it", w->sync_seq, w->think_p90_ms);
+		return true;
+	}
+	*target = cfg->policy == BW_POLICY_LATENCY ? 0 : st->setting;
+	snprintf(why, len, "shallow device, no sync sequential stream whose think time fits");
+	return true;
+}
+
+static bool verdict_valid(const struct bw_tune_cfg *cfg, const struct bw_tune_state *st,
+			  const struct bw_tune_sig *sig, double t)
+{
+	return st->has_verdict && !sig_changed(sig, &st->verdict_sig) &&
+	       t - st->last_probe < cfg->probe_every_s;
+}
+
+/*
+ * A probe's verdict past its time, on this very workload, that the class
+ * rule would overturn: a measurement outranks the class's model (a RAID-0
+ * whose readers meet on one spindle reads shallow, yet serves them faster
+ * without idling), so it is measured again rather than overruled.
+ */
+static bool verdict_outranks(const struct bw_tune_cfg *cfg, const struct bw_tune_state *st,
+			     const struct bw_tune_sig *sig, __u32 target, double t)
+{
+	return st->has_verdict && st->verdict == st->setting && st->verdict != target &&
+	       !sig_changed(sig, &st->verdict_sig) && t - st->last_probe >= cfg->probe_every_s;
+}
+
+/* why: what calls for the probe; NULL: the evidence is missing (rule 3). */
+static void begin_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
+			const struct bw_tune_win *w, double t, const char *why,
+			struct bw_tune_decision *d)
+{
+	d->action = BW_TUNE_PROBE;
+	d->after = st->setting ? 0 : bw_tune_idle_for(cfg, w->think_p90_ms);
+	if (why)
+		snprintf(d->why, sizeof(d->why), "%s: trying %u us for %.1f s", why, d->after,
+			 cfg->probe_s);
+	else
+		snprintf(d->why, sizeof(d->why), "evidence missing (class unknown, P_eff %s) "
+			 "with %d streams competing: trying %u us for %.1f s",
+			 isnan(bw_tune_win_peff(w)) ? "undetermined" : "between the marks",
+			 w->streams, d->after, cfg->probe_s);
+	st->last_probe = t;
+	st->probes++;
+	if (cfg->dry_run)
+		return;
+	st->phase = BW_PH_PROBE;
+	st->base = *w;
+	st->probe_from = st->setting;
+	st->probe_to = d->after;
+}
+
+/* Rule 3's end: keep the probed setting or go back. */
+static void end_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
+		      const struct bw_tune_win *p, struct bw_tune_decision *d)
+{
+	double mp = bw_tune_win_mbps(p), mb = bw_tune_win_mbps(&st->base);
+	double rel = mb > 0 ? mp / mb - 1 : NAN, peff = bw_tune_win_peff(p);
+	double need = cfg->gain;
+	bool keep, idle_probe = st->probe_to != 0;
+	const char *how;
+
+	/* Latency: idling holds other queues back, so it must win clearly. */
+	if (cfg->policy == BW_POLICY_LATENCY && idle_probe)
+		need = 4 * cfg->gain;
+	if (cfg->policy == BW_POLICY_LATENCY && !idle_probe)
+		need = -cfg->gain;
+	if (p->ios < cfg->min_ios || st->base.ios < cfg->min_ios || isnan(rel)) {
+		keep = false;
+		how = "too little I/O to compare";
+	} else if (rel > need) {
+		keep = true;
+		how = "faster";
+	} else if (rel < -cfg->gain) {
+		keep = false;
+		how = "slower";
+	} else if (!isnan(peff) && peff >= BW_DEEP_AT) {
+		keep = !idle_probe;
+		how = "a tie; P_eff says deep";
+	} else if (!isnan(peff) && peff <= BW_SHALLOW_AT) {
+		keep = idle_probe;
+		how = "a tie; P_eff says shallow";
+	} else {
+		keep = cfg->policy == BW_POLICY_LATENCY ? !idle_probe : false;
+		how = cfg->policy == BW_POLICY_LATENCY ? "a tie; latency prefers no idling" :
+			"a tie";
+	}
+	d->action = keep ? BW_TUNE_KEEP : BW_TUNE_REVERT;
+	d->strict_before = d->strict_after = st->strict;
+	d->before = st->probe_from;
+	d->after = keep ? st->probe_to : st->probe_from;
+	d->base = st->base;
+	snprintf(d->why, sizeof(d->why), "probe of %u us: %.1f MB/s vs %.1f MB/s at %u us "
+		 "(%+.0f%%, %s): %s", st->probe_to, mp, mb, st->probe_from, rel * 100, how,
+		 keep ? "keeping it" : "going back");
+	/* What the probe showed of the device itself, for the store. */
+	if (!idle_probe && peff >= BW_DEEP_AT)
+		d->learned = BW_CLASS_DEEP;
+	else if (!idle_probe && peff <= BW_SHALLOW_AT)
+		d->learned = BW_CLASS_SHALLOW;
+	d->learned_peff = peff;
+	st->has_verdict = true;
+	st->verdict = d->after;
+	st->verdict_sig = st->sig;
+	st->probe_cost_s += p->secs + cfg->settle_s;
+	st->phase = BW_PH_MEASURE;
+	/*
+	 * Back to idling: the window before the probe is what idling gave, to
+	 * hold what follows against (BFQ may not idle again: a probe's
+	 * after-effect is part of its cost).
+	 */
+	if (!keep && !idle_probe && bw_tune_win_depth(&st->base) <= IDLED_DEPTH) {
+		st->idled = st->base;
+		st->idled_sig = st->sig;
+		st->has_idled = true;
+		st->after_probe = true;
+	}
+}
+
+
+static bool watches_idling(const struct bw_tune_cfg *cfg, const struct bw_tune_state *st,
+			   const struct bw_tune_win *w)
+{
+	return cfg->policy == BW_POLICY_THROUGHPUT && !cfg->no_strict && st->setting &&
+	       !st->strict && w->sync_seq >= 2;
+}
+
+/*
+ * The window BFQ idled in, comparable with now: same setting, same
+ * workload (as it held for two windows: one window may see fewer of the
+ * streams, BFQ serving each for its budget).
+ */
+static const struct bw_tune_win *idled_before(const struct bw_tune_state *st,
+					      const struct bw_tune_sig *sig)
+{
+	return st->has_idled && st->idled.idle_us == st->setting &&
+	       !sig_changed(&st->idled_sig, sig) ? &st->idled : NULL;
+}
+
+static bool strict_lost_here(const struct bw_tune_cfg *cfg, const struct bw_tune_state *st,
+			     const struct bw_tune_sig *sig, double t)
+{
+	return st->strict_tried && !st->strict_won && !sig_changed(sig, &st->strict_sig) &&
+	       t - st->strict_at < cfg->probe_every_s;
+}
+
+/*
+ * A shallow device: its class says so (live, or stored for this very
+ * device: the trial is judged on live throughput anyway), and this
+ * window's P_eff does not say deep.  One window's P_eff alone is not
+ * enough (a RAID-0 whose readers meet on one spindle shows 1 now and then);
+ * unknown, or between the marks, is rule 3's to probe: strict_guarantees is
+ * never tried on a device that may be deep.
+ */
+static bool shallow_evidence(const struct bw_tune_win *w)
+{
+	double peff = bw_tune_win_peff(w);
+
+	return w->cls == BW_CLASS_SHALLOW && !(peff >= BW_DEEP_AT);
+}
+
+/*
+ * The effect of idling, not only its setting (see the top of this file):
+ * true, with d filled, when BFQ stopped idling and strict_guarantees is
+ * worth a trial.
+ */
+static bool watch_idling(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
+			 const struct bw_tune_win *w, const struct bw_tune_sig *sig, double t,
+			 struct bw_tune_decision *d)
+{
+	double depth = bw_tune_win_depth(w);
+	const struct bw_tune_win *was;
+
+	if (!watches_idling(cfg, st, w)) {
+		st->lost_n = 0;
+		return false;
+	}
+	if (depth <= IDLED_DEPTH) {
+		st->after_probe = false;
+		st->idled = *w;
+		st->idled_sig = *sig;
+		st->has_idled = true;
+		st->lost_n = 0;
+		return false;
+	}
+	if (!(depth >= LOST_DEPTH) || ++st->lost_n < LOST_WINDOWS)
+		return false;
+	was = idled_before(st, sig);
+	if (was && bw_tune_win_mbps(w) >= (1 - 2 * cfg->gain) * bw_tune_win_mbps(was))
+		return false;	/* not idling costs nothing here */
+	if (!shallow_evidence(w))
+		return false;	/* rule 2's or 3's */
+	if (strict_lost_here(cfg, st, sig, t))
+		return false;	/* tried on this workload, and it lost */
+	d->action = BW_TUNE_REPAIR;
+	d->after = st->setting;
+	d->strict_after = 1;
+	if (was)
+		snprintf(d->why, sizeof(d->why), "BFQ stopped idling at slice_idle_us %u: depth "
+			 "%.2f -> %.2f, %.0f -> %.0f MB/s; trying strict_guarantees 1 for %.1f s",
+			 st->setting, bw_tune_win_depth(was), depth, bw_tune_win_mbps(was),
+			 bw_tune_win_mbps(w), cfg->window_s);
+	else
+		snprintf(d->why, sizeof(d->why), "BFQ is not idling at slice_idle_us %u: depth "
+			 "%.2f under %d sync sequential streams, %.0f MB/s; trying "
+			 "strict_guarantees 1 for %.1f s", st->setting, depth, w->sync_seq,
+			 bw_tune_win_mbps(w), cfg->window_s);
+	if (st->after_probe) {
+		size_t n = strlen(d->why);
+
+		snprintf(d->why + n, sizeof(d->why) - n, " (since the probe of 0 us)");
+		st->probe_damage++;
+	}
+	st->strict_tried = true;
+	st->strict_won = false;
+	st->strict_at = t;
+	st->strict_sig = *sig;
+	st->repairs++;
+	st->lost_n = 0;
+	if (cfg->dry_run)
+		return true;
+	st->phase = BW_PH_STRICT;
+	st->base = *w;
+	return true;
+}
+
+/* The strict_guarantees trial's end: kept only if faster than the window without. */
+static void end_strict(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
+		       const struct bw_tune_win *p, struct bw_tune_decision *d)
+{
+	double mp = bw_tune_win_mbps(p), mb = bw_tune_win_mbps(&st->base);
+	double rel = mb > 0 ? mp / mb - 1 : NAN, peff = bw_tune_win_peff(&st->base);
+	bool keep = p->ios >= cfg->min_ios && rel > cfg->gain;
+
+	d->action = keep ? BW_TUNE_KEEP : BW_TUNE_REVERT;
+	d->before = d->after = st->setting;
+	d->strict_before = 1;
+	d->strict_after = keep;
+	d->base = st->base;
+	snprintf(d->why, sizeof(d->why), "strict_guarantees 1: %.1f MB/s vs %.1f MB/s without "
+		 "(%+.0f%%): %s", mp, mb, rel * 100, keep ? "BFQ idles again, keeping it" :
+		 "no gain, going back");
+	if (keep && peff <= BW_SHALLOW_AT)
+		d->learned = BW_CLASS_SHALLOW;
+	d->learned_peff = peff;
+	st->strict_won = keep;
+	if (keep) {
+		/* A verdict on this workload, as a probe's: no probe of 0 over it. */
+		st->has_verdict = true;
+		st->verdict = st->setting;
+		st->verdict_sig = st->sig;
+		st->last_probe = st->strict_at;
+	}
+	st->probe_cost_s += p->secs + cfg->settle_s;
+	st->phase = BW_PH_MEASURE;
+}
+
+/* strict_guarantees in force where it no longer belongs: why, or NULL. */
+static const char *strict_unwanted(const struct bw_tune_win *w, const struct bw_tune_sig *sig,
+				   bool have, __u32 target)
+{
+	if (w->cls == BW_CLASS_DEEP || bw_tune_win_peff(w) >= BW_DEEP_AT)
+		return "deep device: one request at a time wastes it";
+	if (have && !target)
+		return "idling set to 0";
+	if (!sig->sync_seq)
+		return "no sync sequential stream left";
+	return NULL;
+}
+
+bool bw_tune_step(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
+		  const struct bw_tune_obs *o, double t, struct bw_tune_decision *d)
+{
+	struct bw_tune_win w;
+	struct bw_tune_sig sig;
+	char why[200], ev[200];
+	const char *strict_off;
+	__u32 target = 0;
+	bool have;
+
+	memset(d, 0, sizeof(*d));
+	d->before = st->setting;
+	if (st->win.secs == 0)
+		win_reset(&st->win);
+	if (t < st->settle_until)
+		return false;
+	win_add(&st->win, o);
+	if (st->win.secs + 1e-9 < (st->phase == BW_PH_PROBE ? cfg->probe_s : cfg->window_s))
+		return false;
+	w = st->win;
+	win_reset(&st->win);
+	d->win = w;
+	d->strict_before = d->strict_after = st->strict;
+	if (st->phase == BW_PH_PROBE) {
+		end_probe(cfg, st, &w, d);
+		return true;
+	}
+	if (st->phase == BW_PH_STRICT) {
+		end_strict(cfg, st, &w, d);
+		return true;
+	}
+	if (w.ios < cfg->min_ios)
+		return false;	/* nothing to judge by */
+	st->windows++;
+	sig = stable_sig(st, sig_of(&w));
+	describe(ev, sizeof(ev), &w);
+	if (verdict_valid(cfg, st, &sig, t)) {
+		target = st->verdict;
+		snprintf(why, sizeof(why), "the last probe's verdict on this workload");
+		have = true;
+	} else {
+		have = class_target(cfg, st, &w, &target, why, sizeof(why));
+	}
+	if (st->strict && !st->cand_n && (strict_off = strict_unwanted(&w, &sig, have, target))) {
+		d->action = BW_TUNE_SET;
+		d->after = have ? target : st->setting;
+		d->strict_after = 0;
+		st->changes++;
+		snprintf(d->why, sizeof(d->why), "strict_guarantees off: %s; %s", strict_off, ev);
+		return true;
+	}
+	if (watch_idling(cfg, st, &w, &sig, t, d))
+		return true;
+	if (!have) {
+		double peff = bw_tune_win_peff(&w);
+
+		/* P_eff clear of the dead zone: the class follows in a few windows. */
+		if (w.streams < 2 || peff >= BW_DEEP_AT || peff <= BW_SHALLOW_AT)
+			return false;	/* idling cannot matter, or the class is coming */
+		if (st->last_probe >= 0 && t - st->last_probe < cfg->probe_every_s &&
+		    !(st->has_verdict && sig_changed(&sig, &st->verdict_sig)))
+			return false;	/* rate limit: the workload has not changed */
+		if (st->windows < 2 || st->cand_n)
+			return false;	/* the workload is still settling: probe a steady one */
+		begin_probe(cfg, st, &w, t, NULL, d);
+		return true;
+	}
+	if (target == st->setting)
+		return false;
+	if (verdict_outranks(cfg, st, &sig, target, t)) {
+		char pw[300];
+
+		snprintf(pw, sizeof(pw), "%s (%u us), but the last probe on this workload measured "
+			 "%u us better, %.0f s ago: measuring again", why, target, st->verdict,
+			 t - st->last_probe);
+		begin_probe(cfg, st, &w, t, pw, d);
+		return true;
+	}
+	if (st->last_change >= 0 && t - st->last_change < cfg->dwell_s)
+		return false;	/* dwell: the next window asks again */
+	d->action = BW_TUNE_SET;
+	d->after = target;
+	st->changes++;
+	snprintf(d->why, sizeof(d->why), "%s; %s", why, ev);
+	return true;
+}
+
+void bw_tune_applied(const struct bw_tune_cfg *cfg, struct bw_tune_state *st, __u32 v,
+		     __u32 strict, double t)
+{
+	st->setting = v;
+	st->strict = strict;
+	st->settle_until = t + cfg->settle_s;
+	if (st->phase == BW_PH_MEASURE)
+		st->last_change = t;
+	win_reset(&st->win);
+}
+
+/*
+ * Before the first window: a device known deep (the store) gets 0 at once;
+ * nothing else can be decided without a window (a shallow device's idle
+ * needs its streams' think time).
+ */
+bool bw_tune_start(const struct bw_tune_cfg *cfg, struct bw_tune_state *st, enum bw_class_id cls,
+		   bool stored, struct bw_tune_decision *d)
+{
+	(void)cfg;
+	memset(d, 0, sizeof(*d));
+	win_reset(&st->win);
+	if (cls != BW_CLASS_DEEP || (!st->setting && !st->strict))
+		return false;
+	d->action = BW_TUNE_SET;
+	d->before = st->setting;
+	d->after = 0;
+	d->strict_before = st->strict;
+	d->strict_after = 0;
+	d->win.cls = cls;
+	d->win.cls_stored = stored;
+	d->win.think_p90_ms = NAN;
+	d->win.s1_ms = NAN;
+	snprintf(d->why, sizeof(d->why), "deep device (class deep, %s): idling wastes it",
+		 stored ? "stored" : "live");
+	st->changes++;
+	return true;
+}
+
+/* A stream that BFQ would idle for: sync, and mostly sequential. */
+static bool sync_seq(const struct bw_stream_interval *s)
+{
+	return s->sync_pct >= 90 && s->seq_pct >= 50;
+}
+
+/* The streams' part of an observation. */
+static void observe_streams(const struct bw_stream_interval *const *streams, int n,
+			    struct bw_tune_obs *o)
+{
+	double seq = 0, ios = 0;
+	int i;
+
+	o->think_p90_ms = NAN;
+	for (i = 0; i < n; i++) {
+		const struct bw_stream_interval *s = streams[i];
+
+		o->streams++;
+		if (!isnan(s->seq_pct)) {
+			seq += s->seq_pct * s->ios;
+			ios += s->ios;
+		}
+		if (!sync_seq(s))
+			continue;
+		o->sync_seq++;
+		if (!isnan(s->think_p90_ms) && !(s->think_p90_ms <= o->think_p90_ms))
+			o->think_p90_ms = s->think_p90_ms;
+	}
+	o->seq_pct = ios ? seq / ios : NAN;
+}
+
+/*
+ * One interval of a device (and its streams) as the policy sees it: the
+ * live tuner and analyze --what-if-tune observe through this one function.
+ */
+void bw_tune_observe(const struct bw_interval *iv, const struct bw_class *cls,
+		     const struct bw_stream_interval *const *streams, int nstreams, __u32 idle_us,
+		     struct bw_tune_obs *o)
+{
+	int op;
+
+	memset(o, 0, sizeof(*o));
+	o->secs = iv->secs;
+	for (op = 0; op < BW_NR_OPS; op++) {
+		o->ios += iv->ios[op];
+		o->bytes += iv->bytes[op];
+	}
+	o->busy_s = isnan(iv->busy_pct) ? 0 : iv->busy_pct / 100 * iv->secs;
+	o->p_eff = iv->p_eff;
+	o->p_eff_why = iv->p_eff_why;
+	o->solo_work_s = iv->solo_work_ns / 1e9;
+	o->solo_known = iv->solo_known;
+	o->depth = iv->depth_busy;
+	o->s1_ms = iv->solo_ms;
+	o->s1_source = iv->s1_source;
+	o->cls = cls->cls;
+	o->cls_stored = cls->stored;
+	o->kb_per_rq = iv->kb_per_rq;
+	o->idle_us = idle_us;
+	observe_streams(streams, nstreams, o);
+}

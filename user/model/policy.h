@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The tuner's policy: from what one device showed over a window to the BFQ
+ * idling setting it should have.  Pure (no BPF, no system calls): tune.c
+ * feeds it observations and applies what it answers; the unit tests feed
+ * it recorded sequences.
+ */
+#ifndef BLKWISE_POLICY_H
+#define BLKWISE_POLICY_H
+
+#include "model/model.h"
+
+enum bw_tune_policy { BW_POLICY_THROUGHPUT, BW_POLICY_LATENCY };
+
+struct bw_tune_cfg {
+	enum bw_tune_policy policy;
+	__u32 max_idle_us;	/* ceiling of a nonzero setting (BFQ's default 8000) */
+	__u32 min_idle_us;	/* floor of a nonzero setting */
+	double window_s;	/* one measurement window */
+	double settle_s;	/* left out after every change: BFQ finishes its slice */
+	double probe_s;		/* a probe's measured part */
+	double probe_every_s;	/* at most one probe per device this often ... */
+	double dwell_s;		/* ... and no two changes closer than this, but for a probe's end */
+	double gain;		/* a throughput difference smaller than this share is a tie */
+	__u64 min_ios;		/* completions a window needs to count */
+	bool dry_run;		/* probes are announced, never run */
+	bool no_strict;		/* never set BFQ's strict_guarantees */
+};
+
+extern const struct bw_tune_cfg bw_tune_cfg_default;
+
+/* One interval of one device, as the watch loop measured it. */
+struct bw_tune_obs {
+	double secs;
+	__u64 ios;
+	double bytes;
+	double busy_s;		/* busy time */
+	double p_eff;		/* NAN when undetermined */
+	const char *p_eff_why;
+	double solo_work_s;	/* solo-equivalent work (sum of S1 over known completions) */
+	__u64 solo_known;	/* completions whose S1 was known */
+	double depth;		/* mean in flight while busy */
+	double s1_ms;
+	const char *s1_source;
+	enum bw_class_id cls;	/* the device's class, with its hysteresis */
+	bool cls_stored;	/* cls is the store's, not yet confirmed live */
+	int streams;		/* with I/O in the interval */
+	int sync_seq;		/* of those: sync and mostly sequential */
+	double seq_pct;		/* share of sequential requests, all streams */
+	double think_p90_ms;	/* the largest p90 think time of the sync sequential ones */
+	double kb_per_rq;
+	__u32 idle_us;		/* slice_idle_us in force during the interval */
+};
+
+/* A window: observations added up. */
+struct bw_tune_win {
+	double secs, bytes, busy_s;
+	__u64 ios;
+	double work_s;		/* solo-equivalent work: P_eff over the window is work / busy */
+	__u64 known;		/* completions whose S1 was known */
+	double depth_sum;	/* sum of depth * busy_s */
+	double seq_sum;		/* sum of seq_pct * ios */
+	double kb_sum;		/* sum of kb_per_rq * ios */
+	double think_p90_ms;	/* max over the window */
+	int streams, sync_seq;	/* max over the window */
+	double s1_ms;
+	const char *s1_source;
+	enum bw_class_id cls;	/* the last one */
+	bool cls_stored;
+	__u32 idle_us;
+};
+
+/* What the workload looks like, to notice when it changes. */
+struct bw_tune_sig {
+	int streams, sync_seq;
+	int seq_tenths;		/* sequential share in tenths */
+	int size_class;		/* log2 of KiB per request */
+};
+
+/*
+ * BW_PH_STRICT: strict_guarantees on for one window after BFQ stopped
+ * idling, compared with the window that showed it.
+ */
+enum bw_tune_phase { BW_PH_MEASURE, BW_PH_PROBE, BW_PH_STRICT };
+
+struct bw_tune_state {
+	enum bw_tune_phase phase;
+	__u32 setting;		/* what we believe is in force */
+	__u32 strict;		/* strict_guarantees believed in force (0 or 1) */
+	/* The last window BFQ idled in (depth ~1 under 2+ sync sequential streams). */
+	struct bw_tune_win idled;
+	struct bw_tune_sig idled_sig;	/* the workload then */
+	bool has_idled;
+	int lost_n;		/* windows in a row with idling set and BFQ not idling */
+	bool after_probe;	/* a probe of 0 went back to idling, and BFQ has not idled since */
+	int probe_damage;	/* repairs of what a probe of 0 left */
+	/* The last strict_guarantees trial: on what workload, when, and whether it won. */
+	bool strict_tried, strict_won;
+	double strict_at;
+	struct bw_tune_sig strict_sig;
+	int repairs;
+	double settle_until;
+	double last_change;	/* -1: never */
+	double last_probe;	/* -1: never */
+	struct bw_tune_win win;	/* the window being filled */
+	struct bw_tune_win base;	/* the window before a probe */
+	__u32 probe_from, probe_to;
+	/* The last probe's verdict and the workload it was taken on. */
+	bool has_verdict;
+	__u32 verdict;
+	struct bw_tune_sig verdict_sig;
+	struct bw_tune_sig sig;	/* the workload, as it has held for two windows */
+	bool has_sig;
+	struct bw_tune_sig cand_sig;	/* a change seen once, not yet held */
+	int cand_n;
+	int changes, probes;
+	int windows;		/* full windows judged */
+	double probe_cost_s;	/* seconds spent on probed settings */
+};
+
+enum bw_tune_action {
+	BW_TUNE_NONE,
+	BW_TUNE_SET,		/* a decision: set after */
+	BW_TUNE_PROBE,		/* try after for a probe */
+	BW_TUNE_KEEP,		/* probe over: after (the probed setting) stays */
+	BW_TUNE_REVERT,		/* probe over: back to after (the setting before) */
+	BW_TUNE_REPAIR,		/* BFQ stopped idling: strict_guarantees on, for a trial */
+	BW_TUNE_NR_ACTIONS
+};
+
+struct bw_tune_decision {
+	enum bw_tune_action action;
+	__u32 before, after;
+	__u32 strict_before, strict_after;	/* strict_guarantees */
+	char why[512];
+	struct bw_tune_win win;	/* the evidence */
+	struct bw_tune_win base;	/* for a probe's end: the window it is compared with */
+	enum bw_class_id learned;	/* a probe's end: the class P_eff showed, or UNKNOWN */
+	double learned_peff;
+};
+
+void bw_tune_init(struct bw_tune_state *st, __u32 setting);
+/* At start, before any window; true when d holds a decision. */
+bool bw_tune_start(const struct bw_tune_cfg *cfg, struct bw_tune_state *st, enum bw_class_id cls,
+		   bool stored, struct bw_tune_decision *d);
+/* Adds one interval ending at t (seconds); true when d holds something to do or say. */
+bool bw_tune_step(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
+		  const struct bw_tune_obs *o, double t, struct bw_tune_decision *d);
+/*
+ * The setting is v, strict_guarantees strict, from time t on (written, or
+ * left as they were in a dry run).
+ */
+void bw_tune_applied(const struct bw_tune_cfg *cfg, struct bw_tune_state *st, __u32 v,
+		     __u32 strict, double t);
+const char *bw_tune_action_name(enum bw_tune_action a);
+double bw_tune_win_mbps(const struct bw_tune_win *w);
+double bw_tune_win_peff(const struct bw_tune_win *w);
+double bw_tune_win_depth(const struct bw_tune_win *w);
+/* The window as evidence, one line (no newline), "-" for what is unknown. */
+void bw_tune_win_evidence(char *buf, size_t len, const struct bw_tune_win *w);
+const char *bw_tune_strict_note(const struct bw_tune_decision *d);
+/* An interval of a device and its streams (those with I/O on it) as an observation. */
+#define BW_TUNE_MAX_STREAMS 4096
+void bw_tune_observe(const struct bw_interval *iv, const struct bw_class *cls,
+		     const struct bw_stream_interval *const *streams, int nstreams, __u32 idle_us,
+		     struct bw_tune_obs *o);
+/* The nonzero setting for streams whose p90 think time is think_ms. */
+__u32 bw_tune_idle_for(const struct bw_tune_cfg *cfg, double think_ms);
+
+/* tunefile.c (pure): what a tuner changed, so it can be put back after a crash. */
+struct bw_tune_orig {
+	int pid;		/* the tuner that wrote it */
+	char name[BW_NAME_LEN];
+	__u32 dev;
+	char id[BW_ID_LEN];	/* the device's identity (bw_pick_identity); "" if unknown */
+	char sched[32];		/* the scheduler before, when the tuner changed it; "" if not */
+	long slice_idle_us;	/* before; -1 if untouched */
+	long low_latency;	/* before; -1 if untouched */
+	long strict_guarantees;	/* before; -1 if untouched */
+};
+int bw_tune_orig_format(FILE *f, const void *orig);
+int bw_tune_orig_parse(FILE *f, struct bw_tune_orig *o, char *why, size_t len);
+/* "none [mq-deadline] bfq" -> "mq-deadline"; -EINVAL without brackets. */
+int bw_parse_scheduler(const char *line, char *out, size_t len);
+
+#endif /* BLKWISE_POLICY_H */

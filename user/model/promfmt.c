@@ -1,0 +1,591 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The metrics `blkwise export` serves, in the Prometheus text format 0.0.4
+ * or OpenMetrics 1.0.0 (the format differs only in family names of
+ * counters and infos, and the closing "# EOF").  Pure: no BPF, no
+ * syscalls; dashboards/README.md is the reference of every name.
+ *
+ * Counters are printed as exact integers.  Histograms are a fixed subset
+ * of the BPF side's log-linear buckets: three per octave, at bucket
+ * boundaries, so every exported count is exact and a device costs a
+ * bounded number of series whatever its latencies.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+#include "model/promfmt.h"
+#include "model/bcrender.h"
+
+static const char *const type_names[] = {
+	[BW_PROM_COUNTER] = "counter", [BW_PROM_GAUGE] = "gauge",
+	[BW_PROM_HISTOGRAM] = "histogram", [BW_PROM_SUMMARY] = "summary",
+	[BW_PROM_INFO] = "info",
+};
+
+void bw_prom_family(struct bw_prom *p, const char *name, enum bw_prom_type t, const char *help)
+{
+	const char *suffix = "", *type = type_names[t];
+
+	if (!p->om && t == BW_PROM_COUNTER)
+		suffix = "_total";
+	if (!p->om && t == BW_PROM_INFO) {
+		suffix = "_info";
+		type = "gauge";
+	}
+	fprintf(p->f, "# HELP %s%s %s\n# TYPE %s%s %s\n", name, suffix, help, name, suffix, type);
+}
+
+static size_t escape(char *out, size_t len, const char *v)
+{
+	size_t n = 0;
+
+	for (; *v && n + 3 < len; v++) {
+		if (*v == '\\' || *v == '"') {
+			out[n++] = '\\';
+			out[n++] = *v;
+		} else if (*v == '\n') {
+			out[n++] = '\\';
+			out[n++] = 'n';
+		} else {
+			out[n++] = *v;
+		}
+	}
+	out[n] = '\0';
+	return n;
+}
+
+void bw_prom_labels(char *buf, size_t len, ...)
+{
+	const char *k, *v;
+	size_t n = 0;
+	va_list ap;
+
+	buf[0] = '\0';
+	va_start(ap, len);
+	while ((k = va_arg(ap, const char *)) && (v = va_arg(ap, const char *))) {
+		int w = snprintf(buf + n, len - n, "%c%s=\"", n ? ',' : '{', k);
+
+		if (w < 0 || (size_t)w + 3 >= len - n)
+			break;
+		n += (size_t)w;
+		n += escape(buf + n, len - n - 2, v);
+		buf[n++] = '"';
+		buf[n] = '\0';
+	}
+	va_end(ap);
+	if (n && n + 1 < len) {
+		buf[n++] = '}';
+		buf[n] = '\0';
+	}
+}
+
+void bw_prom_u64(struct bw_prom *p, const char *sample, const char *labels, __u64 v)
+{
+	fprintf(p->f, "%s%s %llu\n", sample, labels, (unsigned long long)v);
+}
+
+void bw_prom_val(struct bw_prom *p, const char *sample, const char *labels, double v)
+{
+	if (isnan(v))
+		fprintf(p->f, "%s%s NaN\n", sample, labels);
+	else if (isinf(v))
+		fprintf(p->f, "%s%s %sInf\n", sample, labels, v > 0 ? "+" : "-");
+	else
+		fprintf(p->f, "%s%s %.17g\n", sample, labels, v);
+}
+
+void bw_prom_eof(struct bw_prom *p)
+{
+	if (p->om)
+		fputs("# EOF\n", p->f);
+}
+
+/* ---- histograms ---- */
+
+const unsigned int bw_expo_seg_bounds[BW_EXPO_SEG_BOUNDS] = { 1, 2, 4, 8, 15, 31, 63, 127, 255 };
+
+/*
+ * Three per octave, 1, 1.375 and 1.625 x 2^m units from 2^3 to 2^23: all
+ * bucket boundaries of bpf/hist.h (8, 11 and 13 eighths of an octave's
+ * start).  Quantiles read from them with PromQL's linear interpolation
+ * stay within about 22% of the exact ones even for sharp-edged
+ * distributions, 2% typically; two per octave reached 33% (see
+ * tests/unit/test_promfmt.c).
+ */
+unsigned int bw_expo_lat_bound(int i)
+{
+	static const unsigned int eighths[] = { 8, 11, 13 };
+	unsigned int m = 3 + (unsigned int)i / 3;
+
+	return eighths[i % 3] << (m - 3);
+}
+
+__u64 bw_hist_below(const __u64 *hist, unsigned int nbuckets, unsigned int b)
+{
+	unsigned int i, end = bw_bucket(b, nbuckets);
+	__u64 n = 0;
+
+	for (i = 0; i < end; i++)
+		n += hist[i];
+	return n;
+}
+
+static void le_labels(char *buf, size_t len, const char *dev, const char *op, const char *le)
+{
+	bw_prom_labels(buf, len, "device", dev, "op", op, "le", le, NULL);
+}
+
+static void hist_lat(struct bw_prom *p, const char *name, const char *dev, const char *op,
+		     const __u64 *hist, __u64 count, __u64 sum_ns)
+{
+	char sample[96], l[BW_PROM_LABELS], le[32];
+	int i;
+
+	snprintf(sample, sizeof(sample), "%s_bucket", name);
+	for (i = 0; i < BW_EXPO_LAT_BOUNDS; i++) {
+		unsigned int b = bw_expo_lat_bound(i);
+
+		snprintf(le, sizeof(le), "%.9g", ldexp((double)b, BW_LAT_SHIFT) / 1e9);
+		le_labels(l, sizeof(l), dev, op, le);
+		bw_prom_u64(p, sample, l, bw_hist_below(hist, BW_LAT_BUCKETS, b));
+	}
+	le_labels(l, sizeof(l), dev, op, "+Inf");
+	bw_prom_u64(p, sample, l, count);
+	bw_prom_labels(l, sizeof(l), "device", dev, "op", op, NULL);
+	snprintf(sample, sizeof(sample), "%s_sum", name);
+	bw_prom_val(p, sample, l, sum_ns / 1e9);
+	snprintf(sample, sizeof(sample), "%s_count", name);
+	bw_prom_u64(p, sample, l, count);
+}
+
+static void hist_seg(struct bw_prom *p, const char *dev, const char *op,
+		     const struct bw_op_stats *o)
+{
+	char l[BW_PROM_LABELS], le[16];
+	int i;
+
+	for (i = 0; i < BW_EXPO_SEG_BOUNDS; i++) {
+		snprintf(le, sizeof(le), "%u", bw_expo_seg_bounds[i]);
+		le_labels(l, sizeof(l), dev, op, le);
+		bw_prom_u64(p, "blkwise_segments_per_request_bucket", l,
+			    bw_hist_below(o->hist_seg, BW_SEG_BUCKETS, bw_expo_seg_bounds[i] + 1));
+	}
+	le_labels(l, sizeof(l), dev, op, "+Inf");
+	bw_prom_u64(p, "blkwise_segments_per_request_bucket", l, o->ios);
+	bw_prom_labels(l, sizeof(l), "device", dev, "op", op, NULL);
+	bw_prom_u64(p, "blkwise_segments_per_request_sum", l, o->segments);
+	bw_prom_u64(p, "blkwise_segments_per_request_count", l, o->ios);
+}
+
+/* ---- per device families ---- */
+
+static const char *dev_name(const struct bw_expo_dev *d)
+{
+	return d->info->name[0] ? d->info->name : d->cum->name;
+}
+
+/* An op is published once it has had I/O (or a requeue, or an error). */
+static bool op_seen(const struct bw_op_stats *o)
+{
+	return o->ios || o->requeues || o->errors || o->merges;
+}
+
+enum op_field { F_IOS, F_BYTES, F_ERRORS, F_REQUEUES, F_MERGES };
+
+static __u64 op_field(const struct bw_op_stats *o, enum op_field f)
+{
+	switch (f) {
+	case F_IOS:
+		return o->ios;
+	case F_BYTES:
+		return o->bytes;
+	case F_ERRORS:
+		return o->errors;
+	case F_REQUEUES:
+		return o->requeues;
+	default:
+		return o->merges;
+	}
+}
+
+static void op_counter(struct bw_prom *p, const struct bw_expo_dev *d, int n, const char *name,
+		       enum op_field f, const char *help)
+{
+	char sample[96], l[BW_PROM_LABELS];
+	__u64 v;
+	int i, op;
+
+	bw_prom_family(p, name, BW_PROM_COUNTER, help);
+	snprintf(sample, sizeof(sample), "%s_total", name);
+	for (i = 0; i < n; i++) {
+		for (op = 0; op < BW_NR_OPS; op++) {
+			const struct bw_op_stats *o = &d[i].cum->op[op];
+
+			v = op_field(o, f);
+			/* Empty flush writes: writes, as diskstats (and node_exporter) count them. */
+			if (f == F_IOS && op == BW_OP_WRITE)
+				v += d[i].cum->fsync_writes;
+			if (!op_seen(o) && !v)
+				continue;
+			bw_prom_labels(l, sizeof(l), "device", dev_name(&d[i]), "op",
+				       bw_op_names[op], NULL);
+			bw_prom_u64(p, sample, l, v);
+		}
+	}
+}
+
+enum hist_kind { H_SERVICE, H_QUEUE, H_SEGMENTS };
+
+static void hist_family(struct bw_prom *p, const struct bw_expo_dev *d, int n,
+			enum hist_kind k, const char *name, const char *help)
+{
+	int i, op;
+
+	bw_prom_family(p, name, BW_PROM_HISTOGRAM, help);
+	for (i = 0; i < n; i++) {
+		for (op = 0; op < BW_NR_OPS; op++) {
+			const struct bw_op_stats *o = &d[i].cum->op[op];
+
+			if (!op_seen(o))
+				continue;
+			if (k == H_SEGMENTS)
+				hist_seg(p, dev_name(&d[i]), bw_op_names[op], o);
+			else if (k == H_SERVICE)
+				hist_lat(p, name, dev_name(&d[i]), bw_op_names[op], o->hist_d2c,
+					 o->ios, o->d2c_ns);
+			else
+				hist_lat(p, name, dev_name(&d[i]), bw_op_names[op], o->hist_q2d,
+					 o->q_ios, o->q2d_ns);
+		}
+	}
+}
+
+static void histograms(struct bw_prom *p, const struct bw_expo_dev *d, int n)
+{
+	hist_family(p, d, n, H_SERVICE, "blkwise_service_seconds",
+		    "Service time: dispatch to the device until completion (D2C).");
+	hist_family(p, d, n, H_QUEUE, "blkwise_queue_seconds",
+		    "Queue time: allocation of the request until dispatch (Q2D), of completions whose request had an allocation stamp.");
+	hist_family(p, d, n, H_SEGMENTS, "blkwise_segments_per_request",
+		    "Physical segments per completed request.");
+}
+
+static const char *id_kind_name(enum bw_id_kind k)
+{
+	switch (k) {
+	case BW_ID_WWID:
+		return "wwid";
+	case BW_ID_SERIAL:
+		return "serial";
+	case BW_ID_BACKING:
+		return "backing";
+	case BW_ID_PENDING:
+		return "pending";
+	default:
+		return "devt";
+	}
+}
+
+static void device_info(struct bw_prom *p, const struct bw_expo_dev *d, int n)
+{
+	char l[BW_PROM_LABELS * 2];
+	int i;
+
+	bw_prom_family(p, "blkwise_device", BW_PROM_INFO,
+		       "A device's stable identity (names change across boots; join on device).");
+	for (i = 0; i < n; i++) {
+		const struct bw_devinfo *di = d[i].info;
+
+		bw_prom_labels(l, sizeof(l), "device", dev_name(&d[i]), "identity", di->id,
+			       "identity_kind", id_kind_name(di->id_kind), "model", di->model,
+			       "rotational", di->rotational ? "1" : "0", NULL);
+		bw_prom_u64(p, "blkwise_device_info", l, 1);
+	}
+}
+
+/* A per-device gauge or counter from one value per device; NAN ones are left out. */
+static void dev_series(struct bw_prom *p, const struct bw_expo_dev *d, int n, const char *name,
+		       enum bw_prom_type t, const char *help,
+		       double (*get)(const struct bw_expo_dev *))
+{
+	char sample[96], l[BW_PROM_LABELS];
+	int i;
+
+	bw_prom_family(p, name, t, help);
+	snprintf(sample, sizeof(sample), "%s%s", name, t == BW_PROM_COUNTER ? "_total" : "");
+	for (i = 0; i < n; i++) {
+		double v = get(&d[i]);
+
+		if (isnan(v))
+			continue;
+		bw_prom_labels(l, sizeof(l), "device", dev_name(&d[i]), NULL);
+		if (t == BW_PROM_COUNTER && v == floor(v) && v < 1e18)
+			bw_prom_u64(p, sample, l, (__u64)v);
+		else
+			bw_prom_val(p, sample, l, v);
+	}
+}
+
+/* Absent before 5.12, where busy time is not measured. */
+static double get_busy(const struct bw_expo_dev *d)
+{
+	return d->cum->busy_unknown ? NAN : d->cum->busy_ns / 1e9;
+}
+
+static double get_inflight(const struct bw_expo_dev *d) { return (double)d->cum->inflight; }
+static double get_depth(const struct bw_expo_dev *d) { return d->depth_mean; }
+static double get_peff(const struct bw_expo_dev *d) { return d->p_eff; }
+static double get_work(const struct bw_expo_dev *d) { return d->solo_work_s; }
+static double get_known(const struct bw_expo_dev *d) { return (double)d->solo_known; }
+static double get_lost(const struct bw_expo_dev *d) { return (double)d->cum->lost; }
+static double get_unmatched(const struct bw_expo_dev *d) { return (double)d->cum->unmatched; }
+static double get_fsync(const struct bw_expo_dev *d) { return (double)d->cum->fsync_writes; }
+
+static double get_idle(const struct bw_expo_dev *d)
+{
+	return d->slice_idle_us < 0 ? NAN : d->slice_idle_us / 1e6;
+}
+
+static double get_tuned(const struct bw_expo_dev *d) { return d->tune ? 1 : NAN; }
+static double get_probes(const struct bw_expo_dev *d) { return d->tune ? d->tune->probes : NAN; }
+static double get_probe_s(const struct bw_expo_dev *d) { return d->tune ? d->tune->probe_s : NAN; }
+
+static void solo_times(struct bw_prom *p, const struct bw_expo_dev *d, int n)
+{
+	char l[BW_PROM_LABELS], size[16];
+	int i, op, c;
+
+	bw_prom_family(p, "blkwise_solo_service_seconds", BW_PROM_GAUGE,
+		       "S1: mean service time of a request alone on the device, per op and size "
+		       "class (size_bytes: the class's upper bound).");
+	for (i = 0; i < n; i++) {
+		for (op = 0; op < BW_NR_OPS; op++) {
+			for (c = 0; c < BW_SIZE_CLASSES; c++) {
+				if (isnan(d[i].s1_s[op][c]))
+					continue;
+				snprintf(size, sizeof(size), "%u", 4096u << c);
+				bw_prom_labels(l, sizeof(l), "device", dev_name(&d[i]), "op",
+					       bw_op_names[op], "size_bytes", size, NULL);
+				bw_prom_val(p, "blkwise_solo_service_seconds", l, d[i].s1_s[op][c]);
+			}
+		}
+	}
+}
+
+/* Where S1 and the class come from: the store (learned before a restart) or live. */
+static void state_sources(struct bw_prom *p, const struct bw_expo_dev *d, int n)
+{
+	char l[BW_PROM_LABELS];
+	int i;
+
+	bw_prom_family(p, "blkwise_device_state", BW_PROM_INFO,
+		       "Where the device's S1 and class come from: stored (the state directory, "
+		       "learned before), live, or none.");
+	for (i = 0; i < n; i++) {
+		bw_prom_labels(l, sizeof(l), "device", dev_name(&d[i]), "s1_source",
+			       d[i].s1_source ? d[i].s1_source : "none", "class_source",
+			       d[i].class_source ? d[i].class_source : "none", NULL);
+		bw_prom_u64(p, "blkwise_device_state_info", l, 1);
+	}
+}
+
+static void classes(struct bw_prom *p, const struct bw_expo_dev *d, int n)
+{
+	static const enum bw_class_id all[] = { BW_CLASS_DEEP, BW_CLASS_SHALLOW, BW_CLASS_UNKNOWN };
+	char l[BW_PROM_LABELS];
+	int i, k;
+
+	bw_prom_family(p, "blkwise_device_class", BW_PROM_GAUGE,
+		       "The device's class from its effective parallelism: 1 for the current one.");
+	for (i = 0; i < n; i++) {
+		for (k = 0; k < 3; k++) {
+			bw_prom_labels(l, sizeof(l), "device", dev_name(&d[i]), "class",
+				       bw_class_name(all[k]), NULL);
+			bw_prom_u64(p, "blkwise_device_class", l, d[i].cls == all[k]);
+		}
+	}
+	bw_prom_family(p, "blkwise_device_scheduler", BW_PROM_GAUGE,
+		       "The device's active I/O scheduler.");
+	for (i = 0; i < n; i++) {
+		if (!d[i].sched[0])
+			continue;
+		bw_prom_labels(l, sizeof(l), "device", dev_name(&d[i]), "scheduler", d[i].sched,
+			       NULL);
+		bw_prom_u64(p, "blkwise_device_scheduler", l, 1);
+	}
+}
+
+static void tuner(struct bw_prom *p, const struct bw_expo_dev *d, int n)
+{
+	static const char *const names[] = { NULL, "set", "probe", "keep", "revert", "repair" };
+	char l[BW_PROM_LABELS];
+	int i, a;
+
+	dev_series(p, d, n, "blkwise_tune_enabled", BW_PROM_GAUGE,
+		   "1 when the device is being tuned (export --tune).", get_tuned);
+	bw_prom_family(p, "blkwise_tune_decisions", BW_PROM_COUNTER,
+		       "Tuner decisions by action (export --tune).");
+	for (i = 0; i < n; i++) {
+		for (a = 1; d[i].tune && a < 6; a++) {
+			bw_prom_labels(l, sizeof(l), "device", dev_name(&d[i]), "action", names[a],
+				       NULL);
+			bw_prom_u64(p, "blkwise_tune_decisions_total", l, d[i].tune->actions[a]);
+		}
+	}
+	dev_series(p, d, n, "blkwise_tune_probes", BW_PROM_COUNTER,
+		   "Probes of another idling setting (export --tune).", get_probes);
+	dev_series(p, d, n, "blkwise_tune_probe_seconds", BW_PROM_COUNTER,
+		   "Time spent probing (export --tune).", get_probe_s);
+}
+
+static void devices(struct bw_prom *p, const struct bw_expo_dev *d, int n)
+{
+	device_info(p, d, n);
+	op_counter(p, d, n, "blkwise_requests", F_IOS,
+		   "Completed requests, as /proc/diskstats counts them (writes include "
+		   "blkwise_fsync_writes).");
+	dev_series(p, d, n, "blkwise_fsync_writes", BW_PROM_COUNTER,
+		   "Empty flush writes (an fsync's): completed as writes, never issued, so "
+		   "with no service time.", get_fsync);
+	op_counter(p, d, n, "blkwise_bytes", F_BYTES, "Bytes of completed requests.");
+	op_counter(p, d, n, "blkwise_errors", F_ERRORS, "Requests completed with an error.");
+	op_counter(p, d, n, "blkwise_requeues", F_REQUEUES, "Requests requeued.");
+	op_counter(p, d, n, "blkwise_merges", F_MERGES,
+		   "Bio and request merges the block layer traces (diskstats also counts "
+		   "multi-range discard merges).");
+	histograms(p, d, n);
+	dev_series(p, d, n, "blkwise_device_busy_seconds", BW_PROM_COUNTER,
+		   "Time with at least one request in flight.", get_busy);
+	dev_series(p, d, n, "blkwise_inflight_requests", BW_PROM_GAUGE,
+		   "Requests dispatched and not completed.", get_inflight);
+	dev_series(p, d, n, "blkwise_depth_mean", BW_PROM_GAUGE,
+		   "Mean requests in flight while busy, over the last interval.", get_depth);
+	dev_series(p, d, n, "blkwise_effective_parallelism", BW_PROM_GAUGE,
+		   "P_eff over the last interval: solo-equivalent work per busy second; absent "
+		   "while undetermined.", get_peff);
+	dev_series(p, d, n, "blkwise_solo_work_seconds", BW_PROM_COUNTER,
+		   "Sum of S1 over completed requests whose S1 is known.", get_work);
+	dev_series(p, d, n, "blkwise_solo_known_requests", BW_PROM_COUNTER,
+		   "Completed requests whose S1 is known.", get_known);
+	solo_times(p, d, n);
+	classes(p, d, n);
+	state_sources(p, d, n);
+	dev_series(p, d, n, "blkwise_bfq_slice_idle_seconds", BW_PROM_GAUGE,
+		   "BFQ's slice_idle_us, in seconds.", get_idle);
+	dev_series(p, d, n, "blkwise_lost_completions", BW_PROM_COUNTER,
+		   "Requests whose completion was never seen.", get_lost);
+	dev_series(p, d, n, "blkwise_unmatched_completions", BW_PROM_COUNTER,
+		   "Completions whose dispatch was not seen (issued before attach).",
+		   get_unmatched);
+	tuner(p, d, n);
+}
+
+/* ---- the exporter itself ---- */
+
+/* The exporter's figures that are one unlabelled number each. */
+static void scalars(struct bw_prom *p, const struct bw_expo_self *s)
+{
+	const struct {
+		const char *name;
+		enum bw_prom_type t;
+		const char *help;
+		double v;
+	} tab[] = {
+		{ "blkwise_bpf_stats_enabled", BW_PROM_GAUGE,
+		  "1 when the kernel counts BPF run time.", s->bpf_stats },
+		{ "blkwise_exporter_sample_duration_seconds", BW_PROM_GAUGE,
+		  "Time the last sample took: BPF maps read, metrics rendered.", s->sample_s },
+		{ "blkwise_exporter_last_sample_timestamp_seconds", BW_PROM_GAUGE,
+		  "When the last sample was taken.", s->last_sample_unix },
+		{ "process_resident_memory_bytes", BW_PROM_GAUGE,
+		  "Resident memory size in bytes.", s->rss_bytes },
+		{ "process_cpu_seconds", BW_PROM_COUNTER,
+		  "Total user and system CPU time spent in seconds.", s->cpu_s },
+		{ "process_start_time_seconds", BW_PROM_GAUGE,
+		  "Start time of the process since unix epoch in seconds.", s->start_unix },
+		{ "process_open_fds", BW_PROM_GAUGE, "Number of open file descriptors.",
+		  (double)s->open_fds },
+	};
+	char sample[96];
+	unsigned int i;
+
+	for (i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
+		bw_prom_family(p, tab[i].name, tab[i].t, tab[i].help);
+		snprintf(sample, sizeof(sample), "%s%s", tab[i].name,
+			 tab[i].t == BW_PROM_COUNTER ? "_total" : "");
+		if (tab[i].v == floor(tab[i].v) && fabs(tab[i].v) < 1e15)
+			bw_prom_u64(p, sample, "", (__u64)tab[i].v);
+		else
+			bw_prom_val(p, sample, "", tab[i].v);
+	}
+}
+
+static void self(struct bw_prom *p, const struct bw_expo_self *s)
+{
+	char l[BW_PROM_LABELS];
+	int i;
+
+	bw_prom_family(p, "blkwise_build", BW_PROM_INFO, "Build of the exporter.");
+	bw_prom_labels(l, sizeof(l), "version", s->version, "commit", s->commit, "libbpf",
+		       s->libbpf, "attach", s->attach, NULL);
+	bw_prom_u64(p, "blkwise_build_info", l, 1);
+	bw_prom_family(p, "blkwise_bpf_run_seconds", BW_PROM_COUNTER,
+		       "Run time of each BPF program (counted while BPF stats are on).");
+	for (i = 0; i < s->nprogs; i++) {
+		bw_prom_labels(l, sizeof(l), "program", s->progs[i].name, NULL);
+		bw_prom_val(p, "blkwise_bpf_run_seconds_total", l, s->progs[i].run_ns / 1e9);
+	}
+	bw_prom_family(p, "blkwise_bpf_runs", BW_PROM_COUNTER,
+		       "Runs of each BPF program (counted while BPF stats are on).");
+	for (i = 0; i < s->nprogs; i++) {
+		bw_prom_labels(l, sizeof(l), "program", s->progs[i].name, NULL);
+		bw_prom_u64(p, "blkwise_bpf_runs_total", l, s->progs[i].run_cnt);
+	}
+	scalars(p, s);
+}
+
+/*
+ * The per-cpu bio alloc cache, per bio_set, summed over CPUs; the method
+ * label says how each count was made (exact: fentry/fexit; tracepoint:
+ * block_bio_queue, which sees cache-flagged bios but no hits or misses).
+ */
+static void bio_cache(struct bw_prom *p, const struct bw_bc_snap *b)
+{
+	char l[BW_PROM_LABELS];
+	int i, f;
+
+	bw_prom_family(p, "blkwise_bio_cache_events", BW_PROM_COUNTER,
+		       "Per-cpu bio alloc cache events by bio_set (hits, misses, ...; see "
+		       "dashboards/README.md), with the method that counted them.");
+	for (i = 0; i < b->nr; i++) {
+		for (f = 0; f < BW_BC_NR; f++) {
+			if (!bw_bc_field_shown(b->method, f))
+				continue;
+			bw_prom_labels(l, sizeof(l), "bio_set", b->sets[i].name, "event",
+				       bw_bc_field_name(f), "method", bw_bc_method_name(b->method),
+				       NULL);
+			bw_prom_u64(p, "blkwise_bio_cache_events_total", l, b->sets[i].sum.v[f]);
+		}
+	}
+}
+
+void bw_expo_render(struct bw_prom *p, const struct bw_expo_self *s, const struct bw_expo_dev *d,
+		    int n)
+{
+	self(p, s);
+	devices(p, d, n);
+	if (s->bio_cache)
+		bio_cache(p, s->bio_cache);
+}
+
+void bw_expo_render_scrapes(struct bw_prom *p, __u64 scrapes, double dur_sum, __u64 dur_count)
+{
+	bw_prom_family(p, "blkwise_exporter_scrapes", BW_PROM_COUNTER,
+		       "Scrapes of /metrics served, this one included.");
+	bw_prom_u64(p, "blkwise_exporter_scrapes_total", "", scrapes);
+	bw_prom_family(p, "blkwise_exporter_scrape_duration_seconds", BW_PROM_SUMMARY,
+		       "Time to answer a scrape of /metrics, earlier ones.");
+	bw_prom_val(p, "blkwise_exporter_scrape_duration_seconds_sum", "", dur_sum);
+	bw_prom_u64(p, "blkwise_exporter_scrape_duration_seconds_count", "", dur_count);
+	bw_prom_eof(p);
+}

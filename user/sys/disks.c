@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The disks in /sys/block, walked in one place for every caller: the
+ * loaders (which devices get a slot, how big the request table is), the
+ * tuner (which devices may be tuned) and record (its device table).
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <string.h>
+#include "sys/sys.h"
+
+int bw_disks_walk(void (*fn)(const char *disk, void *arg), void *arg)
+{
+	struct dirent *de;
+	int n = 0;
+	DIR *d = opendir("/sys/block");
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		if (fn)
+			fn(de->d_name, arg);
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
+struct dev_list {
+	__u32 *out;
+	int n, max;
+};
+
+static void add_dev(const char *disk, void *arg)
+{
+	struct dev_list *l = arg;
+	unsigned int major, minor;
+	char path[300];
+	FILE *f;
+
+	if (l->n >= l->max)
+		return;
+	snprintf(path, sizeof(path), "/sys/block/%s/dev", disk);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	if (fscanf(f, "%u:%u", &major, &minor) == 2)
+		l->out[l->n++] = BW_MKDEV(major, minor);
+	fclose(f);
+}
+
+int bw_list_disks(__u32 *out, int max)
+{
+	struct dev_list l = { .out = out, .max = max };
+
+	bw_disks_walk(add_dev, &l);
+	return l.n;
+}
+
+int bw_watched_or_all(int nr, const __u32 *watch, __u32 *out, int max)
+{
+	if (!nr)
+		return bw_list_disks(out, max);
+	if (nr > max)
+		nr = max;
+	memcpy(out, watch, nr * sizeof(*out));
+	return nr;
+}
+
+int bw_count_disks(void)
+{
+	int n = bw_disks_walk(NULL, NULL);
+
+	return n < 0 ? 16 : n;
+}
+
+int bw_disk_hw_queues(const char *disk)
+{
+	char path[300];
+	struct dirent *de;
+	int n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/sys/block/%s/mq", disk);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
+}

@@ -1,0 +1,550 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The shared watch loop: see watch.h. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/utsname.h>
+#include "watch/watch.h"
+
+#define MAX_STREAMS 4096
+/* Learned S1 goes to the store this often, and at exit. */
+#define S1_SAVE_EVERY_NS (120 * 1000000000ULL)
+
+void bw_watch_opts_init(struct bw_watch_opts *o)
+{
+	o->state_dir = BW_STATE_DIR;
+}
+
+int bw_watch_opt(struct bw_watch_opts *o, int c, const char *arg)
+{
+	switch (c) {
+	case 'd':
+		if (o->nr_names >= BW_MAX_WATCH) {
+			bw_err("too many -d (at most %d)", BW_MAX_WATCH);
+			return -EINVAL;
+		}
+		snprintf(o->names[o->nr_names++], BW_NAME_LEN, "%s", arg);
+		return 1;
+	case 'v':
+		o->core.verbose = true;
+		return 1;
+	case BW_OPT_STATE_DIR:
+		if (!arg[0]) {
+			bw_err("bad --state-dir '': give a directory");
+			return -EINVAL;
+		}
+		o->state_dir = arg;
+		return 1;
+	case BW_OPT_NO_STATE:
+		o->no_state = true;
+		return 1;
+	case BW_OPT_BTF:
+		o->core.btf_path = arg;
+		return 1;
+	case BW_OPT_RAW_TP:
+		o->core.force_raw_tp = true;
+		return 1;
+	case BW_OPT_VERSION:
+		bw_print_version(stdout);
+		exit(0);
+	default:
+		return 0;
+	}
+}
+
+struct bw_watch_dev *bw_watch_dev(struct bw_watch *w, __u32 dev)
+{
+	struct bw_watch_dev *s;
+	int i;
+
+	for (i = 0; i < w->ndevs; i++)
+		if (w->devs[i].dev == dev)
+			return &w->devs[i];
+	s = realloc(w->devs, (w->ndevs + 1) * sizeof(*s));
+	if (!s)
+		return NULL;
+	/* Streams point into the array: the next sample sets them again. */
+	w->nstreams = 0;
+	w->devs = s;
+	s = &w->devs[w->ndevs++];
+	memset(s, 0, sizeof(*s));
+	s->dev = dev;
+	return s;
+}
+
+int bw_watch_resolve(struct bw_watch *w, struct bw_watch_opts *o)
+{
+	struct bw_core_opts *c = &o->core;
+	struct bw_watch_dev *s;
+	struct bw_devinfo di;
+	__u32 dev;
+	int i, j;
+
+	w->o = o;
+	c->nr_watch = 0;
+	for (i = 0; i < o->nr_names; i++) {
+		const char *arg = o->names[i];
+
+		if (bw_dev_lookup(arg, &dev) || bw_dev_probe(dev, &di)) {
+			bw_err("unknown device '%s': no such block device in /sys/class/block "
+			       "(see lsblk)", arg);
+			return -ENODEV;
+		}
+		if (di.partition) {
+			char part[BW_NAME_LEN];
+
+			snprintf(part, sizeof(part), "%s", di.name);
+			if (bw_dev_probe(di.disk, &di)) {
+				bw_err("%s: cannot find its disk in sysfs", part);
+				return -ENODEV;
+			}
+			bw_warn("%s is a partition: watching its disk %s", part, di.name);
+		}
+		for (j = 0; j < c->nr_watch; j++)
+			if (c->watch[j] == di.dev)
+				break;
+		if (j < c->nr_watch)	/* named twice: watch once */
+			continue;
+		c->watch[c->nr_watch++] = di.dev;
+		s = bw_watch_dev(w, di.dev);
+		if (!s)
+			return -ENOMEM;
+		s->named = true;
+		s->info = di;
+		s->info.id[0] = '\0';	/* loaded with the store at the first sample */
+	}
+	return 0;
+}
+
+static void open_store(struct bw_watch *w)
+{
+	char why[200];
+	int err;
+
+	if (w->o->no_state)
+		return;
+	err = bw_s1_load(w->o->state_dir, &w->store, why, sizeof(why));
+	if (err && err != -ENOENT) {
+		bw_warn("ignoring the S1 store %s/s1: %s", w->o->state_dir, why);
+		w->store_warned = err != -EINVAL;	/* a damaged file is replaced at save */
+	}
+}
+
+static int take(struct bw_watch *w, struct bw_snap *s);
+
+/* The objects of other concerns, with the core's attach type and argument layout. */
+static int open_others(struct bw_watch *w)
+{
+	const struct bw_core_opts *o = &w->o->core;
+	const struct bw_load_env *env = bw_core_env(w->core);
+	struct utsname u;
+	int err;
+
+	err = bw_bio_open(&w->bio, o, env);
+	if (err)
+		return err;
+	if (o->streams && !env->have_fetch) {
+		uname(&u);
+		bw_err("--streams needs BPF atomic fetch-and-add, which this kernel (%s) lacks: "
+		       "Linux 5.12 or later; run without --streams", u.release);
+		return -EOPNOTSUPP;
+	}
+	err = o->streams ? bw_streams_open(&w->st, o, env) : 0;
+	if (err)
+		return err;
+	return o->bio_cache ? bw_bc_open(&w->bc, env, o->verbose) : 0;
+}
+
+/* The loaded objects: the core first. */
+static int objects(const struct bw_watch *w, struct bpf_object **objs)
+{
+	int n = 0;
+
+	objs[n++] = bw_core_obj(w->core);
+	if (w->bio)
+		objs[n++] = bw_bio_obj(w->bio);
+	if (w->st)
+		objs[n++] = bw_streams_obj(w->st);
+	if (bw_bc_obj(w->bc))
+		objs[n++] = bw_bc_obj(w->bc);
+	return n;
+}
+
+static void print_memory(const struct bw_watch *w, FILE *f)
+{
+	struct bpf_object *objs[4];
+	int n = objects(w, objs);
+
+	bw_core_print_memory(w->core, objs + 1, n - 1, f);
+	if (w->bio)
+		bw_bio_print(w->bio, f);
+	if (w->st)
+		bw_streams_print(w->st, f);
+}
+
+int bw_watch_prog_stats(const struct bw_watch *w, struct bw_prog_stat *out, int max)
+{
+	struct bpf_object *objs[4];
+	int i, nobj = objects(w, objs), n = 0;
+
+	for (i = 0; i < nobj && n >= 0; i++)
+		n = bw_obj_prog_stats(objs[i], out, max, n);
+	return n;
+}
+
+int bw_watch_bio_cache(const struct bw_watch *w, struct bw_bc_snap *s)
+{
+	return bw_bc_snapshot(w->bc, bw_core_env(w->core)->ncpus, s);
+}
+
+int bw_watch_refresh(struct bw_watch *w)
+{
+	int err = bw_core_refresh(w->core);
+
+	return err ?: (w->bio ? bw_bio_refresh(w->bio) : 0);
+}
+
+int bw_watch_start(struct bw_watch *w)
+{
+	int err;
+
+	err = bw_check_privileges();
+	if (err)
+		return err;
+	if (w->o->core.streams) {
+		w->sprev = calloc(MAX_STREAMS, sizeof(*w->sprev));
+		w->scur = calloc(MAX_STREAMS, sizeof(*w->scur));
+		if (!w->sprev || !w->scur) {
+			bw_err("out of memory");
+			return -ENOMEM;
+		}
+	}
+	open_store(w);
+	err = bw_core_open(&w->core, &w->o->core);
+	err = err ?: open_others(w);
+	if (err)
+		return err;
+	if (w->o->core.verbose)
+		print_memory(w, stderr);
+	err = take(w, &w->prev);
+	if (err < 0)
+		return err;
+	w->saved_at = w->prev.ts_ns;
+	return 0;
+}
+
+/* The S1 store's values for a device's identity, when it gets one. */
+static void load_stored(struct bw_watch *w, struct bw_watch_dev *s)
+{
+	const struct bw_cls_rec *c = bw_s1_store_class(&w->store, s->info.id);
+
+	s->has_stored = bw_s1_store_get(&w->store, s->info.id, &s->stored) > 0;
+	memset(s->saved_solos, 0, sizeof(s->saved_solos));
+	if (c)
+		bw_class_seed(&s->cls, c->cls, c->p_eff, c->learned);
+}
+
+void bw_watch_learn_class(struct bw_watch *w, __u32 dev, enum bw_class_id cls, double p_eff)
+{
+	struct bw_watch_dev *s = bw_watch_dev(w, dev);
+	__s64 now = time(NULL);
+
+	if (!s || !s->info.id[0] || bw_class_live(&s->cls))
+		return;
+	bw_class_seed(&s->cls, cls, p_eff, now);
+	if (!w->o->no_state && !bw_s1_store_put_class(&w->store, s->info.id, cls, p_eff, now))
+		w->dirty = true;
+}
+
+/* Did the device complete requests since the last snapshot (its own, none of ours yet)? */
+static bool had_io(const struct bw_watch *w, const struct bw_snap_dev *d)
+{
+	const struct bw_snap_dev *p = bw_snap_find(&w->prev, d->dev);
+	int op;
+
+	for (op = 0; op < BW_NR_OPS; op++)
+		if (d->op[op].ios != (p ? p->op[op].ios : 0))
+			return true;
+	return false;
+}
+
+/*
+ * A device's identity: read at its appearance and kept while it is the
+ * same appearance; a serial that costs a request to the device waits for
+ * the device's own first I/O, so that a watcher of an idle disk makes none,
+ * and is never read without the S1 store (--no-state), the only user of a
+ * stable identity.
+ */
+static void identify(struct bw_watch *w, struct bw_watch_dev *s, const struct bw_snap_dev *d,
+		     __u64 now_ns, struct bw_devinfo *di)
+{
+	bool io = !w->o->no_state && had_io(w, d);
+	double age = (double)(now_ns - s->id_read_ns) / 1e9;
+
+	if (s->info.identified && bw_dev_same_appearance(&s->info, di) &&
+	    !bw_id_recheck_due(s->info.id_kind, age, io, s->id_doubt)) {
+		bw_dev_keep_identity(di, &s->info);
+		return;
+	}
+	bw_dev_identify(di, io);
+	s->id_read_ns = now_ns;
+	s->id_doubt = false;
+}
+
+/*
+ * What each device's row shows, from sysfs: a device with a size (and,
+ * for loop, a backing file) is shown, and so is a named one that exists;
+ * one that had a size and lost it (detached, removed) is "gone" for one
+ * interval, then dropped until it has a size again.
+ * Returns how many named devices are still there.
+ */
+static int refresh_devices(struct bw_watch *w, struct bw_snap *cur)
+{
+	struct bw_devinfo di;
+	int i, alive = 0;
+
+	for (i = 0; i < cur->nr; i++) {
+		struct bw_snap_dev *d = &cur->devs[i];
+		struct bw_watch_dev *s = bw_watch_dev(w, d->dev);
+		bool present;
+
+		if (!s)
+			return -ENOMEM;
+		if (bw_dev_probe(d->dev, &di))
+			di.exists = false;
+		present = bw_dev_present(&di);
+		if (!present && s->shown) {
+			s->shown = false;
+			s->dropped = true;
+			s->row = BW_ROW_GONE;
+			s->info.id[0] = '\0';
+			s->info.identified = false;
+			bw_core_forget_dev(w->core, d->dev);
+			bw_warn("%s: device gone; still watching the others", s->info.name);
+		} else if (present || (s->named && di.exists && !s->dropped)) {
+			bool new_id;
+
+			identify(w, s, d, cur->ts_ns, &di);
+			new_id = strcmp(di.id, s->info.id) != 0;
+			if (new_id && s->info.id[0] && di.id[0] &&
+			    bw_dev_same_appearance(&s->info, &di))
+				bw_warn("%s: identity %s is now %s: what was learned under the old one "
+					"no longer applies", di.name, s->info.id, di.id);
+			s->ds_merges = di.ds_merges_known && s->info.ds_merges_known &&
+				       bw_dev_same_appearance(&s->info, &di) &&
+				       di.ds_merges >= s->info.ds_merges ?
+				       (__s64)(di.ds_merges - s->info.ds_merges) : -1;
+
+			s->info = di;
+			if (new_id) {
+				memset(&s->cls, 0, sizeof(s->cls));
+				load_stored(w, s);
+			}
+			s->shown = present;
+			s->dropped = false;
+			s->row = BW_ROW_SHOW;
+			alive += s->named;
+		} else {
+			s->row = BW_ROW_HIDE;
+		}
+		snprintf(d->name, sizeof(d->name), "%s", s->info.name[0] ? s->info.name : "?");
+	}
+	return alive;
+}
+
+/* One snapshot of every object's devices, epochs closed; then what sysfs says of them. */
+static int take(struct bw_watch *w, struct bw_snap *s)
+{
+	int err;
+
+	if (w->st)
+		bw_streams_epoch(w->st);
+	err = bw_core_snapshot(w->core, s, bw_bio_slots(w->bio));
+	if (!err && w->bio)
+		err = bw_bio_snapshot(w->bio, s);
+	if (err)
+		return err;
+	return refresh_devices(w, s);
+}
+
+static const struct bw_stream *find_stream(const struct bw_stream_snap *v, int n,
+					   const struct bw_skey *k)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (v[i].key.dev == k->dev && v[i].key.id == k->id && v[i].key.by == k->by)
+			return &v[i].s;
+	return NULL;
+}
+
+static void sample_streams(struct bw_watch *w, __u64 now)
+{
+	struct bw_stream_snap *tmp;
+	int i, n = w->st ? bw_streams_read(w->st, w->scur, MAX_STREAMS, now) : 0;
+	struct bw_watch_stream *out = realloc(w->streams, (n ? n : 1) * sizeof(*out));
+
+	w->nstreams = 0;
+	if (!out)
+		return;
+	w->streams = out;
+	for (i = 0; i < n; i++) {
+		const struct bw_stream_snap *s = &w->scur[i];
+		struct bw_watch_stream *o = &w->streams[w->nstreams];
+
+		bw_stream_compute(find_stream(w->sprev, w->nsprev, &s->key), &s->s, w->secs, &o->s);
+		if (!o->s.ios)
+			continue;
+		o->s.dev = s->key.dev;
+		if (s->key.by == BW_STREAMS_CGROUP) {
+			o->s.by_cgroup = true;
+			o->s.cgroup_id = s->key.id;
+			o->s.cgroup = bw_cgroup_path(&w->cgroups, s->key.id);
+		} else {
+			o->s.tgid = (__u32)s->key.id;
+		}
+		o->dev = NULL;
+		w->nstreams++;
+	}
+	tmp = w->sprev;
+	w->sprev = w->scur;
+	w->scur = tmp;
+	w->nsprev = n;
+}
+
+int bw_watch_sample(struct bw_watch *w)
+{
+	struct bw_snap cur = {};
+	__s64 now = time(NULL);
+	int alive, i;
+
+	alive = take(w, &cur);
+	if (alive < 0) {
+		bw_snap_free(&cur);
+		return alive;
+	}
+	w->secs = (cur.ts_ns - w->prev.ts_ns) / 1e9;
+	for (i = 0; i < cur.nr; i++) {
+		const struct bw_snap_dev *d = &cur.devs[i];
+		struct bw_watch_dev *s = bw_watch_dev(w, d->dev);
+		bool was_stored;
+
+		if (!s || s->row == BW_ROW_HIDE)
+			continue;
+		bw_interval_compute(bw_snap_find(&w->prev, d->dev), d, w->secs, &bw_peff_default,
+				    s->has_stored ? &s->stored : NULL, now, &s->iv);
+		s->iv.gone = s->row == BW_ROW_GONE;
+		s->iv.merges_diskstats = s->iv.gone ? -1 : s->ds_merges;
+		s->iv.identity = s->iv.gone || !s->info.id[0] ? NULL : s->info.id;
+		s->iv.identity_note = s->iv.gone ? NULL : bw_id_note(s->info.id_kind);
+		s->iv.slaves = s->iv.gone ? NULL : s->info.slaves;
+		s->iv.holders = s->iv.gone ? NULL : s->info.holders;
+		s->iv.bio_based = s->info.bio_based;
+		if (s->iv.bio_based)	/* bios have no physical segments counted */
+			s->iv.seg_per_rq = NAN;
+		s->inflight = d->inflight;
+		was_stored = s->cls.stored && s->cls.cls != BW_CLASS_UNKNOWN;
+		bw_class_update(&s->cls, s->iv.p_eff, w->secs);
+		/* Live evidence dropped the stored class: is it still the device it was learned on? */
+		if (was_stored && !s->cls.stored && s->cls.cls == BW_CLASS_UNKNOWN)
+			s->id_doubt = true;
+	}
+	if (w->o->core.streams)
+		sample_streams(w, cur.ts_ns);
+	/* After every bw_watch_dev() of this sample: the array no longer moves. */
+	for (i = 0; i < w->nstreams; i++)
+		w->streams[i].dev = bw_watch_dev(w, w->streams[i].s.dev);
+	bw_snap_free(&w->prev);
+	w->prev = cur;
+	if (w->prev.ts_ns - w->saved_at >= S1_SAVE_EVERY_NS)
+		bw_watch_save(w);
+	return alive;
+}
+
+/* Learned S1 of the devices shown, into the store and its file. */
+void bw_watch_save(struct bw_watch *w)
+{
+	const struct bw_snap *cur = &w->prev;
+	__s64 now = time(NULL);
+	int i, op, c, err, put = 0;
+
+	w->saved_at = cur->ts_ns;
+	if (w->o->no_state)
+		return;
+	for (i = 0; i < cur->nr; i++) {
+		const struct bw_snap_dev *d = &cur->devs[i];
+		struct bw_watch_dev *s = bw_watch_dev(w, d->dev);
+
+		if (!s || !s->shown || !s->info.id[0])
+			continue;
+		if (bw_class_live(&s->cls)) {
+			const struct bw_cls_rec *r = bw_s1_store_class(&w->store, s->info.id);
+
+			if ((!r || r->cls != s->cls.cls) &&
+			    !bw_s1_store_put_class(&w->store, s->info.id, s->cls.cls, s->cls.median,
+						   now))
+				put++;
+		}
+		for (op = 0; op < BW_NR_OPS; op++) {
+			for (c = 0; c < BW_SIZE_CLASSES; c++) {
+				__u64 n = d->op[op].solo_ios[c];
+				struct bw_s1 v = { .samples = n, .learned = now };
+
+				if (n < bw_peff_default.min_solo || n == s->saved_solos[op][c])
+					continue;
+				v.mean_ns = d->op[op].solo_ns[c] / n;
+				if (!bw_s1_store_put(&w->store, s->info.id, op, c, &v)) {
+					s->saved_solos[op][c] = n;
+					put++;
+				}
+			}
+		}
+	}
+	if (!put && !w->dirty)	/* nothing new learned: leave the file alone */
+		return;
+	w->dirty = false;
+	err = bw_s1_save(w->o->state_dir, &w->store);
+	if (err && !w->store_warned) {
+		bw_warn("cannot write the S1 store in %s: %s; going on without saving "
+			"(--state-dir DIR to choose another, --no-state to stop trying)",
+			w->o->state_dir, strerror(-err));
+		w->store_warned = true;
+	}
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	const struct bw_watch_dev *x = *(const struct bw_watch_dev *const *)a;
+	const struct bw_watch_dev *y = *(const struct bw_watch_dev *const *)b;
+
+	return strcmp(x->info.name, y->info.name);
+}
+
+int bw_watch_rows(struct bw_watch *w, struct bw_watch_dev **out)
+{
+	int i, n = 0;
+
+	for (i = 0; i < w->ndevs; i++)
+		if (w->devs[i].row != BW_ROW_HIDE && bw_snap_find(&w->prev, w->devs[i].dev))
+			out[n++] = &w->devs[i];
+	qsort(out, n, sizeof(out[0]), cmp_name);
+	return n;
+}
+
+void bw_watch_close(struct bw_watch *w)
+{
+	bw_streams_close(w->st);
+	bw_bio_close(w->bio);
+	bw_bc_close(w->bc);
+	bw_core_close(w->core);
+	bw_snap_free(&w->prev);
+	bw_s1_store_free(&w->store);
+	free(w->devs);
+	free(w->sprev);
+	free(w->scur);
+	free(w->streams);
+	bw_cgroups_free(&w->cgroups);
+	memset(w, 0, sizeof(*w));
+}

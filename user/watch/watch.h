@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The watch loop every live subcommand shares: device names and identities
+ * from sysfs, which rows to show, per-interval figures, device classes,
+ * streams, and the S1 store.  stat renders what it gives; tune decides.
+ */
+#ifndef BLKWISE_WATCH_H
+#define BLKWISE_WATCH_H
+
+#include "load/loader.h"
+
+/* What a device's row shows this interval. */
+enum bw_row { BW_ROW_HIDE, BW_ROW_SHOW, BW_ROW_GONE };
+
+struct bw_watch_opts {
+	struct bw_core_opts core;
+	bool no_state;
+	const char *state_dir;
+	int nr_names;
+	char names[BW_MAX_WATCH][BW_NAME_LEN];	/* -d as given */
+};
+
+/* Per device state that outlives one interval. */
+struct bw_watch_dev {
+	__u32 dev;
+	struct bw_devinfo info;
+	__u64 id_read_ns;	/* when info's identity was last read (the sample's clock) */
+	bool id_doubt;		/* live evidence contradicted what was learned under it */
+	bool named;		/* given with -d: shown even without a size */
+	bool shown;		/* present (sized, backed) when last looked at */
+	bool dropped;		/* named, and gone since: not shown until present again */
+	enum bw_row row;
+	struct bw_class cls;
+	bool has_stored;	/* stored holds the S1 store's values for info.id */
+	struct bw_s1_dev stored;
+	__u64 saved_solos[BW_NR_OPS][BW_SIZE_CLASSES];	/* live solos at the last save */
+	struct bw_interval iv;	/* the last interval, valid when row != HIDE */
+	__s64 ds_merges;	/* diskstats' merges since the last sample, or -1 */
+	__u64 inflight;
+};
+
+struct bw_watch_stream {
+	const struct bw_watch_dev *dev;
+	struct bw_stream_interval s;
+};
+
+struct bw_watch {
+	struct bw_watch_opts *o;
+	struct bw_core *core;
+	struct bw_bio *bio;		/* bio-based devices (user/load/bio.c), or NULL */
+	struct bw_streams *st;		/* with --streams (user/load/streams.c), or NULL */
+	struct bw_bc *bc;		/* with --bio-cache (user/load/biocache.c), or NULL */
+	struct bw_snap prev;
+	struct bw_watch_dev *devs;
+	int ndevs;
+	struct bw_stream_snap *sprev, *scur;
+	int nsprev;
+	struct bw_watch_stream *streams;	/* the last interval's, with I/O */
+	int nstreams;
+	struct bw_cgroups cgroups;
+	struct bw_s1_store store;
+	bool store_warned;
+	bool dirty;		/* the store has something new to write */
+	__u64 saved_at;
+	double secs;		/* length of the last interval */
+};
+
+/*
+ * The options every watching subcommand takes: -d, -v, --btf,
+ * --force-raw-tp, --version; and those that learn S1 (stat, tune,
+ * export) --state-dir and --no-state.  A subcommand puts
+ * BW_WATCH_LONGOPTS (and BW_STATE_LONGOPTS) in its table and "d:v" in
+ * its short options, and passes what getopt returns to bw_watch_opt
+ * first.  Their text is options.c's.
+ */
+enum { BW_OPT_STATE_DIR = 1000, BW_OPT_NO_STATE, BW_OPT_BTF, BW_OPT_RAW_TP, BW_OPT_VERSION };
+#define BW_STATE_LONGOPTS							\
+	{ "state-dir", required_argument, NULL, BW_OPT_STATE_DIR },		\
+	{ "no-state", no_argument, NULL, BW_OPT_NO_STATE }
+#define BW_WATCH_LONGOPTS							\
+	{ "device", required_argument, NULL, 'd' },				\
+	{ "verbose", no_argument, NULL, 'v' },					\
+	{ "btf", required_argument, NULL, BW_OPT_BTF },				\
+	{ "force-raw-tp", no_argument, NULL, BW_OPT_RAW_TP },			\
+	{ "version", no_argument, NULL, BW_OPT_VERSION }
+void bw_watch_opts_init(struct bw_watch_opts *o);
+/* 1 when c was one of those (and is taken), 0 when not, -EINVAL on bad input. */
+int bw_watch_opt(struct bw_watch_opts *o, int c, const char *arg);
+
+/* Names to dev_t; 0, or -ENODEV after saying which (a usage error). */
+int bw_watch_resolve(struct bw_watch *w, struct bw_watch_opts *o);
+/*
+ * Privileges, the S1 store, BPF load and attach (the core, then the objects
+ * the options and devices ask for), the first snapshot; 0 or -errno.
+ */
+int bw_watch_start(struct bw_watch *w);
+/* Between samples more than BW_REFRESH_NS apart: keeps 32-bit histogram buckets from wrapping. */
+int bw_watch_refresh(struct bw_watch *w);
+/* Up to max loaded programs of every object; how many, or -errno. */
+int bw_watch_prog_stats(const struct bw_watch *w, struct bw_prog_stat *out, int max);
+/* The bio alloc cache (method BW_BC_OFF without --bio-cache); 0 or -errno. */
+int bw_watch_bio_cache(const struct bw_watch *w, struct bw_bc_snap *s);
+/* Ends an interval: figures in every device's iv; how many named devices are alive. */
+int bw_watch_sample(struct bw_watch *w);
+/* Learned S1 into the store, if anything is new. */
+void bw_watch_save(struct bw_watch *w);
+void bw_watch_close(struct bw_watch *w);
+/* A class found otherwise (a tuner's probe): seeds the device's, and goes to the store. */
+void bw_watch_learn_class(struct bw_watch *w, __u32 dev, enum bw_class_id cls, double p_eff);
+struct bw_watch_dev *bw_watch_dev(struct bw_watch *w, __u32 dev);
+/* The devices to show, sorted by name, into out (ndevs long); how many. */
+int bw_watch_rows(struct bw_watch *w, struct bw_watch_dev **out);
+
+#endif /* BLKWISE_WATCH_H */
