@@ -104,11 +104,20 @@ test_striped_device_gets_zero() {
 	tn_wait_for "$out" '.action == "keep" or .action == "revert"' 5
 	sleep 1
 	echo "  striped: $(tn_actions "$out"); slice_idle_us now $(tn_idle "$dev")"
-	assertEquals "first a probe of 0" "probe 8000->0" "$(jq -r 'select(.action == "probe") | "probe \(.slice_idle_us_before)->\(.slice_idle_us_after)"' "$out" | head -1)"
-	assertEquals "kept" "keep" "$(jq -r 'select(.action == "keep" or .action == "revert") | .action' "$out" | head -1)"
+	# BFQ idles for the readers at first (depth 1, P_eff undetermined): a
+	# probe of 0, kept, P_eff deep.  On a CPU-starved host BFQ may not idle
+	# from the start: then live P_eff is measured at depth and the class
+	# (deep, live) decides 0 at once.  Either way 0, from deep evidence.
+	if jq -e -s 'map(select(.action == "probe")) | length > 0' "$out" >/dev/null; then
+		assertEquals "first a probe of 0" "probe 8000->0" "$(jq -r 'select(.action == "probe") | "probe \(.slice_idle_us_before)->\(.slice_idle_us_after)"' "$out" | head -1)"
+		assertEquals "kept" "keep" "$(jq -r 'select(.action == "keep" or .action == "revert") | .action' "$out" | head -1)"
+		assertTrue "the probe measured P_eff deep: $(jq -c 'select(.action == "keep") | .evidence.p_eff' "$out")" \
+			"jq -e -s '[.[] | select(.action == \"keep\")][0].evidence.p_eff >= 2' $out >/dev/null"
+	else
+		assertEquals "no probe: the live class decided 0" "set 8000->0 deep live" \
+			"$(jq -r 'select(.action == "set") | "set \(.slice_idle_us_before)->\(.slice_idle_us_after) \(.evidence.class) \(.evidence.class_source)"' "$out" | head -1)"
+	fi
 	assertEquals "in force" 0 "$(tn_idle "$dev")"
-	assertTrue "the probe measured P_eff deep: $(jq -c 'select(.action == "keep") | .evidence.p_eff' "$out")" \
-		"jq -e -s '[.[] | select(.action == \"keep\")][0].evidence.p_eff >= 2' $out >/dev/null"
 	# Four psync readers: never more than 4 in flight, whatever BFQ holds queued.
 	assertEquals "windows whose depth while busy is over the 4 readers" 0 \
 		"$(jq -s '[.[] | .evidence, .compared_with | select(. != null and .depth_mean_busy > 4.01)] | length' "$out")"
@@ -176,26 +185,32 @@ test_dry_run_writes_nothing() {
 	tn_require || return 0
 	tn_disk dev parallel=4,dispatch=stripe,chunk_kb=256 || { fail "fakedisk"; return; }
 	before=$(tn_values "$dev")
-	for what in probe set; do
+	# A trial (a probe, or the live class's set where BFQ does not idle on a
+	# CPU-starved host), then a set from a stored class.
+	for what in trial set; do
 		out=$BW_TMP/dry.$what.json
 		if [ $what = set ]; then
 			mkdir -p "$BW_TMP/drystate"
 			printf 'blkwise-s1 2\nclass\t%s\tdeep\t3.000\t%s\n' \
 				"$(bw_loop_identity "$dev")" "$(date +%s)" >"$BW_TMP/drystate/s1"
 		fi
-		tn_seq_bg "$dev" 4
+		# Long enough for two steady windows however slowly the tuner starts.
+		tn_seq_bg "$dev" 10
 		tn_start "$out" -d "$dev" --dry-run --low-latency 1 --run-dir "$BW_TMP/dry" \
 			--state-dir "$BW_TMP/drystate" || { fail "tune start"; return; }
-		tn_wait_for "$out" ".action == \"would-$what\"" 4
+		local want="would-$what"
+		[ $what = trial ] && want="would-(probe|set)"
+		tn_wait_for "$out" ".action | test(\"^$want\$\")" 8
 		sleep 1
 		echo "  dry run ($what): $(tn_actions "$out")"
-		assertTrue "$what: the decision was announced" "grep -q would-$what $out"
+		assertTrue "$what: the decision was announced" "grep -qE '\"$want\"' $out"
 		assertEquals "$what: nothing changed while running" "$before" "$(tn_values "$dev")"
 		kill -INT "$TN_PID"
 		wait "$TN_PID"
 		assertEquals "$what: exit status" 0 $?
 		assertEquals "$what: nothing changed" "$before" "$(tn_values "$dev")"
 		assertFalse "$what: no run dir, no state file, no lock" "[ -e $BW_TMP/dry ]"
+		kill "$TN_FIO" 2>/dev/null
 		wait "$TN_FIO"
 	done
 	# --once in a dry run says what it found, and writes nothing.
