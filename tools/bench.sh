@@ -55,6 +55,7 @@ floor_streams   | build/bench/floor --streams
 floor_clock     | build/bench/floor --clock
 floor_streams_clock | build/bench/floor --streams --clock
 floor_record    | build/bench/floor --record
+floor_exact     | build/bench/floor --exact
 blkwise         | $BLKWISE stat --no-state -d $DEV -i 1
 blkwise_streams | $BLKWISE stat --no-state --streams -d $DEV -i 1
 biolatency      | biolatency -d $DEV 600
@@ -824,6 +825,8 @@ SUMMARY=$(jq -s --argjson mem "$MEM_JSON" --argjson order "$ORDER" \
 		{what: "blkwise / biolatency", ratio: ratio(get("main"; "qd32"; "blkwise"); get("main"; "qd32"; "biolatency")), max: $tp},
 		{what: "blkwise / bpftrace", ratio: ratio(get("main"; "qd32"; "blkwise"); get("main"; "qd32"; "bpftrace")), max: null},
 		{what: "floor_clock / floor (two clock reads, nothing else)", ratio: ratio(get("main"; "qd32"; "floor_clock"); get("main"; "qd32"; "floor")), max: null},
+		{what: "floor_exact / floor_clock (the cheapest exact design: entry and in-flight word added)", ratio: ratio(get("main"; "qd32"; "floor_exact"); get("main"; "qd32"; "floor_clock")), max: null},
+		{what: "blkwise / floor_exact", ratio: ratio(get("main"; "qd32"; "blkwise"); get("main"; "qd32"; "floor_exact")), max: null},
 		{what: "blkwise / baseline (BENCH_BASELINE)", ratio: ratio(get("main"; "qd32"; "blkwise"); get("main"; "qd32"; "baseline")), max: null},
 		{what: "blkwise_streams / baseline_streams", ratio: ratio(get("main"; "qd32"; "blkwise_streams"); get("main"; "qd32"; "baseline_streams")), max: null},
 		{what: "record / baseline_record", ratio: ratio(get("main"; "qd32"; "record"); get("main"; "qd32"; "baseline_record")), max: null}
