@@ -55,6 +55,7 @@ floor_streams   | build/bench/floor --streams
 floor_clock     | build/bench/floor --clock
 floor_streams_clock | build/bench/floor --streams --clock
 floor_record    | build/bench/floor --record
+floor_exact     | build/bench/floor --exact
 blkwise         | $BLKWISE stat --no-state -d $DEV -i 1
 blkwise_streams | $BLKWISE stat --no-state --streams -d $DEV -i 1
 biolatency      | biolatency -d $DEV 600
@@ -106,6 +107,8 @@ TARGET_STREAMS=2.0	# blkwise_streams <= 2x floor_streams_clock
 TARGET_STREAMS_CORE=1.8	# blkwise_streams <= 1.8x blkwise
 TARGET_RECORD=2.0	# record <= 2x floor_record
 TARGET_PEER=0.3		# blkwise ns/IO <= 0.3x biolatency
+TARGET_ANALYZE_MEPS=15	# analyze >= 15 M events/s with exact percentiles (synthetic trace)
+TARGET_BTT=10		# analyze >= 10x btt alone on the same blktrace capture
 TARGET_MAP_MIB=16
 TARGET_RSS_MIB=16
 
@@ -739,11 +742,14 @@ if [ -n "$BLKWISE" ] && [ -x "$SYNTH" ] && [ -f "$WORK/record.bwt" ]; then
 		rm -f "$WORK"/synth.blktrace.* "$WORK/synth.bin"
 	fi
 	REC_JSON=$(jq -nc --argjson rec "$rec" --argjson n "$(( SYNTH_IOS * 3 ))" \
-		--argjson tex "$t_ex" --argjson tone "$t_one" --argjson rss "$rss_ex" --argjson bt "$bt" '
+		--argjson tex "$t_ex" --argjson tone "$t_one" --argjson rss "$rss_ex" --argjson bt "$bt" \
+		--argjson tm "$TARGET_ANALYZE_MEPS" --argjson tb "$TARGET_BTT" '
 		{status: "ok", recording: $rec,
 		 analyze: {events: $n, exact_cpu_s: $tex, one_pass_cpu_s: $tone, rss_kb: $rss,
-			   events_per_s_exact: ($n / $tex), events_per_s_one_pass: ($n / $tone)},
-		 blktrace: $bt}')
+			   events_per_s_exact: ($n / $tex), events_per_s_one_pass: ($n / $tone),
+			   target_meps: $tm, pass: ($n / $tex >= $tm * 1e6)},
+		 blktrace: ($bt | if .status == "ok" then . + {target: $tb, pass: (.speedup_vs_btt >= $tb)}
+			  else . end)}')
 fi
 
 # ---- report ---------------------------------------------------------------------
@@ -819,6 +825,8 @@ SUMMARY=$(jq -s --argjson mem "$MEM_JSON" --argjson order "$ORDER" \
 		{what: "blkwise / biolatency", ratio: ratio(get("main"; "qd32"; "blkwise"); get("main"; "qd32"; "biolatency")), max: $tp},
 		{what: "blkwise / bpftrace", ratio: ratio(get("main"; "qd32"; "blkwise"); get("main"; "qd32"; "bpftrace")), max: null},
 		{what: "floor_clock / floor (two clock reads, nothing else)", ratio: ratio(get("main"; "qd32"; "floor_clock"); get("main"; "qd32"; "floor")), max: null},
+		{what: "floor_exact / floor_clock (the cheapest exact design: entry and in-flight word added)", ratio: ratio(get("main"; "qd32"; "floor_exact"); get("main"; "qd32"; "floor_clock")), max: null},
+		{what: "blkwise / floor_exact", ratio: ratio(get("main"; "qd32"; "blkwise"); get("main"; "qd32"; "floor_exact")), max: null},
 		{what: "blkwise / baseline (BENCH_BASELINE)", ratio: ratio(get("main"; "qd32"; "blkwise"); get("main"; "qd32"; "baseline")), max: null},
 		{what: "blkwise_streams / baseline_streams", ratio: ratio(get("main"; "qd32"; "blkwise_streams"); get("main"; "qd32"; "baseline_streams")), max: null},
 		{what: "record / baseline_record", ratio: ratio(get("main"; "qd32"; "record"); get("main"; "qd32"; "baseline_record")), max: null}
@@ -929,9 +937,9 @@ printf '%s\n' "$SUMMARY" | jq -r "$JQ_FMT"'
 # record and analyze: its own lines, here and in bench.md; its JSON next to bench.json.
 REC_FMT='if .status != "ok" then "record/analyze: \(.status)" else
 	"record (fio qd32, the record row above for ns/IO): \(.recording.events) events, \(.recording.bytes_per_event * 10 | round / 10) bytes/event, \(.recording.dropped) dropped",
-	"analyze: \(.analyze.events) events in \(.analyze.exact_cpu_s) s CPU with exact percentiles (\(.analyze.events_per_s_exact / 1e6 * 10 | round / 10) M events/s), \(.analyze.one_pass_cpu_s) s in one pass (\(.analyze.events_per_s_one_pass / 1e6 * 10 | round / 10) M events/s), RSS \(.analyze.rss_kb / 1024 | round) MiB",
+	"analyze: \(.analyze.events) events in \(.analyze.exact_cpu_s) s CPU with exact percentiles (\(.analyze.events_per_s_exact / 1e6 * 10 | round / 10) M events/s, target >= \(.analyze.target_meps) M: \(if .analyze.pass then "PASS" else "MISS" end)), \(.analyze.one_pass_cpu_s) s in one pass (\(.analyze.events_per_s_one_pass / 1e6 * 10 | round / 10) M events/s), RSS \(.analyze.rss_kb / 1024 | round) MiB",
 	(.blktrace | if .status != "ok" then "analyze vs btt: \(.status)" else
-	"analyze vs btt on a \(.requests)-request blktrace capture: analyze \(.analyze_cpu_s) s, btt \(.btt_cpu_s) s (+ blkparse -d \(.blkparse_cpu_s) s): \(.speedup_vs_btt * 10 | round / 10)x btt, \(.speedup_vs_blkparse_btt * 10 | round / 10)x blkparse + btt" end) end'
+	"analyze vs btt on a \(.requests)-request blktrace capture: analyze \(.analyze_cpu_s) s, btt \(.btt_cpu_s) s (+ blkparse -d \(.blkparse_cpu_s) s): \(.speedup_vs_btt * 10 | round / 10)x btt (target >= \(.target)x: \(if .pass then "PASS" else "MISS" end)), \(.speedup_vs_blkparse_btt * 10 | round / 10)x blkparse + btt" end) end'
 printf '%s\n' "$REC_JSON" >"$OUTDIR/record.json"
 echo
 printf '%s\n' "$REC_JSON" | jq -r "$REC_FMT"

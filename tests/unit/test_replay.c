@@ -189,6 +189,55 @@ static void test_exact_by_passes(void)
 	free(b.ev);
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * 30000 requests alone, their service times spread from 1 ns to 300 ms
+ * with a third of them within one 64 us window (more values than a chunk
+ * of kept values holds): every percentile is the nearest-rank value of the
+ * sorted service times, kept values refined in memory.
+ */
+static void test_exact_many_windows(void)
+{
+	__u64 v[30000], t = 1 * MS, seed = 7;
+	const int n = (int)(sizeof(v) / sizeof(v[0]));
+	struct evbuf b = {};
+	struct memsrc m;
+	struct bw_tsource src;
+	struct bw_replay *rp;
+	const struct bw_rp_dev *d;
+	const struct bw_xdist *x;
+	int i, p;
+
+	for (i = 0; i < n; i++) {
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		v[i] = i % 3 ? 1 + (seed >> 33) % (300 * MS) : 3 * MS + (seed >> 40) % 65536;
+		add(&b, BW_EV_ISSUE, t, 0xffff888000000000ULL + (i % 5) * 256, i * 8, 100);
+		add(&b, BW_EV_COMPLETE, t + v[i], 0xffff888000000000ULL + (i % 5) * 256, i * 8, 0);
+		t += v[i] + 10 * US;
+	}
+	mem_source(&m, &b, &src);
+	run(&src, true, &d, &rp, NULL, NULL);
+	qsort(v, n, sizeof(v[0]), cmp_u64);
+	x = &d->lat[BW_OP_READ][BW_LAT_D2C];
+	CHECK(x->n == (__u64)n, "n %llu", (unsigned long long)x->n);
+	CHECK(bw_replay_passes(rp) == 1 && bw_replay_exact(rp), "exact from kept values");
+	for (p = 0; p < BW_NR_PCTL; p++) {
+		double r = ceil(bw_pctls[p] * n - 1e-9);
+		__u64 want = v[(int)r - 1];
+
+		CHECK(x->pct[p] == want, "pct %g: %llu, sorted %llu", bw_pctls[p],
+		      (unsigned long long)x->pct[p], (unsigned long long)want);
+	}
+	bw_replay_free(rp);
+	free(b.ev);
+}
+
 /* One pass: every percentile from its bucket, below the exact one by under 0.4%. */
 static void test_one_pass_percentiles(void)
 {
@@ -459,6 +508,7 @@ int main(void)
 		UNIT(test_exact_percentiles),
 		UNIT(test_one_pass_percentiles),
 		UNIT(test_exact_by_passes),
+		UNIT(test_exact_many_windows),
 		UNIT(test_peff_four_way),
 		UNIT(test_stream),
 		UNIT(test_blktrace),

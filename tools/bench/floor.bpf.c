@@ -13,6 +13,15 @@
  * --streams, floor_io_start_clk joins them (Q, D and C, a clock read
  * each: the floor of streams, which time a request from Q).
  *
+ * The _exact pair (floor --exact) is the floor of an exact tracer of service
+ * and busy time, the core's design with nothing else: D reads the clock,
+ * claims the request's entry in a table keyed by its address
+ * (compare-and-swap) and stores the time in it, and adds to one in-flight
+ * word (fetch-and-add; the busy period's start when it opens one); C reads
+ * the clock, finds and frees the entry and takes its own from the word
+ * (the busy time when it closes the period).  No device lookup, no
+ * per-device or per-CPU figures: it counts every device's I/O as one.
+ *
  * The _rec trio (floor --record) is the floor of a recorder: Q, D and C
  * each read the clock once and put a 64-byte record holding it into a
  * ring buffer, without a wakeup; floor.c drains the buffer as blkwise
@@ -56,6 +65,82 @@ SEC("tp_btf/block_io_start")
 int BPF_PROG(floor_io_start_clk)
 {
 	clk_sink = bpf_ktime_get_ns();
+	return 0;
+}
+
+/* --exact */
+#define EX_BITS 12
+#define EX_PROBES 4
+
+struct ex_entry {
+	__u64 rq;
+	__u64 d;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1 << EX_BITS);
+	__type(key, __u32);
+	__type(value, struct ex_entry);
+} ex_rqs SEC(".maps");
+
+/* The device's line: the in-flight word, the busy period, a sink. */
+__u64 ex_word __attribute__((aligned(64)));
+__u64 ex_busy_start, ex_busy_ns, ex_d2c_ns;
+
+static __always_inline __u32 ex_hash(__u64 rq)
+{
+	return (__u32)((rq * 0x9E3779B97F4A7C15ULL) >> (64 - EX_BITS));
+}
+
+static __always_inline struct ex_entry *ex_entry(__u32 h, __u32 i)
+{
+	__u32 idx = (h + i) & ((1u << EX_BITS) - 1);
+
+	return bpf_map_lookup_elem(&ex_rqs, &idx);
+}
+
+SEC("tp_btf/block_rq_issue")
+int BPF_PROG(floor_issue_exact, struct request *rq)
+{
+	__u64 now = bpf_ktime_get_ns(), key = (__u64)rq - (__u64)&ex_rqs, old;
+	__u32 h = ex_hash(key), i;
+	struct ex_entry *e;
+
+	for (i = 0; i < EX_PROBES; i++) {
+		e = ex_entry(h, i);
+		if (e && __sync_val_compare_and_swap(&e->rq, 0, key) == 0) {
+			e->d = now;
+			break;
+		}
+	}
+	old = __sync_fetch_and_add(&ex_word, 1);
+	if (old == 0)
+		ex_busy_start = now;
+	return 0;
+}
+
+SEC("tp_btf/block_rq_complete")
+int BPF_PROG(floor_complete_exact, struct request *rq)
+{
+	__u64 now = bpf_ktime_get_ns(), key = (__u64)rq - (__u64)&ex_rqs, bs, old;
+	__u32 h = ex_hash(key), i;
+	struct ex_entry *e;
+
+	for (i = 0; i < EX_PROBES; i++) {
+		e = ex_entry(h, i);
+		if (e && e->rq == key) {
+			ex_d2c_ns += now - e->d;	/* a sink: racy, not a figure */
+			e->rq = 0;
+			break;
+		}
+	}
+	if (i == EX_PROBES)
+		return 0;
+	bs = ex_busy_start;
+	old = __sync_fetch_and_add(&ex_word, -1ULL);
+	if (old == 1)
+		ex_busy_ns += now - bs;
 	return 0;
 }
 

@@ -6,6 +6,8 @@
  * usage: floor [--streams] [--clock] | --record | --stats
  *   --streams  also attach block_io_start (the set blkwise stat --streams uses)
  *   --clock    programs that read the clock once each (with --streams, Q too)
+ *   --exact    D and C as the cheapest exact design (floor.bpf.c): a clock
+ *              read, the request's entry and the in-flight word each
  *   --record   Q, D and C programs that read the clock and put a 64-byte
  *              record into a ring buffer, drained here every 50 ms, as
  *              blkwise record drains its own
@@ -103,7 +105,7 @@ int main(int argc, char **argv)
 {
 	struct floor_bpf *skel;
 	sigset_t sigs;
-	int streams = 0, clock = 0, record = 0;
+	int streams = 0, clock = 0, record = 0, exact = 0;
 	int err, i;
 
 	/* Block the stop signals first; sigwait() picks them up later. */
@@ -119,14 +121,16 @@ int main(int argc, char **argv)
 			clock = 1;
 		} else if (!strcmp(argv[i], "--record")) {
 			record = 1;
+		} else if (!strcmp(argv[i], "--exact")) {
+			exact = 1;
 		} else {
-			fprintf(stderr, "usage: %s [--streams] [--clock] | --record | --stats\n",
+			fprintf(stderr, "usage: %s [--streams] [--clock] | --exact | --record | --stats\n",
 				argv[0]);
 			return 2;
 		}
 	}
-	if (record && (streams || clock)) {
-		fprintf(stderr, "floor: --record is a set of its own\n");
+	if ((record || exact) && (streams || clock || (record && exact))) {
+		fprintf(stderr, "floor: --record and --exact are sets of their own\n");
 		return 2;
 	}
 
@@ -140,10 +144,12 @@ int main(int argc, char **argv)
 	}
 	bpf_program__set_autoload(skel->progs.floor_io_start, streams && !clock);
 	bpf_program__set_autoload(skel->progs.floor_io_start_clk, streams && clock);
-	bpf_program__set_autoload(skel->progs.floor_issue, !clock && !record);
+	bpf_program__set_autoload(skel->progs.floor_issue, !clock && !record && !exact);
 	bpf_program__set_autoload(skel->progs.floor_issue_clk, clock);
-	bpf_program__set_autoload(skel->progs.floor_complete, !clock && !record);
+	bpf_program__set_autoload(skel->progs.floor_issue_exact, exact);
+	bpf_program__set_autoload(skel->progs.floor_complete, !clock && !record && !exact);
 	bpf_program__set_autoload(skel->progs.floor_complete_clk, clock);
+	bpf_program__set_autoload(skel->progs.floor_complete_exact, exact);
 	bpf_program__set_autoload(skel->progs.floor_io_start_rec, record);
 	bpf_program__set_autoload(skel->progs.floor_issue_rec, record);
 	bpf_program__set_autoload(skel->progs.floor_complete_rec, record);
@@ -154,6 +160,8 @@ int main(int argc, char **argv)
 	bpf_program__set_autoload(skel->progs.floor_frontmerge, !record);
 	if (!record)	/* no ring buffer to allocate */
 		bpf_map__set_autocreate(skel->maps.floor_ring, false);
+	if (!exact)
+		bpf_map__set_autocreate(skel->maps.ex_rqs, false);
 
 	err = floor_bpf__load(skel);
 	if (err) {

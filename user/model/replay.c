@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "model/replay.h"
 #include "streams.h"
 
@@ -37,8 +38,8 @@ struct rp_rq {
 	__u64 last_ts;
 	__u32 tgid;
 	__u32 depth;
+	__u32 stream;		/* the stream holding it: its index + 1, 0 for none */
 	__u16 dev;		/* index into rp->devs */
-	__u8 stream;		/* a stream holds it */
 	__u8 issued;		/* D seen and not yet C or requeue */
 };
 
@@ -70,6 +71,7 @@ struct bw_replay {
 	__u32 rq_cap, rq_n;
 	struct bw_rp_stream *streams;
 	int nstreams;
+	__u32 last_stream;	/* the last Q's stream, index + 1: a burst's Qs skip the hash */
 	__u32 *stream_slot;	/* index + 1 */
 	struct rp_comm *comms;
 	__u64 t0, from_ns, to_ns, next_tick, tick_ns, last_ts;
@@ -81,6 +83,8 @@ struct bw_replay {
 	bool exact;		/* every percentile narrowed to its value */
 	bool keep;		/* pass 1 keeps its latencies for the refining rounds */
 	__u64 kept;
+	__u16 *arena;		/* their chunks (keep_value) */
+	size_t arena_used;	/* in __u16 */
 	int passes;
 	struct rp_target *targets;
 	int ntargets;
@@ -320,11 +324,22 @@ static struct bw_rp_stream *stream_get(struct bw_replay *rp, __u32 dev, __u32 tg
 	return s;
 }
 
+/* The stream holding e, as stream_get(d's device, e's process) finds it. */
+static struct bw_rp_stream *held_stream(struct bw_replay *rp, const struct bw_rp_dev *d,
+				       const struct rp_rq *e)
+{
+	struct bw_rp_stream *s = &rp->streams[e->stream - 1];
+
+	if (s->key.dev == d->dev && s->key.tgid == e->tgid)
+		return s;
+	return stream_get(rp, d->dev, e->tgid, false);
+}
+
 /* A request its stream held leaves it (completed or not): bpf/streams.h's rule. */
 static void stream_done(struct bw_replay *rp, struct bw_rp_dev *d, struct rp_rq *e, __u64 now,
 			__u32 bytes, bool completed)
 {
-	struct bw_rp_stream *st = stream_get(rp, d->dev, e->tgid, false);
+	struct bw_rp_stream *st = held_stream(rp, d, e);
 
 	e->stream = 0;
 	if (st)
@@ -335,17 +350,24 @@ static void stream_done(struct bw_replay *rp, struct bw_rp_dev *d, struct rp_rq 
 static void stream_queue(struct bw_replay *rp, struct bw_rp_dev *d, struct rp_rq *e,
 			 const struct bw_trec *ev)
 {
-	struct bw_rp_stream *st;
+	struct bw_rp_stream *st = NULL;
 	__u64 now = ev->ts;
 
 	if (e->stream)
 		stream_done(rp, d, e, now, 0, false);
-	st = stream_get(rp, d->dev, ev->pid, true);
+	if (rp->last_stream) {
+		st = &rp->streams[rp->last_stream - 1];
+		if (st->key.dev != d->dev || st->key.tgid != ev->pid)
+			st = NULL;
+	}
+	if (!st)
+		st = stream_get(rp, d->dev, ev->pid, true);
 	if (!st)
 		return;
+	rp->last_stream = (__u32)(st - rp->streams) + 1;
 	e->tgid = ev->pid;
 	e->q_ts = now;
-	e->stream = 1;
+	e->stream = rp->last_stream;
 	bw_stream_enter(&st->s, now, ev->sector, ev->bytes,
 			(ev->flags & REQ_SYNC_BIT) || bw_op_of(ev->flags) == BW_OP_READ, 0);
 }
@@ -395,6 +417,25 @@ static bool x_refine(struct bw_replay *rp, const struct bw_xdist *x, __u64 v)
 	return in;
 }
 
+/*
+ * Kept values: a value's top 16 bits pick its window, its low 16 bits are
+ * kept, in a chain of chunks per window (each twice its predecessor's
+ * size, up to CHUNK_MAX), so a refining round reads only the windows its
+ * buckets span.  Chunks come from one arena mapped once, with huge pages
+ * where the kernel allows, and are never freed one by one.
+ */
+#define WIN_BITS 16
+#define NWIN (1u << (32 - WIN_BITS))
+#define CHUNK_HDR 4		/* __u16s: the older chunk's offset (2), count, capacity */
+#define CHUNK_MIN 8u
+#define CHUNK_MAX 4096u
+#define ARENA_LEN ((size_t)BW_RP_KEEP_VALUES * 2 * sizeof(__u16))
+
+static __u32 chunk_prev(const __u16 *c)
+{
+	return c[0] | (__u32)c[1] << 16;
+}
+
 static void drop_values(struct bw_replay *rp)
 {
 	int d, op, l;
@@ -403,27 +444,63 @@ static void drop_values(struct bw_replay *rp)
 	for (d = 0; d < rp->ndevs; d++)
 		for (op = 0; op < BW_NR_OPS; op++)
 			for (l = 0; l < BW_NR_LAT; l++) {
-				free(rp->devs[d].lat[op][l].vals);
-				rp->devs[d].lat[op][l].vals = NULL;
-				rp->devs[d].lat[op][l].nvals = rp->devs[d].lat[op][l].cap = 0;
+				free(rp->devs[d].lat[op][l].win);
+				rp->devs[d].lat[op][l].win = NULL;
 			}
+	if (rp->arena)
+		munmap(rp->arena, ARENA_LEN);
+	rp->arena = NULL;
+}
+
+/* A chunk of cap values after the window's chunk at prev (0: none); 0 when the arena is full. */
+static __u32 new_chunk(struct bw_replay *rp, __u32 prev, __u32 cap)
+{
+	__u32 at;
+	__u16 *c;
+
+	if (!rp->arena) {
+		void *p = mmap(NULL, ARENA_LEN, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+		if (p == MAP_FAILED)
+			return 0;
+		madvise(p, ARENA_LEN, MADV_HUGEPAGE);	/* a hint: without it, 4 KiB pages */
+		rp->arena = p;
+		rp->arena_used = CHUNK_HDR;	/* offset 0 means none */
+	}
+	if ((rp->arena_used + CHUNK_HDR + cap) * sizeof(__u16) > ARENA_LEN)
+		return 0;
+	at = (__u32)rp->arena_used;
+	c = rp->arena + at;
+	c[0] = (__u16)prev;
+	c[1] = (__u16)(prev >> 16);
+	c[2] = 0;
+	c[3] = (__u16)(cap - 1);
+	rp->arena_used += CHUNK_HDR + cap;
+	return at;
 }
 
 /* Pass 1 keeps v for the refining rounds; false when it cannot (then none is kept). */
 static bool keep_value(struct bw_replay *rp, struct bw_xdist *x, __u64 v)
 {
-	__u32 *n;
+	__u32 w = (__u32)(v >> WIN_BITS), at, cap;
+	__u16 *c;
 
 	if (v > UINT32_MAX || rp->kept >= BW_RP_KEEP_VALUES)
 		return false;
-	if (x->nvals == x->cap) {
-		n = realloc(x->vals, (x->cap ? 2 * x->cap : 4096) * sizeof(*n));
-		if (!n)
+	if (!x->win && !(x->win = calloc(NWIN, sizeof(*x->win))))
+		return false;
+	at = x->win[w];
+	c = rp->arena + at;
+	if (!at || c[2] == c[3] + 1u) {
+		cap = at ? (c[3] + 1u) * 2 : CHUNK_MIN;
+		at = new_chunk(rp, at, cap < CHUNK_MAX ? cap : CHUNK_MAX);
+		if (!at)
 			return false;
-		x->vals = n;
-		x->cap = x->cap ? 2 * x->cap : 4096;
+		x->win[w] = at;
+		c = rp->arena + at;
 	}
-	x->vals[x->nvals++] = (__u32)v;
+	c[CHUNK_HDR + c[2]++] = (__u16)v;
 	rp->kept++;
 	return true;
 }
@@ -545,15 +622,59 @@ static bool narrow_targets(struct bw_replay *rp)
 	return open;
 }
 
-/*
- * The refining rounds over the values pass 1 kept: no pass over the file.
- * A round keeps only the values inside a target still open, so the rounds
- * after the first see few.
- */
+/* The kept values of window w through x's open targets. */
+static void refine_window(struct bw_replay *rp, const struct bw_xdist *x, __u32 w)
+{
+	__u32 at, i;
+
+	for (at = x->win[w]; at; at = chunk_prev(rp->arena + at)) {
+		const __u16 *c = rp->arena + at;
+
+		for (i = 0; i < c[2]; i++)
+			x_refine(rp, x, (__u64)w << WIN_BITS | c[CHUNK_HDR + i]);
+	}
+}
+
+/* One round over the windows x's open targets span, each window once. */
+static void refine_dist(struct bw_replay *rp, const struct bw_xdist *x)
+{
+	__u32 lo[BW_NR_PCTL], hi[BW_NR_PCTL], w, next = 0;
+	int i, n = 0;
+
+	for (i = x->tfirst; i < x->tfirst + x->tcount; i++) {
+		const struct rp_target *t = &rp->targets[i];
+		__u64 end = t->lo + t->width * REFINE - 1;
+
+		if (t->done || t->lo > UINT32_MAX)
+			continue;
+		lo[n] = (__u32)(t->lo >> WIN_BITS);
+		hi[n++] = (__u32)((end < UINT32_MAX ? end : UINT32_MAX) >> WIN_BITS);
+	}
+	/* Windows in ascending order: the lowest not yet read among the spans. */
+	for (;;) {
+		__u32 best = UINT32_MAX;
+		bool any = false;
+
+		for (i = 0; i < n; i++) {
+			w = lo[i] > next ? lo[i] : next;
+			if (w <= hi[i] && w <= best) {
+				best = w;
+				any = true;
+			}
+		}
+		if (!any)
+			break;
+		refine_window(rp, x, best);
+		if (best == UINT32_MAX >> WIN_BITS)
+			break;
+		next = best + 1;
+	}
+}
+
+/* The refining rounds over the values pass 1 kept: no pass over the file. */
 static void refine_kept(struct bw_replay *rp)
 {
 	int d, op, l;
-	__u64 k, m;
 
 	do {
 		for (d = 0; d < rp->ndevs; d++)
@@ -561,10 +682,8 @@ static void refine_kept(struct bw_replay *rp)
 				for (l = 0; l < BW_NR_LAT; l++) {
 					struct bw_xdist *x = &rp->devs[d].lat[op][l];
 
-					for (k = 0, m = 0; x->tcount && k < x->nvals; k++)
-						if (x_refine(rp, x, x->vals[k]))
-							x->vals[m++] = x->vals[k];
-					x->nvals = m;
+					if (x->tcount && x->win)
+						refine_dist(rp, x);
 				}
 	} while (narrow_targets(rp));
 }
@@ -1169,7 +1288,7 @@ void bw_replay_free(struct bw_replay *rp)
 		for (op = 0; op < BW_NR_OPS; op++)
 			for (l = 0; l < BW_NR_LAT; l++) {
 				free(rp->devs[i].lat[op][l].h);
-				free(rp->devs[i].lat[op][l].vals);
+				free(rp->devs[i].lat[op][l].win);
 			}
 	for (i = 0; i < rp->ntargets; i++)
 		free(rp->targets[i].cells);
@@ -1180,6 +1299,8 @@ void bw_replay_free(struct bw_replay *rp)
 	free(rp->stream_slot);
 	free(rp->comms);
 	free(rp->tick_streams);
+	if (rp->arena)
+		munmap(rp->arena, ARENA_LEN);
 	free(rp);
 }
 

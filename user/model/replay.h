@@ -11,8 +11,9 @@
  * capped stream table, fixed histograms.  Exact percentiles are a radix
  * select: each round narrows the bucket that holds the rank 4096-fold.  Up
  * to BW_RP_KEEP_VALUES latencies (each under 4.29 s) the rounds run over
- * pass 1's values kept in memory (4 bytes each); past that, over the file
- * again, one pass a round, so the source must rewind.
+ * pass 1's values kept in memory (2 bytes each, grouped by their top 16
+ * bits, so a round reads only the groups its buckets span); past that, over
+ * the file again, one pass a round, so the source must rewind.
  */
 #ifndef BLKWISE_REPLAY_H
 #define BLKWISE_REPLAY_H
@@ -51,8 +52,7 @@ struct bw_xdist {
 	__u64 pct[BW_NR_PCTL];	/* ns, exact (nearest rank) */
 	__u32 *h;		/* pass-1 histogram */
 	int tfirst, tcount;	/* its percentiles still being narrowed */
-	__u32 *vals;		/* pass 1's values, while they fit (see replay.c) */
-	__u64 nvals, cap;
+	__u32 *win;		/* pass 1's values, while they fit: by top 16 bits (replay.c) */
 };
 
 struct bw_rp_stream {
