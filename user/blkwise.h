@@ -88,6 +88,8 @@ struct bw_interval {
 	bool depth_max_unknown;	/* not measured before 5.12, as busy time */
 	double busy_pct;
 	double seg_per_rq, kb_per_rq;
+	__u64 segments;		/* physical segments of the interval's requests */
+	__u64 hist_seg[BW_SEG_BUCKETS];	/* requests by segment count (bpf/hist.h) */
 	double merges_per_s, requeues_per_s;
 	double solo_ms;		/* solo service of the interval's dominant (op, class) */
 	__u64 solo_ios;		/* solo samples behind the S1 values used */

@@ -238,6 +238,8 @@ void bw_interval_compute(const struct bw_snap_dev *prev, const struct bw_snap_de
 		o->depth_max_unknown = true;
 	}
 	o->seg_per_rq = ratio(seg, n);
+	o->segments = seg;
+	memcpy(o->hist_seg, all.hist_seg, sizeof(o->hist_seg));
 	o->kb_per_rq = ratio(bytes / 1024.0, n);
 	o->merges_per_s = ratio(all.merges, secs);
 	o->requeues_per_s = ratio(all.requeues, secs);

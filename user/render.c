@@ -65,6 +65,29 @@ static void json_ops(struct bw_json *j, const struct bw_interval *iv)
 	bw_json_close(j, '}');
 }
 
+/*
+ * Requests by physical segment count: [lo, hi, requests] per non-empty
+ * bucket, hi exclusive (null for the last bucket, which takes the rest).
+ */
+static void json_seg_hist(struct bw_json *j, const struct bw_interval *iv)
+{
+	double lo, hi;
+	unsigned int i;
+
+	bw_json_arr(j, "seg_hist");
+	for (i = 0; i < BW_SEG_BUCKETS; i++) {
+		if (!iv->hist_seg[i])
+			continue;
+		bw_bucket_bounds(i, &lo, &hi);
+		bw_json_arr(j, NULL);
+		bw_json_num(j, NULL, lo, 0);
+		bw_json_num(j, NULL, i == BW_SEG_BUCKETS - 1 ? NAN : hi, 0);
+		bw_json_u64(j, NULL, iv->hist_seg[i]);
+		bw_json_close(j, ']');
+	}
+	bw_json_close(j, ']');
+}
+
 /* A space-separated list of names as a JSON array (empty when NULL). */
 static void json_names(struct bw_json *j, const char *key, const char *names)
 {
@@ -127,6 +150,11 @@ void bw_render_json_dev(struct bw_json *j, const struct bw_interval *iv,
 		bw_json_close(j, '}');
 	}
 	bw_json_num(j, "seg_per_rq", iv->seg_per_rq, 3);
+	if (isnan(iv->seg_per_rq))	/* not carried (blktrace, bios), or no requests */
+		bw_json_num(j, "segments", NAN, 0);
+	else
+		bw_json_u64(j, "segments", iv->segments);
+	json_seg_hist(j, iv);
 	bw_json_num(j, "kb_per_rq", iv->kb_per_rq, 2);
 	bw_json_num(j, "merges_per_s", iv->merges_per_s, 2);
 	bw_json_num(j, "requeues_per_s", iv->requeues_per_s, 2);
