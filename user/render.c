@@ -3,6 +3,11 @@
 #include <math.h>
 #include "blkwise.h"
 
+static double ratio_s(__s64 n, double secs)
+{
+	return secs > 0 ? (double)n / secs : NAN;
+}
+
 /* A number, or "-" when it is undefined (NAN). */
 static void cell(FILE *f, int width, int prec, double v)
 {
@@ -165,6 +170,12 @@ void bw_render_json_dev(struct bw_json *j, const struct bw_interval *iv,
 	else
 		bw_json_num(j, "merges_diskstats", NAN, 0);
 	bw_json_u64(j, "requeues", iv->requeues);
+	if (iv->virtio) {
+		bw_json_num(j, "virtio_indirect", iv->vio_indirect < 0 ? NAN : iv->vio_indirect, 0);
+		bw_json_num(j, "virtio_direct", iv->vio_direct < 0 ? NAN : iv->vio_direct, 0);
+		bw_json_num(j, "virtio_descs", iv->vio_descs < 0 ? NAN : iv->vio_descs, 0);
+		bw_json_num(j, "indirect_share", iv->indirect_share, 3);
+	}
 	bw_json_u64(j, "errors", iv->errors);
 	bw_json_u64(j, "q_ios", iv->q_ios);
 	bw_json_u64(j, "unmatched_total", iv->unmatched);
@@ -175,6 +186,21 @@ void bw_render_json_dev(struct bw_json *j, const struct bw_interval *iv,
 	bw_json_u64(j, "queue_hist_samples", iv->queue_hist_samples);
 	json_ops(j, iv);
 	bw_json_close(j, '}');
+}
+
+/* stat --virtio, below the table: a virtio disk's ring buffers. */
+void bw_render_virtio_row(FILE *f, const struct bw_interval *iv)
+{
+	if (!iv->virtio || iv->vio_indirect < 0)
+		return;
+	fprintf(f, "virtio %-10s adds/s", iv->name);
+	cell(f, 9, 1, ratio_s(iv->vio_indirect + iv->vio_direct, iv->secs));
+	fprintf(f, "  indirect share");
+	cell(f, 6, 3, iv->indirect_share);
+	fprintf(f, "  descriptors/add");
+	cell(f, 6, 2, iv->vio_indirect + iv->vio_direct > 0 ?
+		(double)iv->vio_descs / (double)(iv->vio_indirect + iv->vio_direct) : NAN);
+	fputc('\n', f);
 }
 
 void bw_render_stream_header(FILE *f, bool by_cgroup)

@@ -10,7 +10,7 @@
 # SEED002_FIELDS); a figure that is not measured is "-".  They need root,
 # fio and jq, and SEED_BIN (blkwise) and SEED_TMP (a directory) set.
 
-SEED001_FIELDS="dev nomerges rw bs fio_iops ds_reads bw_reads ds_merges bw_merges seg_per_rq hist_total seg_max_lo max_segments indirect_share virtio_adds missed"
+SEED001_FIELDS="dev nomerges rw bs fio_iops ds_reads bw_reads ds_merges bw_merges seg_per_rq hist_total seg_max_lo max_segments indirect_share virtio_adds ring_seg_per_rq missed"
 SEED002_FIELDS="max_queue sched dev fio_iops bw_iops depth_mean depth_max stall_s stall_share stalls"
 
 # seed_field LINE NAME FIELDS: the named field of a tab-separated line.
@@ -102,17 +102,20 @@ seed001_run() {
 		| (map(.segments // 0) | add) as $s | (map(.seg_hist[][2]) | add // 0) as $h
 		| (map(.seg_hist[][0]) | max // 0) as $x
 		| (map(.virtio_indirect // empty) | add) as $vi | (map(.virtio_direct // empty) | add) as $vd
+		| (map(.virtio_descs // empty) | add) as $vc
 		| (last | .lost_completions_total + .inflight) as $lost
 		| [$r, $m, (if $r > 0 then ($s / $r * 100 | round / 100) else "-" end), $h, $x,
 		   (if $vi == null then "-" elif $vi + $vd > 0 then ($vi / ($vi + $vd) * 1000 | round / 1000) else "-" end),
-		   (if $vi == null then "-" else $vi + $vd end), $lost]
+		   (if $vi == null then "-" else $vi + $vd end),
+		   (if $vi == null or $vi + $vd == 0 then "-" else (($vc - 2 * ($vi + $vd)) / ($vi + $vd) * 100 | round / 100) end),
+		   $lost]
 		| map(tostring) | join(" ")'
 	# shellcheck disable=SC2046
 	set -- $(seed_jq "$out.json" "$dev" "$q")
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$dev" "$nm" "$rw" "$bs" "$iops" \
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$dev" "$nm" "$rw" "$bs" "$iops" \
 		"$(( ${s1%% *} - ${s0%% *} ))" "$1" \
 		"$(( $(echo "$s1" | cut -d' ' -f2) - $(echo "$s0" | cut -d' ' -f2) ))" "$2" "$3" "$4" "$5" \
-		"$(cat /sys/block/"$dev"/queue/max_segments)" "$6" "$7" "$8"
+		"$(cat /sys/block/"$dev"/queue/max_segments)" "$6" "$7" "$8" "$9"
 }
 
 # seed_scsi_disks: the scsi_debug disks, by LUN.

@@ -57,7 +57,7 @@ seed001() {
 			"$(ls /sys/block/"$disk"/mq | wc -l) hw queues, scheduler $(sed 's/.*\[\(.*\)\].*/\1/' /sys/block/"$disk"/queue/scheduler);" \
 			"fio libaio O_DIRECT iodepth 16, batches of 8, ${SEED_SECS} s a run"
 		echo
-		table "$tsv" "$SEED001_FIELDS" "disk | nomerges | fio rw | bs | fio IOPS | reads (diskstats) | reads (blkwise) | merges (diskstats) | merges (blkwise) | seg/rq | seg hist total | max seg (bucket) | max_segments | indirect share | ring adds | missed"
+		table "$tsv" "$SEED001_FIELDS" "disk | nomerges | fio rw | bs | fio IOPS | reads (diskstats) | reads (blkwise) | merges (diskstats) | merges (blkwise) | seg/rq | seg hist total | max seg (bucket) | max_segments | indirect share | ring adds | ring seg/rq | missed"
 	} >"$out/seed001.md"
 }
 
