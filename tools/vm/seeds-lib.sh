@@ -90,8 +90,9 @@ seed001_run() {
 	# shellcheck disable=SC2046
 	seed_stat_start "$out.json" -d "$dev" $(seed_virtio_args) || return 1
 	s0=$(seed_diskstats "$dev")
+	# Batches of 16: io_submit plugs them, and sequential ones merge there.
 	fio --name=seed001 --filename=/dev/"$dev" --direct=1 --ioengine=libaio --iodepth=16 \
-		--iodepth_batch_submit=8 --rw="$rw" --bs="$bs" --size=512m --time_based \
+		--iodepth_batch_submit=16 --iodepth_batch_complete_min=16 --rw="$rw" --bs="$bs" --size=512m --time_based \
 		--runtime="$secs" --randrepeat=1 --output-format=json --output="$out.fio" >/dev/null ||
 		{ kill "$SEED_STAT_PID"; return 1; }
 	seed_settle "$dev"
