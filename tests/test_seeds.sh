@@ -72,6 +72,13 @@ test_seed001_segments() {
 	# A 128k O_DIRECT read of 4k pages: 32 segments at most, more than 1.
 	assertTrue "randread 128k: 1 < seg/rq $(sd_f "$l" seg_per_rq) <= 32" \
 		"awk 'BEGIN { exit !($(sd_f "$l" seg_per_rq) > 1 && $(sd_f "$l" seg_per_rq) <= 32) }'"
+	# The sum of segments within the histogram's bounds (exact below 16).
+	# shellcheck disable=SC2046
+	set -- $(seed_jq "$SEED_TMP/s1-$dev-2-randread-128k.json" "$dev" \
+		'[(map(.seg_hist[] | .[0] * .[2]) | add), (map(.seg_hist[] | ((.[1] // 513) - 1) * .[2]) | add),
+		  (map(.segments) | add)] | map(tostring) | join(" ")')
+	assertTrue "randread 128k: histogram's least $1 <= segments $3 <= its most $2" \
+		"[ $1 -le $3 ] && [ $3 -le $2 ] && [ $3 -gt 0 ]"
 }
 
 # sd_virtio LINE WHAT SHARE: with --virtio loaded, the indirect share is
