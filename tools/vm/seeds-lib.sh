@@ -10,7 +10,9 @@
 # SEED002_FIELDS); a figure that is not measured is "-".  They need root,
 # fio and jq, and SEED_BIN (blkwise) and SEED_TMP (a directory) set.
 
+# shellcheck disable=SC2034 # read by the scripts that source this file
 SEED001_FIELDS="dev nomerges rw bs fio_iops ds_reads bw_reads ds_merges bw_merges seg_per_rq hist_total seg_max_lo max_segments indirect_share virtio_adds ring_seg_per_rq missed"
+# shellcheck disable=SC2034
 SEED002_FIELDS="max_queue sched dev fio_iops bw_iops depth_mean depth_max stall_s stall_share stalls"
 
 # seed_field LINE NAME FIELDS: the named field of a tab-separated line.
