@@ -5,6 +5,7 @@
 #   make vmtest KERNEL=5.10 SUITES="test_stat test_devices"
 #   make vmtest KERNEL=6.12 VMCMD='./blkwise --version'   # a command instead
 #   make vmtest-all [SUITES=...]                  # 5.10 6.1 6.12 host, a table
+#   make vmtest-seeds [KERNEL=6.1]                # seeds 001 and 002: tables in build/vm/seeds
 #   make vmtest-clean                             # drops build/vm (kernels too)
 #
 # KERNEL is 5.10 (bullseye), 6.1 (bookworm), 6.12 (trixie, else
@@ -18,9 +19,9 @@ SUITES ?=
 VMCMD ?=
 # Through the environment, so that quotes in them need no escaping here.
 VMTEST_ARGS = $(if $(SUITES),-s "$$SUITES") $(if $(VMCMD),-c "$$VMCMD")
-export SUITES VMCMD VM_TIMEOUT VM_MEM VM_MEMDISK VM_SMP VM_ACCEL VM_CPU VM_SCRATCH VM_MODULES VM_VERBOSE VM_REFRESH VM_BOOT_RETRIES
+export SUITES VMCMD VM_TIMEOUT VM_MEM VM_MEMDISK VM_SMP VM_ACCEL VM_CPU VM_SCRATCH VM_MODULES VM_VERBOSE VM_REFRESH VM_BOOT_RETRIES VM_SEED_DISK VM_SEED_QUEUES
 
-.PHONY: vmtest vmtest-all vmtest-deps vmtest-clean
+.PHONY: vmtest vmtest-all vmtest-deps vmtest-seeds vmtest-clean
 
 vmtest-deps:
 	$(Q)tools/deps.sh --vm
@@ -30,6 +31,14 @@ vmtest: vmtest-deps all fixture $(UNIT_BINS)
 
 vmtest-all: vmtest-deps all fixture $(UNIT_BINS)
 	tools/vmtest.sh $(VMTEST_ARGS) --all
+
+# The seed runs (tools/vm/seeds.sh) on the guest's seed disks
+# (VM_SEED_DISK) and scsi_debug; their markdown tables land in build/vm/seeds/.
+vmtest-seeds: vmtest-deps all fixture
+	rm -rf $(OUT)/vm/seeds
+	VM_SEED_DISK=$${VM_SEED_DISK:-1G} tools/vmtest.sh -c 'tools/vm/seeds.sh' $(KERNEL)
+	$(Q)mkdir -p $(OUT)/vm/seeds && cp $(OUT)/vm/out/$(KERNEL)/seeds/seed00[12].* $(OUT)/vm/seeds/
+	$(Q)cat $(OUT)/vm/seeds/seed001.md $(OUT)/vm/seeds/seed002.md
 
 vmtest-clean:
 	rm -rf $(OUT)/vm

@@ -17,6 +17,7 @@
 #   KVER/initrd.gz     busybox + the modules needed to mount the host over 9p
 #   KVER/scratch.img   an ext4 disk for the guest's /tmp and /var/tmp (new per run;
 #                      the guest also has an ext4 ramdisk as BW_MEM_DIR)
+#   KVER/seed*.img     with VM_SEED_DISK: the seed disks (sparse, new per run)
 #   out/KVER/          console.log, output.log (the command's), rc, job, and
 #                      results (the runner's PASS/FAIL/SKIP lines)
 #
@@ -31,6 +32,12 @@
 #               (e.g. "null_blk scsi_debug"); any other can be modprobed, but
 #               there is no udev: a new device's driver is not loaded for it
 #               (hence sd_mod, for scsi_debug's disks)
+#   VM_SEED_DISK  size of two more virtio-blk disks, each of VM_SEED_QUEUES
+#               queues, for the seed runs (tools/vm/seeds.sh, tests/test_seeds.sh):
+#               serial blkwise-seed (indirect descriptors offered, QEMU's
+#               default) and blkwise-seed-direct (indirect_desc=off).  Default:
+#               1G when SUITES names test_seeds, else 0 (none)
+#   VM_SEED_QUEUES  virtio-blk num-queues of the seed disks (2)
 #   VM_VERBOSE=1  the console shown live as well as logged
 #   VM_REFRESH=1  fetch the kernel again though one is cached
 #   VM_BOOT_RETRIES  boots more when a guest dies before its userland is up (1)
@@ -62,6 +69,8 @@ VM_VERBOSE=${VM_VERBOSE:-0}
 VM_MEMDISK=${VM_MEMDISK:-768}
 VM_REFRESH=${VM_REFRESH:-0}
 VM_BOOT_RETRIES=${VM_BOOT_RETRIES:-1}
+VM_SEED_DISK=${VM_SEED_DISK:-}
+VM_SEED_QUEUES=${VM_SEED_QUEUES:-2}
 case $VM_ACCEL in
 *kvm*) VM_FIRST_OUTPUT=${VM_FIRST_OUTPUT:-15} ;;
 *) VM_FIRST_OUTPUT=${VM_FIRST_OUTPUT:-300} ;;
@@ -233,6 +242,16 @@ make_scratch() {
 	mkfs.ext4 -q -F -L vmscratch "$img" >/dev/null 2>&1 || { echo "mkfs.ext4 $img failed"; return 1; }
 }
 
+# make_seed KVER: the seed disks, sparse and new per run (none when
+# VM_SEED_DISK is 0).
+make_seed() {
+	dir=$VMDIR/$1
+	rm -f "$dir/seed.img" "$dir/seed-direct.img"
+	[ "$VM_SEED_DISK" != 0 ] || return 0
+	truncate -s "$VM_SEED_DISK" "$dir/seed.img" "$dir/seed-direct.img" ||
+		{ echo "cannot make the seed disks of $VM_SEED_DISK"; return 1; }
+}
+
 # write_job OUT: the script the guest runs, from BW_ROOT.  The runner there
 # keeps its PASS/FAIL/SKIP lines in OUT/results (tools/run-tests.sh reads
 # them back) and runs no VM tier of its own; BW_UNITS=0 passes through.
@@ -262,6 +281,16 @@ qemu_run() {
 		-drive "file=$dir/scratch.img,if=virtio,format=raw,cache=unsafe" \
 		-device virtio-rng-pci -nic none
 	if [ -n "$VM_CPU" ]; then set -- "$@" -cpu "$VM_CPU"; fi
+	if [ "$VM_SEED_DISK" != 0 ]; then
+		# Slots after the scratch disk's: it stays vda, the guest's /tmp.
+		for sd in seed:0x1e seed-direct:0x1f; do
+			o=",addr=${sd#*:}"
+			sd=${sd%:*}
+			[ "$sd" = seed ] || o="$o,indirect_desc=off"
+			set -- "$@" -drive "file=$dir/$sd.img,if=none,id=$sd,format=raw,cache=unsafe" \
+				-device "virtio-blk-pci,drive=$sd,serial=blkwise-$sd,num-queues=$VM_SEED_QUEUES$o"
+		done
+	fi
 	set -- "$@" -pidfile "$out/qemu.pid"
 	rm -f "$out/qemu.rc" "$out/qemu.pid" "$out/hung"
 	: >"$out/console.log"
@@ -325,6 +354,7 @@ boot() {
 	start=$(date +%s) try=0 retried=""
 	while :; do
 		why=$(make_scratch "$kver") || { RESULT="FAILED to boot ($why)"; STATUS=fail; return; }
+		why=$(make_seed "$kver") || { RESULT="FAILED to boot ($why)"; STATUS=fail; return; }
 		qemu_run "$kver" "$out"
 		BOOT=$(sed -n 's/.*vmtest: userland up after \([0-9.]*\)s.*/\1/p' "$out/console.log" | head -n 1)
 		[ -z "$BOOT" ] && [ "$QEMU_RC" != 124 ] && [ ! -f "$out/hung" ] && [ "$try" -lt "$VM_BOOT_RETRIES" ] || break
@@ -431,6 +461,9 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ "$ALL" = 1 ] && KERNELS="$ALL_KERNELS"
+if [ -z "$VM_SEED_DISK" ]; then
+	case " $SUITES " in *" test_seeds "*) VM_SEED_DISK=1G ;; *) VM_SEED_DISK=0 ;; esac
+fi
 [ -n "$KERNELS" ] || usage
 for k in $KERNELS; do
 	[ "$k" = host ] || kernel_suites "$k" >/dev/null || die "unknown kernel $k (one of: $ALL_KERNELS)"

@@ -382,6 +382,52 @@ static void test_json(void)
 	free(buf);
 }
 
+/* Segments: the interval's sum and histogram, the delta of the two snapshots. */
+static void test_segments(void)
+{
+	static struct bw_snap_dev prev, cur;
+	struct bw_interval iv;
+
+	fill(&prev, 10, 1000000, 10000000, 0, 0);
+	fill(&cur, 30, 1000000, 30000000, 0, 0);
+	prev.op[BW_OP_READ].hist_seg[1] = 10;
+	cur.op[BW_OP_READ].hist_seg[1] = 12;
+	cur.op[BW_OP_READ].hist_seg[bw_bucket(32, BW_SEG_BUCKETS)] = 18;
+	cur.op[BW_OP_READ].segments = 10 + 2 + 18 * 32;
+	bw_interval_compute(&prev, &cur, 1.0, &bw_peff_default, NULL, 0, &iv);
+	CHECK(iv.segments == 2 + 18 * 32, "segments of the interval: %llu",
+	      (unsigned long long)iv.segments);
+	CHECK(iv.hist_seg[1] == 2 && iv.hist_seg[bw_bucket(32, BW_SEG_BUCKETS)] == 18,
+	      "histogram of the interval");
+	CHECK(bw_hist_total(iv.hist_seg, BW_SEG_BUCKETS) == iv.ios[BW_OP_READ],
+	      "histogram total = requests");
+}
+
+/* Virtio ring buffers: deltas, the share, and nothing known without counts. */
+static void test_vio_interval(void)
+{
+	struct bw_vio_stats prev = {}, cur = {};
+	struct bw_interval iv = {};
+
+	prev.v[BW_VIO_INDIRECT] = 100;
+	prev.v[BW_VIO_INDIRECT_DESCS] = 600;
+	cur.v[BW_VIO_INDIRECT] = 130;
+	cur.v[BW_VIO_INDIRECT_DESCS] = 600 + 30 * 6;
+	cur.v[BW_VIO_DIRECT] = 10;
+	cur.v[BW_VIO_DIRECT_DESCS] = 10 * 3;
+	bw_vio_interval(&prev, &cur, &iv);
+	CHECK(iv.virtio, "shown");
+	CHECK(iv.vio_indirect == 30 && iv.vio_direct == 10, "buffers %lld indirect, %lld direct",
+	      (long long)iv.vio_indirect, (long long)iv.vio_direct);
+	CHECK(iv.vio_descs == 30 * 6 + 10 * 3, "descriptors %lld", (long long)iv.vio_descs);
+	CHECK_NEAR(iv.indirect_share, 0.75, 1e-12, "indirect share");
+	bw_vio_interval(&cur, &cur, &iv);
+	CHECK(isnan(iv.indirect_share) && iv.vio_indirect == 0, "no buffer: share unknown");
+	bw_vio_interval(NULL, NULL, &iv);
+	CHECK(iv.virtio && iv.vio_indirect < 0 && iv.vio_descs < 0 && isnan(iv.indirect_share),
+	      "not known");
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
@@ -390,6 +436,7 @@ int main(void)
 		UNIT(test_peff_codes), UNIT(test_uevent_identity), UNIT(test_identity_recheck),
 		UNIT(test_busy_unknown), UNIT(test_json), UNIT(test_depth_split),
 		UNIT(test_fsync_and_passthrough), UNIT(test_stat_merges_and_appearance),
+		UNIT(test_segments), UNIT(test_vio_interval),
 	};
 
 	return unit_run("metrics", tests, sizeof(tests) / sizeof(tests[0]));

@@ -37,6 +37,8 @@ const struct bw_optdoc bw_optdocs[] = {
 	{ S, 0, "max-devices", "N", "device slots to size the maps for, 1 to 1024" },
 	{ S, 0, "bio-cache", NULL,
 	  "also the per-cpu bio alloc cache, per bio_set and CPU: exact hits and misses where fentry loads, else only the cache-flagged bios block_bio_queue shows (labelled)" },
+	{ S, 0, "virtio", NULL,
+	  "also virtio disks' ring buffers, direct or through an indirect descriptor (indirect share), where fentry loads" },
 	{ T, 0, "once", NULL,
 	  "decide from one window (probing if needed), leave the setting in place and exit (--restore puts it back)" },
 	{ E, 0, "user", "USER", "run as USER after loading BPF (default nobody)" },

@@ -9,6 +9,7 @@
 #include "watch/watch.h"
 #include "model/bcrender.h"
 #include "cmd/options.h"
+#include "load/vioload.h"
 
 struct stat_args {
 	struct bw_watch_opts w;
@@ -16,6 +17,9 @@ struct stat_args {
 	long count;
 	bool json;
 	bool hide_idle;		/* -z */
+	bool virtio;		/* --virtio: bpf/virtio.bpf.c */
+	struct bw_vio *vio;
+	struct bw_vio_stats vio_prev[BW_VIO_MAX_DEVS];
 };
 
 static void usage(FILE *f)
@@ -24,11 +28,11 @@ static void usage(FILE *f)
 		"usage: blkwise stat [-d DEV]... [-i SECS] [-c COUNT] [-z] [--json]\n"
 		"                    [--streams[=process|cgroup]]\n"
 		"                    [--state-dir DIR | --no-state] [--verbose] [--btf FILE]\n"
-		"                    [--max-devices N] [--bio-cache] [--force-raw-tp]\n");
+		"                    [--max-devices N] [--bio-cache] [--virtio] [--force-raw-tp]\n");
 	bw_opts_help(f, BW_CMD_STAT);
 }
 
-enum { OPT_MAX_DEV = 256, OPT_BIO_CACHE };
+enum { OPT_MAX_DEV = 256, OPT_BIO_CACHE, OPT_VIRTIO };
 
 static int parse_args(int argc, char **argv, struct stat_args *a)
 {
@@ -42,6 +46,7 @@ static int parse_args(int argc, char **argv, struct stat_args *a)
 		{ "help", no_argument, NULL, 'h' },
 		{ "max-devices", required_argument, NULL, OPT_MAX_DEV },
 		{ "bio-cache", no_argument, NULL, OPT_BIO_CACHE },
+		{ "virtio", no_argument, NULL, OPT_VIRTIO },
 		{}
 	};
 	long n;
@@ -97,6 +102,9 @@ static int parse_args(int argc, char **argv, struct stat_args *a)
 		case OPT_BIO_CACHE:
 			a->w.core.bio_cache = true;
 			break;
+		case OPT_VIRTIO:
+			a->virtio = true;
+			break;
 		default:
 			return bw_opt_other(c, usage);
 		}
@@ -148,6 +156,20 @@ static void report_bio_cache(struct bw_watch *w, struct bw_json *j)
 	bw_bc_snap_free(&b);
 }
 
+/* --virtio: a virtio disk's ring buffers since the last report, into its interval. */
+static void fill_virtio(struct stat_args *a, struct bw_interval *iv)
+{
+	struct bw_vio_stats cur;
+	int idx = bw_vio_index(iv->name);
+
+	if (idx < 0 || bw_vio_read(a->vio, idx, &cur)) {
+		bw_vio_interval(NULL, NULL, iv);
+		return;
+	}
+	bw_vio_interval(&a->vio_prev[idx], &cur, iv);
+	a->vio_prev[idx] = cur;
+}
+
 static void report(struct stat_args *a, struct bw_watch *w, struct bw_watch_dev **rows)
 {
 	static bool legend_shown;
@@ -173,6 +195,8 @@ static void report(struct stat_args *a, struct bw_watch *w, struct bw_watch_dev 
 	for (i = 0; i < n; i++) {
 		const struct bw_watch_dev *s = rows[i];
 
+		if (a->virtio && !s->iv.gone)
+			fill_virtio(a, &rows[i]->iv);
 		if (a->hide_idle && !s->iv.gone && !bw_interval_active(&s->iv))
 			continue;
 		if (a->json)
@@ -189,6 +213,8 @@ static void report(struct stat_args *a, struct bw_watch *w, struct bw_watch_dev 
 		bw_json_close(&j, '}');
 		bw_json_end(&j);
 	} else {
+		for (i = 0; a->virtio && i < n; i++)
+			bw_render_virtio_row(stdout, &rows[i]->iv);
 		if (a->w.core.streams)
 			report_streams(w, NULL);
 		if (a->w.core.bio_cache)
@@ -273,12 +299,19 @@ int cmd_stat(int argc, char **argv)
 	bw_install_signals();
 	if (bw_watch_start(&w))
 		goto out;
+	if (a->virtio) {
+		if (bw_vio_open(&a->vio))
+			goto out;
+		if (bw_vio_why(a->vio))
+			bw_warn("virtio descriptor counts off: %s", bw_vio_why(a->vio));
+	}
 	bw_warn("watching %s (%s); Ctrl-C to stop",
 		a->w.core.nr_watch ? "the named devices" : "every device",
 		bw_core_attach_mode(w.core));
 	if (!run(a, &w))
 		ret = 0;
 out:
+	bw_vio_close(a->vio);
 	bw_watch_close(&w);
 	free(a);
 	return ret;

@@ -238,6 +238,8 @@ void bw_interval_compute(const struct bw_snap_dev *prev, const struct bw_snap_de
 		o->depth_max_unknown = true;
 	}
 	o->seg_per_rq = ratio(seg, n);
+	o->segments = seg;
+	memcpy(o->hist_seg, all.hist_seg, sizeof(o->hist_seg));
 	o->kb_per_rq = ratio(bytes / 1024.0, n);
 	o->merges_per_s = ratio(all.merges, secs);
 	o->requeues_per_s = ratio(all.requeues, secs);
@@ -298,4 +300,24 @@ bool bw_interval_active(const struct bw_interval *iv)
 		if (iv->ios[op] || iv->bytes[op])
 			return true;
 	return iv->busy_pct > 0 || iv->requeues || iv->merges;
+}
+
+void bw_vio_interval(const struct bw_vio_stats *prev, const struct bw_vio_stats *cur,
+		     struct bw_interval *o)
+{
+	__u64 ind, dir, descs;
+
+	o->virtio = true;
+	o->vio_indirect = o->vio_direct = o->vio_descs = -1;
+	o->indirect_share = NAN;
+	if (!cur)
+		return;
+	ind = delta(cur->v[BW_VIO_INDIRECT], prev->v[BW_VIO_INDIRECT]);
+	dir = delta(cur->v[BW_VIO_DIRECT], prev->v[BW_VIO_DIRECT]);
+	descs = delta(cur->v[BW_VIO_INDIRECT_DESCS], prev->v[BW_VIO_INDIRECT_DESCS]) +
+		delta(cur->v[BW_VIO_DIRECT_DESCS], prev->v[BW_VIO_DIRECT_DESCS]);
+	o->vio_indirect = (__s64)ind;
+	o->vio_direct = (__s64)dir;
+	o->vio_descs = (__s64)descs;
+	o->indirect_share = ratio(ind, ind + dir);
 }

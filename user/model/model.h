@@ -13,6 +13,7 @@
 #include <linux/types.h>
 #include "core.h"
 #include "biocache.h"
+#include "virtio.h"
 
 #define BW_NAME_LEN 32
 #define BW_MAX_WATCH 256
@@ -94,7 +95,13 @@ struct bw_interval {
 	bool depth_max_unknown;	/* not measured before 5.12, as busy time */
 	double busy_pct;
 	double seg_per_rq, kb_per_rq;
+	__u64 segments;		/* physical segments of the interval's requests */
+	__u64 hist_seg[BW_SEG_BUCKETS];	/* requests by segment count (bpf/hist.h) */
 	double merges_per_s, requeues_per_s;
+	bool virtio;		/* stat --virtio: the four below are shown */
+	__s64 vio_indirect, vio_direct;	/* ring buffers added by kind, -1: not known */
+	__s64 vio_descs;	/* their descriptors (in indirect tables or the ring), -1 */
+	double indirect_share;	/* vio_indirect over both, NAN when not known */
 	double solo_ms;		/* solo service of the interval's dominant (op, class) */
 	__u64 solo_ios;		/* solo samples behind the S1 values used */
 	const char *s1_source;	/* "live", "stored", or NULL when unknown */
@@ -134,6 +141,13 @@ extern const char *const bw_op_names[BW_NR_OPS];
 void bw_interval_compute(const struct bw_snap_dev *prev, const struct bw_snap_dev *cur,
 			 double secs, const struct bw_peff_params *pp, const struct bw_s1_dev *stored,
 			 __s64 now_unix, struct bw_interval *out);
+/*
+ * A virtio disk's ring buffers between two reads of its counts
+ * (bpf/virtio.bpf.c), into out's vio_* and indirect_share; cur NULL: not
+ * known (the object off, not a virtio disk).
+ */
+void bw_vio_interval(const struct bw_vio_stats *prev, const struct bw_vio_stats *cur,
+		     struct bw_interval *out);
 /* The integral of requests in flight over an interval, ns (the rule stat and analyze share). */
 __u64 bw_flight_area(__u64 d2c, __u64 open_start, __u64 open_end);
 void bw_render_legend(FILE *f);
@@ -178,6 +192,7 @@ void bw_stream_compute(const struct bw_stream *prev, const struct bw_stream *cur
 /* render.c (pure) */
 void bw_render_header(FILE *f);
 void bw_render_row(FILE *f, const struct bw_interval *iv, const struct bw_class *cls);
+void bw_render_virtio_row(FILE *f, const struct bw_interval *iv);
 void bw_render_json_dev(struct bw_json *j, const struct bw_interval *iv,
 			const struct bw_class *cls, __u64 inflight);
 void bw_render_stream_header(FILE *f, bool by_cgroup);

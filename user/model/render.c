@@ -3,6 +3,11 @@
 #include <math.h>
 #include "model/model.h"
 
+static double ratio_s(__s64 n, double secs)
+{
+	return secs > 0 ? (double)n / secs : NAN;
+}
+
 /* A number, or "-" when it is undefined (NAN). */
 static void cell(FILE *f, int width, int prec, double v)
 {
@@ -63,6 +68,29 @@ static void json_ops(struct bw_json *j, const struct bw_interval *iv)
 		bw_json_close(j, '}');
 	}
 	bw_json_close(j, '}');
+}
+
+/*
+ * Requests by physical segment count: [lo, hi, requests] per non-empty
+ * bucket, hi exclusive (null for the last bucket, which takes the rest).
+ */
+static void json_seg_hist(struct bw_json *j, const struct bw_interval *iv)
+{
+	double lo, hi;
+	unsigned int i;
+
+	bw_json_arr(j, "seg_hist");
+	for (i = 0; i < BW_SEG_BUCKETS; i++) {
+		if (!iv->hist_seg[i])
+			continue;
+		bw_bucket_bounds(i, &lo, &hi);
+		bw_json_arr(j, NULL);
+		bw_json_num(j, NULL, lo, 0);
+		bw_json_num(j, NULL, i == BW_SEG_BUCKETS - 1 ? NAN : hi, 0);
+		bw_json_u64(j, NULL, iv->hist_seg[i]);
+		bw_json_close(j, ']');
+	}
+	bw_json_close(j, ']');
 }
 
 /* A space-separated list of names as a JSON array (empty when NULL). */
@@ -127,6 +155,11 @@ void bw_render_json_dev(struct bw_json *j, const struct bw_interval *iv,
 		bw_json_close(j, '}');
 	}
 	bw_json_num(j, "seg_per_rq", iv->seg_per_rq, 3);
+	if (isnan(iv->seg_per_rq))	/* not carried (blktrace, bios), or no requests */
+		bw_json_num(j, "segments", NAN, 0);
+	else
+		bw_json_u64(j, "segments", iv->segments);
+	json_seg_hist(j, iv);
 	bw_json_num(j, "kb_per_rq", iv->kb_per_rq, 2);
 	bw_json_num(j, "merges_per_s", iv->merges_per_s, 2);
 	bw_json_num(j, "requeues_per_s", iv->requeues_per_s, 2);
@@ -137,6 +170,12 @@ void bw_render_json_dev(struct bw_json *j, const struct bw_interval *iv,
 	else
 		bw_json_num(j, "merges_diskstats", NAN, 0);
 	bw_json_u64(j, "requeues", iv->requeues);
+	if (iv->virtio) {
+		bw_json_num(j, "virtio_indirect", iv->vio_indirect < 0 ? NAN : iv->vio_indirect, 0);
+		bw_json_num(j, "virtio_direct", iv->vio_direct < 0 ? NAN : iv->vio_direct, 0);
+		bw_json_num(j, "virtio_descs", iv->vio_descs < 0 ? NAN : iv->vio_descs, 0);
+		bw_json_num(j, "indirect_share", iv->indirect_share, 3);
+	}
 	bw_json_u64(j, "errors", iv->errors);
 	bw_json_u64(j, "q_ios", iv->q_ios);
 	bw_json_u64(j, "unmatched_total", iv->unmatched);
@@ -147,6 +186,21 @@ void bw_render_json_dev(struct bw_json *j, const struct bw_interval *iv,
 	bw_json_u64(j, "queue_hist_samples", iv->queue_hist_samples);
 	json_ops(j, iv);
 	bw_json_close(j, '}');
+}
+
+/* stat --virtio, below the table: a virtio disk's ring buffers. */
+void bw_render_virtio_row(FILE *f, const struct bw_interval *iv)
+{
+	if (!iv->virtio || iv->vio_indirect < 0)
+		return;
+	fprintf(f, "virtio %-10s adds/s", iv->name);
+	cell(f, 9, 1, ratio_s(iv->vio_indirect + iv->vio_direct, iv->secs));
+	fprintf(f, "  indirect share");
+	cell(f, 6, 3, iv->indirect_share);
+	fprintf(f, "  descriptors/add");
+	cell(f, 6, 2, iv->vio_indirect + iv->vio_direct > 0 ?
+		(double)iv->vio_descs / (double)(iv->vio_indirect + iv->vio_direct) : NAN);
+	fputc('\n', f);
 }
 
 void bw_render_stream_header(FILE *f, bool by_cgroup)
