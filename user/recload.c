@@ -26,7 +26,10 @@ struct bw_rec {
 	bool io_start;
 };
 
-/* Q from block_io_start (6.5+) where it exists, else insert and getrq. */
+/*
+ * Q from block_io_start (6.5+) where it exists, else insert and getrq;
+ * insert always, for dispatch stalls (bpf/stall.h).
+ */
 static void pick_programs(struct bw_rec *r, const struct btf *btf, bool force_raw)
 {
 	struct record_bpf *s = r->skel;
@@ -46,8 +49,8 @@ static void pick_programs(struct bw_rec *r, const struct btf *btf, bool force_ra
 	r->raw_tp = !btf_ok;
 	r->io_start = io_start;
 	for (i = 0; i < n; i++) {
-		/* The last three are the Q choice: io_start, else insert + getrq. */
-		bool want = i < 6 || (i == 6 ? io_start : !io_start);
+		/* The last three are the Q choice: io_start, else getrq; insert always. */
+		bool want = i < 6 || i == 7 || (i == 6 ? io_start : !io_start);
 
 		bpf_program__set_autoload(tp[i], want && btf_ok);
 		bpf_program__set_autoload(raw[i], want && !btf_ok);
