@@ -19,12 +19,13 @@
 # disk from its own arrivals and replies, not from blkwise.  Its edges are
 # off by the path's transit (a reply's way up to fio's resubmission, an
 # issue's way down to the disk): 0.3-1.5 ms per period on this shared
-# 2-core VM, measured as the truth's excess at 40 ms holds (3%), so the
-# holds are 100 ms; blkwise also counts the microseconds each best-effort
+# 2-core VM, measured as the truth's excess at 40 ms holds (3%), and up to
+# 3% again at 100 ms holds while other jobs loaded the CPUs, so the holds
+# are 200 ms; blkwise also counts the microseconds each best-effort
 # request waits between insert and issue (~2 us each).
 . "$(dirname "$0")/lib.sh"
 
-ST_HOLD_US=100000	# a real-time read's service time
+ST_HOLD_US=200000	# a real-time read's service time
 ST_THINK_MS=40		# the real-time job's pause between reads
 ST_SVC_US=4000		# a best-effort read's
 ST_BE=4			# best-effort reads outstanding
@@ -117,6 +118,7 @@ test_stall_time_against_the_disk() {
 		{ fail "analyze: $(cat "$BW_TMP/an.err")"; return 0; }
 	an=$(jq --arg d "$dev" '.devices[] | select(.device == $d) | .total[0].dispatch_stall_s' \
 		"$BW_TMP/an.json")
+	echo "  analyze ${an}s"
 	assertTrue "analyze's replay ${an}s equals stat's $got (2%)" "bw_within '$an' '$got' 2"
 	return 0
 }
