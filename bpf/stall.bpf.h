@@ -12,6 +12,10 @@
  * plain load by issue and completion: while nothing waits and no issue
  * sets a new maximum, that load is all they add.
  *
+ * A mark whose request ended unseen (a missed event) keeps the device
+ * counted waiting until that request, which blk-mq reuses from its tag
+ * pool, is issued again and takes the mark away.
+ *
  * Many CPUs change the condition at once without a lock (tracing programs
  * may not take bpf_spin_lock on every kernel): each change of waiting or
  * of the in-flight word is an atomic read-modify-write, a full barrier,

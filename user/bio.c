@@ -178,6 +178,7 @@ int bw_bio_snapshot(struct bw_bio *b, struct bw_snap *s, int cap, __u64 closed)
 		if (!b->hist[slot])
 			return -ENOMEM;
 		bw_snap_add_pcpu(d, b->pcpu_buf, b->ncpus, closed, b->hist[slot]);
+		d->stall_unknown = true;	/* no dispatch to stall: bio to bio */
 		if (sh.word & BW_INFLIGHT_MASK) {
 			d->inflight += sh.word & BW_INFLIGHT_MASK;
 			if (s->ts_ns > sh.busy_start)
