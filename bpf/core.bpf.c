@@ -54,23 +54,20 @@
  *   a table of its own and counts it per device; requeue does the same,
  *   and issue, a merge into another request or a completion without issue
  *   unmark it.  Seen waiting (block/blk-mq.c, 5.10 to 6.18): every request
- *   of an I/O scheduler (its insert_requests fires the insert event; the
- *   request holds a scheduler tag), and any request ->queue_rq answered
- *   BUSY, which blk-mq requeues (__blk_mq_requeue_request fires the
- *   requeue event) before putting it back on the dispatch list.  Not
- *   seen: a plug's list (the submitter still holds it: not waiting for
- *   dispatch); under `none`, requests put on a software queue (a plug
- *   flushed from schedule() inserts every request there and dispatches it
- *   at once, so the insert program returns on a request without a
- *   scheduler tag: one load, not the common path's every I/O paying for a
- *   wait of microseconds), which also hides a direct issue refused budget
- *   or a driver tag under `none`; requests a plug flush issues directly
- *   and puts on the dispatch list when budget or a driver tag is refused
- *   (blk_mq_request_bypass_insert fires nothing); and flush and
- *   passthrough requests, which bypass insertion.  Issue and completion
- *   pay one plain load of the device's stall line and a compare while
- *   nothing waits; they do more only while something waits, or when an
- *   issue sets a new maximum depth.  No lock: see bpf/stall.bpf.h.
+ *   of an I/O scheduler (its insert_requests fires the insert event);
+ *   under `none`, requests put on a software queue (the hardware queue was
+ *   busy, or a direct issue was refused budget or a driver tag: both
+ *   insert); and any request ->queue_rq answered BUSY, which blk-mq
+ *   requeues (__blk_mq_requeue_request fires the requeue event) before
+ *   putting it back on the dispatch list.  Not seen: a plug's list (the
+ *   submitter still holds it: not waiting for dispatch), requests a plug
+ *   flush issues directly and puts on the dispatch list when budget or a
+ *   driver tag is refused (blk_mq_request_bypass_insert fires nothing),
+ *   and flush and passthrough requests, which bypass insertion.  `none`
+ *   with direct issue fires no insert, so there issue and completion pay
+ *   one plain load of the device's stall line and a compare; they do more
+ *   only while something waits, or when an issue sets a new maximum
+ *   depth.  No lock: see bpf/stall.bpf.h.
  * - Kernels before 5.12 have atomic add but neither fetch-and-add nor
  *   compare-and-swap, and refuse an object holding either instruction
  *   anywhere, dead code included.  So every program comes twice, compiled
@@ -553,48 +550,15 @@ static __always_inline void on_rq_merge(struct request *rq, const struct rq_view
 		bw_stall_leave(slot, sh, v->rqk, true, 0);
 }
 
-/*
- * What an insert needs: the request and its queue as keys, and whether it
- * holds a scheduler tag.  Under `none` a plug flushed from schedule() (or
- * to several queues) inserts every request into a software queue and
- * dispatches it at once: counting those waits would cost every I/O of the
- * common path an insert program's full work, so only requests of an I/O
- * scheduler are marked here (their tag is a scheduler tag:
- * internal_tag >= 0); under `none` a wait is seen when ->queue_rq answers
- * BUSY (the requeue event).
- */
-struct ins_view {
-	__u64 rqk;
-	__u64 qk;
-	__s32 sched_tag;
-};
-
-static __always_inline void ins_view_btf(struct request *rq, struct ins_view *v)
-{
-	v->sched_tag = rq->internal_tag;
-	v->rqk = addr_key(rq);
-	v->qk = addr_key(rq->q);
-}
-
-static __always_inline void ins_view_raw(struct request *rq, struct ins_view *v)
-{
-	v->sched_tag = BPF_CORE_READ(rq, internal_tag);
-	v->rqk = (__u64)rq;
-	v->qk = (__u64)BPF_CORE_READ(rq, q);
-}
-
-/* Inserted into an I/O scheduler: waits for dispatch (bpf/stall.bpf.h). */
-static __always_inline void on_insert(struct request *rq, const struct ins_view *v, __u64 *ctx,
+/* Inserted into the scheduler or the software queue: waits for dispatch (bpf/stall.bpf.h). */
+static __always_inline void on_insert(struct request *rq, const struct rq_view *v, __u64 *ctx,
 				      const bool fetch)
 {
 	struct bw_dev_shared *sh;
 	struct bw_dev_pcpu *pc;
 	__u32 slot;
 
-	if (!fetch || v->sched_tag < 0)
-		return;
-	slot = slot_of(v->qk, rq, NULL, fetch);
-	if (!maps_of(&slot, &sh, &pc))
+	if (!fetch || !dev_of(rq, v, &slot, &sh, &pc, fetch))
 		return;
 	bw_stall_wait(slot, sh, v->rqk);
 }
@@ -631,11 +595,7 @@ RQ_PROGS(block_rq_issue, bw_issue, true, on_issue)
 RQ_PROGS(block_rq_complete, bw_complete, false, complete_args)
 RQ_PROGS(block_rq_requeue, bw_requeue, true, on_requeue)
 RQ_PROGS(block_rq_merge, bw_rq_merge, true, on_rq_merge)
-BW_RQ_PROG("tp_btf/block_rq_insert", bw_insert, true, struct ins_view, ins_view_btf, on_insert, true)
-BW_RQ_PROG("raw_tp/block_rq_insert", bw_insert_raw, true, struct ins_view, ins_view_raw, on_insert, true)
-BW_RQ_PROG("tp_btf/block_rq_insert", bw_insert_nf, true, struct ins_view, ins_view_btf, on_insert, false)
-BW_RQ_PROG("raw_tp/block_rq_insert", bw_insert_raw_nf, true, struct ins_view, ins_view_raw, on_insert,
-	   false)
+RQ_PROGS(block_rq_insert, bw_insert, true, on_insert)
 
 #define BIO_PROG(sec, name, qk, fetch)						\
 SEC(sec)									\

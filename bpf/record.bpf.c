@@ -216,8 +216,6 @@ static __always_inline void emit_rq(__u8 type, struct request *rq, const struct 
 		r->alloc_ns = v->start_ns;
 	if (type == BW_EV_COMPLETE && bytes < v->data_len)
 		r->xflags = BW_X_PARTIAL;
-	if (type == BW_EV_INSERT && v->sched)
-		r->xflags = BW_X_SCHED;
 	submit(r);
 }
 

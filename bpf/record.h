@@ -50,6 +50,5 @@ struct bw_trec {
 	__u8 pad[2];
 };
 #define BW_X_PARTIAL 1u		/* C: fewer bytes than the request has left: it stays in flight */
-#define BW_X_SCHED 2u		/* I: the request holds a scheduler tag (dispatch stalls count it) */
 
 #endif /* BLKWISE_RECORD_H */

@@ -23,7 +23,6 @@ struct bw_rqv {
 	__u32 flags;		/* cmd_flags */
 	__u32 data_len;
 	__u32 nr_seg;
-	bool sched;		/* internal_tag >= 0: a scheduler's request */
 };
 
 static __always_inline void bw_rqv_btf(struct request *rq, struct bw_rqv *v)
@@ -34,8 +33,7 @@ static __always_inline void bw_rqv_btf(struct request *rq, struct bw_rqv *v)
 	v->q = (__u64)q;
 	v->qid = q->id;
 	v->hwq = h ? h->queue_num : 0;
-	v->sched = rq->internal_tag >= 0;
-	v->tag = v->sched ? rq->internal_tag : rq->tag;
+	v->tag = rq->internal_tag >= 0 ? rq->internal_tag : rq->tag;
 	v->flags = rq->cmd_flags;
 	v->data_len = rq->__data_len;
 	v->nr_seg = rq->nr_phys_segments;
@@ -50,7 +48,6 @@ static __always_inline void bw_rqv_raw(struct request *rq, struct bw_rqv *v)
 	v->q = (__u64)BPF_CORE_READ(rq, q);
 	v->qid = BPF_CORE_READ(rq, q, id);
 	v->hwq = BPF_CORE_READ(rq, mq_hctx, queue_num);
-	v->sched = itag >= 0;
 	v->tag = itag >= 0 ? itag : BPF_CORE_READ(rq, tag);
 	v->flags = BPF_CORE_READ(rq, cmd_flags);
 	v->data_len = BPF_CORE_READ(rq, __data_len);

@@ -201,8 +201,7 @@ static void fill_info(struct bw_tinfo *in, int ncpus, int ndevs, struct bw_rec *
 	in->ncpus = ncpus;
 	in->ndevs = ndevs;
 	in->rec_size = sizeof(struct bw_trec);
-	in->flags = (bw_rec_io_start(r) ? BW_TINFO_Q_IO_START : 0) | BW_TINFO_INSERTS |
-		    BW_TINFO_X_SCHED;
+	in->flags = (bw_rec_io_start(r) ? BW_TINFO_Q_IO_START : 0) | BW_TINFO_INSERTS;
 }
 
 static int on_event(void *ctx, const struct bw_trec *ev)

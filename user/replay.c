@@ -82,7 +82,6 @@ struct bw_replay {
 	bool exact;		/* every percentile narrowed to its value */
 	bool keep;		/* pass 1 keeps its latencies for the refining rounds */
 	bool no_inserts;	/* the source did not record inserts: no dispatch stalls */
-	bool x_sched;		/* inserts say BW_X_SCHED: only those wait (bpf/core.bpf.c) */
 	__u64 kept;
 	int passes;
 	struct rp_target *targets;
@@ -1045,8 +1044,7 @@ static void event(struct bw_replay *rp, const struct bw_trec *ev)
 		break;
 	case BW_EV_INSERT:
 		queued(rp, d, ev);
-		/* As the live insert program: a scheduler's requests only. */
-		if (ev->rq && (!rp->x_sched || (ev->xflags & BW_X_SCHED)))
+		if (ev->rq)
 			stall_wait(d, req_of(rp, ev, (__u16)(d - rp->devs), true), ev->ts);
 		break;
 	case BW_EV_ISSUE:
@@ -1209,7 +1207,6 @@ int bw_replay_new(struct bw_replay **out, const struct bw_replay_opts *o,
 	/* Q from block_io_start once meant no insert events, until they were recorded too. */
 	rp->no_inserts = (src->info->flags & BW_TINFO_Q_IO_START) &&
 			 !(src->info->flags & BW_TINFO_INSERTS);
-	rp->x_sched = src->info->flags & BW_TINFO_X_SCHED;
 	rp->keep = o->exact;
 	if (!(rp->o.interval > 0))
 		rp->o.interval = 1.0;

@@ -88,7 +88,6 @@ struct bw_tinfo {
 };
 #define BW_TINFO_Q_IO_START 1u	/* Q events from block_io_start (else insert) */
 #define BW_TINFO_INSERTS 2u	/* insert events recorded whatever Q's source (dispatch stalls) */
-#define BW_TINFO_X_SCHED 4u	/* an insert says whether its request had a scheduler tag */
 
 /* LOST and END bodies: cumulative drops per CPU, ncpus of them after this. */
 struct bw_tlost {
