@@ -49,6 +49,25 @@
  *   entry's cache line: the streams object has Q programs only.
  *   streams_on is rodata, so without streams the verifier drops those
  *   paths.
+ * - Dispatch stalls (bpf/stall.h defines them, bpf/stall.bpf.h keeps
+ *   them): a third program, on block_rq_insert, marks a request waiting in
+ *   a table of its own and counts it per device; requeue does the same,
+ *   and issue, a merge into another request or a completion without issue
+ *   unmark it.  Seen waiting (block/blk-mq.c, 5.10 to 6.18): every request
+ *   of an I/O scheduler (its insert_requests fires the insert event);
+ *   under `none`, requests put on a software queue (the hardware queue was
+ *   busy, or a direct issue was refused budget or a driver tag: both
+ *   insert); and any request ->queue_rq answered BUSY, which blk-mq
+ *   requeues (__blk_mq_requeue_request fires the requeue event) before
+ *   putting it back on the dispatch list.  Not seen: a plug's list (the
+ *   submitter still holds it: not waiting for dispatch), requests a plug
+ *   flush issues directly and puts on the dispatch list when budget or a
+ *   driver tag is refused (blk_mq_request_bypass_insert fires nothing),
+ *   and flush and passthrough requests, which bypass insertion.  `none`
+ *   with direct issue fires no insert, so there issue and completion pay
+ *   one plain load of the device's stall line and a compare; they do more
+ *   only while something waits, or when an issue sets a new maximum
+ *   depth.  No lock: see bpf/stall.bpf.h.
  * - Kernels before 5.12 have atomic add but neither fetch-and-add nor
  *   compare-and-swap, and refuse an object holding either instruction
  *   anywhere, dead code included.  So every program comes twice, compiled
@@ -69,6 +88,7 @@
 #include "rq.bpf.h"
 #include "rqtab.bpf.h"
 #include "streams.bpf.h"
+#include "stall.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -330,6 +350,9 @@ flight:
 	if (skip & BW_SKIP_FLIGHT)
 		return;
 	bw_flight_enter(sh, pc, now, v->rqk, epoch, inc, fetch, skip & BW_SKIP_ATOMIC);
+	/* Dispatch stalls: one plain load unless requests wait (bpf/stall.bpf.h). */
+	if (fetch)
+		bw_stall_issue(slot, sh, v->rqk, pc->max_depth, now);
 }
 
 /*
@@ -388,6 +411,8 @@ static __always_inline void on_complete(struct request *rq, const struct rq_view
 	st = (skip & BW_SKIP_TABLE) ? NULL : bw_rq_find(v->rqk);
 	if (!st && !(skip & BW_SKIP_TABLE)) {
 		count_unissued(rq, v, pc, op, nr_bytes);
+		if (fetch)	/* ended while waiting: no longer waits */
+			bw_stall_leave(slot, sh, v->rqk, true, 0);
 		return;
 	}
 	now = bpf_ktime_get_ns();
@@ -417,6 +442,8 @@ static __always_inline void on_complete(struct request *rq, const struct rq_view
 	solo = false;
 	if (!(skip & BW_SKIP_FLIGHT))
 		solo = bw_flight_leave(sh, pc, now, v->rqk, fetch, skip & BW_SKIP_ATOMIC);
+	if (fetch && !(skip & BW_SKIP_FLIGHT))	/* one plain load unless requests wait */
+		bw_stall_leave(slot, sh, v->rqk, false, now);
 	if (skip & BW_SKIP_SUMS) {
 		os->d2c_ns += d2c;
 		return;
@@ -463,6 +490,8 @@ static __always_inline void on_requeue(struct request *rq, const struct rq_view 
 	st = bw_rq_find(v->rqk);
 	if (!st || st->d <= BW_RQ_D_LOST) {
 		pc->unmatched++;
+		if (fetch)	/* BUSY before its issue: waits again (or still) */
+			bw_stall_wait(slot, sh, v->rqk);
 		return;
 	}
 	/* A request in a stream stays queued in it, its entry with it, until issued again. */
@@ -471,6 +500,9 @@ static __always_inline void on_requeue(struct request *rq, const struct rq_view 
 	else
 		st->rq = 0;
 	bw_flight_leave(sh, pc, bpf_ktime_get_ns(), v->rqk, fetch, skip & BW_SKIP_ATOMIC);
+	/* Back to waiting for dispatch, until issued again. */
+	if (fetch)
+		bw_stall_wait(slot, sh, v->rqk);
 }
 
 static __always_inline void count_merge(__u32 slot, __u32 cmd_flags)
@@ -486,10 +518,29 @@ static __always_inline void count_merge(__u32 slot, __u32 cmd_flags)
 static __always_inline void on_rq_merge(struct request *rq, const struct rq_view *v, __u64 *ctx,
 					const bool fetch)
 {
-	__u32 slot = slot_of(v->qk, rq, NULL, fetch);
+	struct bw_dev_shared *sh;
+	struct bw_dev_pcpu *pc;
+	__u32 slot;
 
-	if (slot != BW_SLOT_NONE)
-		count_merge(slot, v->flags);
+	if (!dev_of(rq, v, &slot, &sh, &pc, fetch))
+		return;
+	count_merge(slot, v->flags);
+	/* The request merged into another one: it no longer waits. */
+	if (fetch)
+		bw_stall_leave(slot, sh, v->rqk, true, 0);
+}
+
+/* Inserted into the scheduler or the software queue: waits for dispatch (bpf/stall.bpf.h). */
+static __always_inline void on_insert(struct request *rq, const struct rq_view *v, __u64 *ctx,
+				      const bool fetch)
+{
+	struct bw_dev_shared *sh;
+	struct bw_dev_pcpu *pc;
+	__u32 slot;
+
+	if (!fetch || !dev_of(rq, v, &slot, &sh, &pc, fetch))
+		return;
+	bw_stall_wait(slot, sh, v->rqk);
 }
 
 /* A bio merged into a request: qk is its queue as a key, as the request programs make it. */
@@ -524,6 +575,7 @@ RQ_PROGS(block_rq_issue, bw_issue, true, on_issue)
 RQ_PROGS(block_rq_complete, bw_complete, false, complete_args)
 RQ_PROGS(block_rq_requeue, bw_requeue, true, on_requeue)
 RQ_PROGS(block_rq_merge, bw_rq_merge, true, on_rq_merge)
+RQ_PROGS(block_rq_insert, bw_insert, true, on_insert)
 
 #define BIO_PROG(sec, name, qk, fetch)						\
 SEC(sec)									\

@@ -74,6 +74,8 @@ struct config {
 	unsigned int reply_threads;
 	unsigned int fuse_mt;
 	unsigned int wake_comp;
+	unsigned int hold_mb;	/* requests below this offset (MiB) are hold requests */
+	unsigned int hold_us;	/* their service time; 0: no hold requests */
 	char *dispatch_opt;	/* -o dispatch=..., parsed into dispatch */
 	enum dispatch dispatch;
 	int show_help;
@@ -92,6 +94,8 @@ static const struct fuse_opt cfg_opts[] = {
 	CFG_OPT("reply_threads=%u", reply_threads),
 	CFG_OPT("fuse_mt=%u", fuse_mt),
 	CFG_OPT("wake_comp=%u", wake_comp),
+	CFG_OPT("hold_mb=%u", hold_mb),
+	CFG_OPT("hold_us=%u", hold_us),
 	CFG_OPT("dispatch=%s", dispatch_opt),
 	{ "-h", offsetof(struct config, show_help), 1 },
 	{ "--help", offsetof(struct config, show_help), 1 },
@@ -113,6 +117,7 @@ struct pending {
 	uint32_t size;
 	uint32_t spindle;
 	int is_read;
+	int hold;		/* a hold request (hold_mb, hold_us) */
 };
 
 struct counters {
@@ -120,6 +125,7 @@ struct counters {
 	uint64_t inflight_max, inflight_area_ns, busy_ns;
 	int64_t lag_sum_ns;	/* signed: a compensated reply can be early */
 	uint64_t lag_max_ns, early_max_ns, replied;
+	uint64_t hold_requests, hold_ns, starved_ns, starved_periods;
 };
 
 struct fakedisk {
@@ -137,6 +143,11 @@ struct fakedisk {
 	uint64_t epoch;		/* mount or last reset */
 	uint64_t last_change;	/* last inflight change, for integrals */
 	uint64_t wake_lag_ns;	/* running median of timer wake-up lateness */
+	/* Starved periods (see hold_arrive): */
+	uint64_t holds_out;	/* hold requests received, not replied */
+	uint64_t starve_start;	/* start of the open period; 0: none */
+	int hold_armed;		/* a hold request is out, no other reply since */
+	int hold_ending;	/* the hold requests were answered, others not back yet */
 	struct counters c;
 };
 
@@ -262,6 +273,8 @@ static void acct_reset(struct fakedisk *d, uint64_t now)
 	unsigned int i;
 
 	memset(&d->c, 0, sizeof(d->c));
+	if (d->starve_start)	/* an open period counts from the reset */
+		d->starve_start = now;
 	/* Requests still queued count as in flight since the reset. */
 	d->c.inflight_max = d->inflight;
 	for (i = 0; i < d->cfg.parallel; i++)
@@ -303,6 +316,54 @@ static uint32_t first_free(const struct fakedisk *d)
 }
 
 /*
+ * Starved periods: the truth for a block layer that holds the other
+ * requests back while a hold request is out (mq-deadline does so for
+ * lower-priority requests while a real-time one is queued or in flight).
+ * With closed-loop clients, which resubmit on every completion, such a
+ * period runs from the moment the disk has room while a hold request is
+ * out (the hold request's arrival when fewer than inflight_max requests
+ * are then at the disk, else the first reply after it) to the first
+ * arrival of another request once the hold requests are all answered
+ * (the held ones came down).  Requests answered and not back are held
+ * above the disk in that time.  Caller holds the lock.
+ */
+static void hold_arrive(struct fakedisk *d, int hold, uint64_t now)
+{
+	if (hold) {
+		d->c.hold_requests++;
+		d->holds_out++;
+		d->hold_ending = 0;
+		/* Others already off the disk (answered, not back) will be held: room now. */
+		if (!d->starve_start && d->inflight + 1 < d->c.inflight_max)
+			d->starve_start = now;
+		else if (!d->starve_start)
+			d->hold_armed = 1;
+		return;
+	}
+	if (d->hold_ending && d->starve_start) {
+		d->c.starved_ns += now - d->starve_start;
+		d->c.starved_periods++;
+		d->starve_start = 0;
+	}
+	d->hold_ending = 0;
+}
+
+static void hold_reply(struct fakedisk *d, const struct pending *p, uint64_t now)
+{
+	if (!p->hold) {
+		if (d->hold_armed && d->holds_out && !d->starve_start)
+			d->starve_start = now;
+		d->hold_armed = 0;
+		return;
+	}
+	d->c.hold_ns += now > p->start ? now - p->start : 0;
+	if (--d->holds_out)
+		return;
+	d->hold_armed = 0;
+	d->hold_ending = d->starve_start != 0;
+}
+
+/*
  * Charge a request to a server and queue its reply.  stripe: the server
  * is the offset's spindle, and seek distance is measured in the spindle's
  * own address space so a sequential stream striped over P spindles does
@@ -335,7 +396,10 @@ static void model_submit(struct fakedisk *d, fuse_req_t req, uint64_t off,
 	s = &d->spindles[p.spindle];
 	dist = local > s->head ? local - s->head : s->head - local;
 	p.start = now > s->free_at ? now : s->free_at;
-	p.deadline = p.start + service_ns(&d->cfg, size, dist);
+	p.hold = d->cfg.hold_us && off < (uint64_t)d->cfg.hold_mb * MIB;
+	p.deadline = p.start + (p.hold ? d->cfg.hold_us * NSEC_PER_USEC :
+				service_ns(&d->cfg, size, dist));
+	hold_arrive(d, p.hold, now);
 	earliest = heap_push(d, &p);
 	if (earliest < 0)
 		goto nomem;
@@ -404,6 +468,7 @@ static void acct_reply(struct fakedisk *d, const struct pending *p,
 	int64_t lag = (int64_t)(now - p->deadline);
 
 	acct_advance(d, now);
+	hold_reply(d, p, now);
 	d->inflight--;
 	if (p->deadline > from)
 		d->spindles[p->spindle].busy_ns += p->deadline - from;
@@ -503,6 +568,8 @@ static int snapshot_take(struct fakedisk *d, struct snapshot *s)
 	s->now = mono_ns();
 	acct_advance(d, s->now);
 	s->c = d->c;
+	if (d->starve_start && s->now > d->starve_start)	/* the open period so far */
+		s->c.starved_ns += s->now - d->starve_start;
 	s->inflight = d->inflight;
 	s->wake_comp_ns = d->cfg.wake_comp ? d->wake_lag_ns : 0;
 	s->elapsed_ns = s->now - d->epoch;
@@ -577,16 +644,20 @@ static void json_write(FILE *f, const struct fakedisk *d,
 		ratio(c->requests * NSEC_PER_SEC, s->elapsed_ns),
 		c->replied ? (double)c->lag_sum_ns / c->replied : 0.0,
 		c->lag_max_ns, c->early_max_ns, s->wake_comp_ns);
+	fprintf(f, "\"hold_requests\":%" PRIu64 ",\n\"hold_ns\":%" PRIu64
+		",\n\"starved_ns\":%" PRIu64 ",\n\"starved_periods\":%" PRIu64 ",\n",
+		c->hold_requests, c->hold_ns, c->starved_ns, c->starved_periods);
 	fprintf(f, "\"dispatch\":\"%s\",\n", dispatch_names[cfg->dispatch]);
 	fprintf(f, "\"size_mb\":%u,\n\"service_us\":%u,\n\"parallel\":%u,\n"
 		"\"chunk_kb\":%u,\n\"xfer_us_per_mib\":%u,\n"
 		"\"seek_us_per_gib\":%u,\n\"seek_us\":%u,\n\"max_background\":%u,\n"
 		"\"reply_threads\":%u,\n\"fuse_mt\":%u,\n\"wake_comp\":%u,\n"
-		"\"pid\":%ld\n}\n",
+		"\"hold_mb\":%u,\n\"hold_us\":%u,\n\"pid\":%ld\n}\n",
 		cfg->size_mb, cfg->service_us, cfg->parallel, cfg->chunk_kb,
 		cfg->xfer_us_per_mib, cfg->seek_us_per_gib, cfg->seek_us,
 		cfg->max_background,
-		cfg->reply_threads, cfg->fuse_mt, cfg->wake_comp, (long)getpid());
+		cfg->reply_threads, cfg->fuse_mt, cfg->wake_comp, cfg->hold_mb,
+		cfg->hold_us, (long)getpid());
 }
 
 struct stats_buf {
@@ -914,7 +985,9 @@ static void usage(const char *prog)
 	       "    max_background=N   FUSE async request limit (128)\n"
 	       "    reply_threads=N    threads answering due requests (1)\n"
 	       "    fuse_mt=0|1        libfuse multi-threaded receive loop (0)\n"
-	       "    wake_comp=0|1      reply early by the median timer lateness (1)\n\n",
+	       "    wake_comp=0|1      reply early by the median timer lateness (1)\n"
+	       "    hold_mb=N          requests below N MiB are hold requests (0)\n"
+	       "    hold_us=N          their service time instead; 0: none (0)\n\n",
 	       prog);
 	fuse_cmdline_help();
 	fuse_lowlevel_help();

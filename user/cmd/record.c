@@ -36,7 +36,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: blkwise record [-d DEV]... -o FILE [--duration SECS] [--max-size SIZE]\n"
 		"                      [--buffer SIZE] [--verbose] [--btf FILE] [--force-raw-tp]\n"
-		"Events: Q (block_io_start, else insert and getrq), D, C, requeue, request\n"
+		"Events: Q (block_io_start, else getrq), insert, D, C, requeue, request\n"
 		"and bio merges, each 64 bytes; ring-buffer drops are counted per CPU, in\n"
 		"the file and on stderr.  SIGINT and SIGTERM close the file cleanly; a file\n"
 		"cut short by a crash stays readable up to its last whole record.\n");
@@ -185,7 +185,7 @@ static void fill_info(struct bw_tinfo *in, int ncpus, int ndevs, struct bw_rec *
 	in->ncpus = ncpus;
 	in->ndevs = ndevs;
 	in->rec_size = sizeof(struct bw_trec);
-	in->flags = bw_rec_io_start(r) ? BW_TINFO_Q_IO_START : 0;
+	in->flags = (bw_rec_io_start(r) ? BW_TINFO_Q_IO_START : 0) | BW_TINFO_INSERTS;
 }
 
 static int on_event(void *ctx, const struct bw_trec *ev)

@@ -171,6 +171,7 @@ int bw_bio_snapshot(struct bw_bio *b, struct bw_snap *s)
 		if (!d)
 			continue;
 		bw_snap_add_pcpu(d, b->pcpu_buf, b->ncpus, closed, b->hist[slot]);
+		d->stall_unknown = true;	/* no dispatch to stall: bio to bio */
 		if (sh.word & BW_INFLIGHT_MASK) {
 			d->inflight += sh.word & BW_INFLIGHT_MASK;
 			if (s->ts_ns > sh.busy_start)

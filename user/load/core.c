@@ -16,6 +16,7 @@
 #include "load/loader.h"
 #include "core.skel.h"
 #include "streams.h"
+#include "stall.h"
 
 /* Requests one device may have live at once, as the table is sized (docs/design.md). */
 #define BW_LIVE_CAP 4096
@@ -125,6 +126,7 @@ static void pick_programs(struct bw_core *c, const struct btf *btf)
 	PICK(bw_complete);
 	PICK(bw_requeue);
 	PICK(bw_rq_merge);
+	PICK(bw_insert);
 	PICK(bw_backmerge);
 	PICK(bw_frontmerge);
 	/* The pre-5.11 (q, rq) request tracepoints (bw_load_env_probe). */
@@ -179,6 +181,8 @@ static int size_maps(struct bw_core *c, const struct bw_core_opts *o)
 	err = err ?: bpf_map__set_max_entries(s->maps.pcpu, c->max_slots);
 	err = err ?: bpf_map__set_max_entries(s->maps.dev2slot, c->max_slots);
 	err = err ?: bpf_map__set_max_entries(s->maps.rqs, c->rq_entries);
+	err = err ?: bpf_map__set_max_entries(s->maps.stalls, c->max_slots);
+	err = err ?: bpf_map__set_max_entries(s->maps.waits, c->rq_entries);
 	/* The streams' maps, which the streams object reuses; one entry without. */
 	s->rodata->streams_on = o->streams;
 	s->rodata->stream_by = o->streams_by;
@@ -459,6 +463,20 @@ static void open_areas(struct bw_core *c, __u64 now, __u32 nslots, __u64 *area)
 	}
 }
 
+/* A slot's dispatch stalls (bpf/stall.h), with the episode open at now. */
+static void read_stall(struct bw_core *c, __u32 slot, __u64 now, struct bw_snap_dev *d)
+{
+	struct bw_stall st;
+
+	d->stall_unknown = !c->have_fetch;
+	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.stalls), &slot, &st))
+		return;
+	d->stall_ns += st.ns;
+	d->stalls += st.episodes;
+	if (st.start && now > st.start)
+		d->stall_ns += now - st.start;
+}
+
 int bw_core_snapshot(struct bw_core *c, struct bw_snap *s, int extra)
 {
 	int pcpu_fd = bpf_map__fd(c->skel->maps.pcpu);
@@ -509,6 +527,7 @@ int bw_core_snapshot(struct bw_core *c, struct bw_snap *s, int extra)
 			goto out;
 		}
 		bw_snap_add_pcpu(d, c->pcpu_buf, c->ncpus, closed, c->hist[slot]);
+		read_stall(c, slot, s->ts_ns, d);
 		d->lost += c->healed[slot];
 		d->busy_unknown = !c->have_fetch;
 		if (sh.word & BW_INFLIGHT_MASK) {

@@ -26,7 +26,10 @@ struct bw_rec {
 	bool io_start;
 };
 
-/* Q from block_io_start (6.5+) where it exists, else insert and getrq. */
+/*
+ * Q from block_io_start (6.5+) where it exists, else insert and getrq;
+ * insert always, for dispatch stalls (bpf/stall.h).
+ */
 static void pick_programs(struct bw_rec *r, const struct btf *btf, const struct bw_load_env *env)
 {
 	struct record_bpf *s = r->skel;
@@ -44,9 +47,10 @@ static void pick_programs(struct bw_rec *r, const struct btf *btf, const struct 
 
 	r->raw_tp = env->raw_tp;
 	r->io_start = io_start;
-	/* The last three are the Q choice: io_start, else insert + getrq. */
+	/* The last three are the Q choice: io_start, else getrq; insert always. */
 	for (i = 0; i < n; i++)
-		bw_prog_pair(tp[i], raw[i], i < 6 || (i == 6 ? io_start : !io_start), r->raw_tp);
+		bw_prog_pair(tp[i], raw[i], i < 6 || i == 7 || (i == 6 ? io_start : !io_start),
+			     r->raw_tp);
 	s->rodata->rq_arg_second = env->rq_arg_second;
 	s->rodata->bio_merge_old = bw_tp_nargs(btf, "block_bio_backmerge") == 3;
 	s->rodata->getrq_old = bw_tp_nargs(btf, "block_getrq") == 3;

@@ -167,6 +167,29 @@ static void compute_peff(const struct bw_snap_dev *cur, const struct bw_op_stats
 	o->p_eff_code = why ? why->code : NULL;
 }
 
+/*
+ * Dispatch stalls over the interval: seconds, episodes opened, and the
+ * share of busy time.  Requests can wait with nothing in flight (a device
+ * held idle), so stall time may exceed busy time: the share stops at 1.
+ */
+static void compute_stall(const struct bw_snap_dev *prev, const struct bw_snap_dev *cur,
+			  __u64 dbusy, struct bw_interval *o)
+{
+	__u64 ns = delta(cur->stall_ns, prev->stall_ns);
+
+	o->stall_unknown = cur->stall_unknown || cur->busy_unknown;
+	if (o->stall_unknown) {
+		o->stall_s = NAN;
+		o->stall_share = NAN;
+		return;
+	}
+	o->stall_s = ns / 1e9;
+	o->stall_episodes = delta(cur->stalls, prev->stalls);
+	o->stall_share = dbusy ? (double)ns / (double)dbusy : (ns ? 1.0 : 0.0);
+	if (o->stall_share > 1)
+		o->stall_share = 1;
+}
+
 void bw_interval_compute(const struct bw_snap_dev *prev, const struct bw_snap_dev *cur,
 			 double secs, const struct bw_peff_params *pp, const struct bw_s1_dev *stored,
 			 __s64 now_unix, struct bw_interval *o)
@@ -243,6 +266,7 @@ void bw_interval_compute(const struct bw_snap_dev *prev, const struct bw_snap_de
 	o->kb_per_rq = ratio(bytes / 1024.0, n);
 	o->merges_per_s = ratio(all.merges, secs);
 	o->requeues_per_s = ratio(all.requeues, secs);
+	compute_stall(prev, cur, dbusy, o);
 	compute_peff(cur, d, dbusy, o->depth_busy, pp, stored, now_unix, o);
 }
 

@@ -59,6 +59,9 @@ struct bw_snap_dev {
 	__u64 lost;
 	__u64 fsync_writes;	/* empty PREFLUSH writes: completed as writes, never issued */
 	__u64 open_area_ns;	/* requests in flight at read time: their time since issue */
+	__u64 stall_ns;		/* dispatch stalls (bpf/stall.h), with the open episode */
+	__u64 stalls;		/* their episodes */
+	bool stall_unknown;	/* not measured: no insert events (before 5.12, or a recording) */
 };
 
 struct bw_snap {
@@ -102,6 +105,10 @@ struct bw_interval {
 	__s64 vio_indirect, vio_direct;	/* ring buffers added by kind, -1: not known */
 	__s64 vio_descs;	/* their descriptors (in indirect tables or the ring), -1 */
 	double indirect_share;	/* vio_indirect over both, NAN when not known */
+	double stall_s;		/* dispatch stalls in the interval (docs/design.md); NAN: unknown */
+	double stall_share;	/* stall_s over busy time, at most 1; NAN: unknown */
+	__u64 stall_episodes;
+	bool stall_unknown;
 	double solo_ms;		/* solo service of the interval's dominant (op, class) */
 	__u64 solo_ios;		/* solo samples behind the S1 values used */
 	const char *s1_source;	/* "live", "stored", or NULL when unknown */

@@ -332,6 +332,17 @@ static double get_busy(const struct bw_expo_dev *d)
 	return d->cum->busy_unknown ? NAN : d->cum->busy_ns / 1e9;
 }
 
+/* Dispatch stalls (docs/design.md): absent where not measured, as busy time. */
+static double get_stall_s(const struct bw_expo_dev *d)
+{
+	return d->cum->stall_unknown || d->cum->busy_unknown ? NAN : d->cum->stall_ns / 1e9;
+}
+
+static double get_stalls(const struct bw_expo_dev *d)
+{
+	return d->cum->stall_unknown || d->cum->busy_unknown ? NAN : (double)d->cum->stalls;
+}
+
 static double get_inflight(const struct bw_expo_dev *d) { return (double)d->cum->inflight; }
 static double get_depth(const struct bw_expo_dev *d) { return d->depth_mean; }
 static double get_peff(const struct bw_expo_dev *d) { return d->p_eff; }
@@ -456,6 +467,13 @@ static void devices(struct bw_prom *p, const struct bw_expo_dev *d, int n)
 	histograms(p, d, n);
 	dev_series(p, d, n, "blkwise_device_busy_seconds", BW_PROM_COUNTER,
 		   "Time with at least one request in flight.", get_busy);
+	dev_series(p, d, n, "blkwise_dispatch_stall_seconds", BW_PROM_COUNTER,
+		   "Time with requests waiting to be dispatched (inserted or requeued, not "
+		   "issued) while fewer than the device's largest observed depth were in flight.",
+		   get_stall_s);
+	dev_series(p, d, n, "blkwise_dispatch_stalls", BW_PROM_COUNTER,
+		   "Dispatch stall episodes begun (see blkwise_dispatch_stall_seconds).",
+		   get_stalls);
 	dev_series(p, d, n, "blkwise_inflight_requests", BW_PROM_GAUGE,
 		   "Requests dispatched and not completed.", get_inflight);
 	dev_series(p, d, n, "blkwise_depth_mean", BW_PROM_GAUGE,

@@ -19,9 +19,9 @@ static void cell(FILE *f, int width, int prec, double v)
 
 void bw_render_header(FILE *f)
 {
-	fprintf(f, "%-10s %8s %8s %7s %7s %7s %7s %7s %7s %6s %4s %6s %6s %-7s %6s %8s %8s\n",
+	fprintf(f, "%-10s %8s %8s %7s %7s %7s %7s %7s %7s %6s %4s %6s %6s %-7s %6s %8s %8s %6s\n",
 		"Device", "r/s", "w/s", "rMB/s", "wMB/s", "svc_ms", "p50_ms", "p99_ms", "q_ms",
-		"depth", "max", "busy%", "P_eff", "class", "seg/rq", "merge/s", "requeue/s");
+		"depth", "max", "busy%", "P_eff", "class", "seg/rq", "merge/s", "requeue/s", "stall%");
 }
 
 void bw_render_row(FILE *f, const struct bw_interval *iv, const struct bw_class *cls)
@@ -53,6 +53,7 @@ void bw_render_row(FILE *f, const struct bw_interval *iv, const struct bw_class 
 	cell(f, 6, 2, iv->seg_per_rq);
 	cell(f, 8, 1, iv->merges_per_s);
 	cell(f, 8, 1, iv->requeues_per_s);
+	cell(f, 6, 1, 100 * iv->stall_share);
 	fputc('\n', f);
 }
 
@@ -176,6 +177,12 @@ void bw_render_json_dev(struct bw_json *j, const struct bw_interval *iv,
 		bw_json_num(j, "virtio_descs", iv->vio_descs < 0 ? NAN : iv->vio_descs, 0);
 		bw_json_num(j, "indirect_share", iv->indirect_share, 3);
 	}
+	bw_json_num(j, "dispatch_stall_s", iv->stall_s, 6);
+	bw_json_num(j, "dispatch_stall_share", iv->stall_share, 4);
+	if (iv->stall_unknown)
+		bw_json_num(j, "dispatch_stalls", NAN, 0);
+	else
+		bw_json_u64(j, "dispatch_stalls", iv->stall_episodes);
 	bw_json_u64(j, "errors", iv->errors);
 	bw_json_u64(j, "q_ios", iv->q_ios);
 	bw_json_u64(j, "unmatched_total", iv->unmatched);

@@ -41,6 +41,7 @@ struct rp_rq {
 	__u32 stream;		/* the stream holding it: its index + 1, 0 for none */
 	__u16 dev;		/* index into rp->devs */
 	__u8 issued;		/* D seen and not yet C or requeue */
+	__u8 waiting;		/* inserted or requeued, not yet issued (bpf/stall.h) */
 };
 
 struct rp_comm {
@@ -82,6 +83,7 @@ struct bw_replay {
 	bool no_segments;	/* the source does not carry segment counts (blktrace) */
 	bool exact;		/* every percentile narrowed to its value */
 	bool keep;		/* pass 1 keeps its latencies for the refining rounds */
+	bool no_inserts;	/* the source did not record inserts: no dispatch stalls */
 	__u64 kept;
 	__u16 *arena;		/* their chunks (keep_value) */
 	size_t arena_used;	/* in __u16 */
@@ -979,6 +981,39 @@ static void queued(struct bw_replay *rp, struct bw_rp_dev *d, const struct bw_tr
 		e->q_ts = ev->ts;
 }
 
+/*
+ * Dispatch stalls, as bpf/stall.bpf.h keeps them and with bpf/stall.h's
+ * rule: e started waiting (inserted or requeued), or stopped (was) and the
+ * in-flight count may have moved; evaluated at now.
+ */
+static void stall_wait(struct bw_rp_dev *d, struct rp_rq *e, __u64 now)
+{
+	if (!e || e->issued || e->waiting)
+		return;
+	e->waiting = 1;
+	d->stall.waiting++;
+	bw_stall_eval(&d->stall, d->inflight, now);
+}
+
+static void stall_moved(struct bw_rp_dev *d, bool was_waiting, __u64 now)
+{
+	if (was_waiting && d->stall.waiting)
+		d->stall.waiting--;
+	d->stall.max_depth = d->max_depth_all;
+	bw_stall_eval(&d->stall, d->inflight, now);
+}
+
+/* The stall figures of the snapshot at end: the open episode counts so far. */
+static void stall_snap(const struct bw_replay *rp, const struct bw_rp_dev *d, __u64 end,
+		       struct bw_snap_dev *s)
+{
+	s->stall_unknown = rp->no_inserts;
+	s->stall_ns = d->stall.ns;
+	s->stalls = d->stall.episodes;
+	if (d->stall.start && end > d->stall.start)
+		s->stall_ns += end - d->stall.start;
+}
+
 /* What the source did not record is unknown, not 0. */
 static void unknowns(const struct bw_replay *rp, struct bw_interval *iv)
 {
@@ -1047,6 +1082,7 @@ static void tick(struct bw_replay *rp, __u64 end)
 		now->open_area_ns = open_area(d, end);
 		now->max_depth = d->max_depth;
 		now->inflight = d->inflight;
+		stall_snap(rp, d, end, now);
 		tk.inflight = d->inflight;
 		bw_interval_compute(&d->prev, now, secs, &bw_peff_default, NULL, 0, &iv);
 		unknowns(rp, &iv);
@@ -1065,6 +1101,7 @@ static void event(struct bw_replay *rp, const struct bw_trec *ev)
 {
 	struct bw_rp_dev *d;
 	struct rp_rq *e;
+	bool was;
 
 	if (!rp->started) {
 		rp->started = true;
@@ -1112,21 +1149,40 @@ static void event(struct bw_replay *rp, const struct bw_trec *ev)
 	switch (ev->type) {
 	case BW_EV_QUEUE:
 	case BW_EV_GETRQ:
+		queued(rp, d, ev);
+		break;
 	case BW_EV_INSERT:
 		queued(rp, d, ev);
+		if (ev->rq)
+			stall_wait(d, req_of(rp, ev, (__u16)(d - rp->devs), true), ev->ts);
 		break;
 	case BW_EV_ISSUE:
 		e = req_of(rp, ev, (__u16)(d - rp->devs), true);
-		if (e)
+		was = e && e->waiting;
+		if (e) {
+			e->waiting = 0;
 			issue(rp, d, e, ev);
+		}
+		stall_moved(d, was, ev->ts);
 		break;
 	case BW_EV_COMPLETE:
-		complete(rp, d, req_of(rp, ev, 0, false), ev);
+		e = req_of(rp, ev, 0, false);
+		was = e && e->waiting && !(ev->xflags & BW_X_PARTIAL);
+		complete(rp, d, e, ev);
+		stall_moved(d, was, ev->ts);
 		break;
 	case BW_EV_REQUEUE:
-		requeue(d, req_of(rp, ev, 0, false), ev);
+		e = req_of(rp, ev, 0, false);
+		requeue(d, e, ev);
+		stall_moved(d, false, ev->ts);
+		stall_wait(d, e, ev->ts);
 		break;
 	case BW_EV_RQ_MERGE:
+		e = req_of(rp, ev, 0, false);
+		was = e && e->waiting;
+		merged(rp, d, ev);
+		stall_moved(d, was, ev->ts);
+		break;
 	case BW_EV_BACKMERGE:
 	case BW_EV_FRONTMERGE:
 		merged(rp, d, ev);
@@ -1148,6 +1204,7 @@ static void reset_pass(struct bw_replay *rp)
 
 		d->inflight = d->issues = d->busy_start = d->opener_key = d->opener_seq = 0;
 		d->sum_d = 0;
+		memset(&d->stall, 0, sizeof(d->stall));
 	}
 }
 
@@ -1180,6 +1237,7 @@ static void totals(struct bw_replay *rp)
 		end.open_area_ns = open_area(d, rp->last_ts);
 		end.inflight = d->inflight;
 		end.max_depth = d->max_depth_all;
+		stall_snap(rp, d, rp->last_ts, &end);
 		bw_interval_compute(NULL, &end, span, &bw_peff_default, NULL, 0, &d->total);
 		unknowns(rp, &d->total);
 	}
@@ -1255,6 +1313,9 @@ int bw_replay_new(struct bw_replay **out, const struct bw_replay_opts *o,
 	rp->src = src;
 	rp->last_dev = -1;
 	rp->no_segments = !strcmp(src->info->source, "blktrace");
+	/* Q from block_io_start once meant no insert events, until they were recorded too. */
+	rp->no_inserts = (src->info->flags & BW_TINFO_Q_IO_START) &&
+			 !(src->info->flags & BW_TINFO_INSERTS);
 	rp->keep = o->exact;
 	if (!(rp->o.interval > 0))
 		rp->o.interval = 1.0;

@@ -20,6 +20,7 @@
 
 #include "model/model.h"
 #include "model/trace.h"
+#include "stall.h"
 
 enum bw_lat { BW_LAT_Q2D, BW_LAT_D2C, BW_LAT_Q2C, BW_NR_LAT };
 extern const char *const bw_lat_names[BW_NR_LAT];
@@ -82,6 +83,7 @@ struct bw_rp_dev {
 	__u64 sum_d;		/* the D times of those in flight: their open area (bw_flight_area) */
 	__u64 max_depth;	/* this interval */
 	__u64 max_depth_all;
+	struct bw_stall stall;		/* dispatch stalls (bpf/stall.h), replayed */
 	__u64 tick_events;		/* events at the last interval's end */
 	bool idle_ok;			/* idle_iv holds an idle interval's figures */
 	struct bw_interval idle_iv;

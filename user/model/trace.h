@@ -87,6 +87,7 @@ struct bw_tinfo {
 	__u32 flags;
 };
 #define BW_TINFO_Q_IO_START 1u	/* Q events from block_io_start (else insert) */
+#define BW_TINFO_INSERTS 2u	/* insert events recorded whatever Q's source (dispatch stalls) */
 
 /* LOST and END bodies: cumulative drops per CPU, ncpus of them after this. */
 struct bw_tlost {
