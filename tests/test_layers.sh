@@ -60,13 +60,13 @@ test_include_cycle_fails() {
 # Objects: a loader calling a command, and two loaders calling each other.
 test_upward_and_mutual_calls_fail() {
 	local o=$BW_TMP/objs
-	command -v cc >/dev/null && command -v nm >/dev/null || { bw_skip "no cc or nm"; return 0; }
+	command -v gcc >/dev/null && command -v nm >/dev/null || { bw_skip "no gcc or nm"; return 0; }
 	mkdir -p "$o/cmd" "$o/load"
 	printf 'int cmd_x(void) { return 0; }\n' >"$BW_TMP/x.c"
 	printf 'int cmd_x(void);\nint load_b(void);\nint load_a(void) { return cmd_x() + load_b(); }\n' >"$BW_TMP/a.c"
 	printf 'int load_a(void);\nint load_b(void) { return load_a(); }\n' >"$BW_TMP/b.c"
-	cc -c "$BW_TMP/x.c" -o "$o/cmd/x.o" && cc -c "$BW_TMP/a.c" -o "$o/load/a.o" &&
-		cc -c "$BW_TMP/b.c" -o "$o/load/b.o" || { fail "cc failed"; return; }
+	gcc -c "$BW_TMP/x.c" -o "$o/cmd/x.o" && gcc -c "$BW_TMP/a.c" -o "$o/load/a.o" &&
+		gcc -c "$BW_TMP/b.c" -o "$o/load/b.o" || { fail "gcc failed"; return; }
 	python3 "$LY" --objs "$o" >"$BW_TMP/bad.out" 2>&1
 	echo "rc=$?" >>"$BW_TMP/bad.out"
 	assertTrue "refused: $(cat "$BW_TMP/bad.out")" "grep -q '^rc=1$' $BW_TMP/bad.out"
