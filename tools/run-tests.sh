@@ -24,7 +24,7 @@ cd "$(dirname "$0")/.." || exit 1
 . tests/leaks.sh
 
 BW_VM_KERNEL=${BW_VM_KERNEL:-6.1}
-BW_VM_SUITES=${BW_VM_SUITES:-test_truth test_biocache test_bio test_streams}
+BW_VM_SUITES=${BW_VM_SUITES:-test_truth test_biocache test_bio test_streams test_stalls test_seeds}
 
 run_id=r$$
 state=$(mktemp -d /tmp/blkwise-run.XXXXXX)
