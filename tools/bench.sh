@@ -230,6 +230,10 @@ attach_loop() {	# $1 = image -> sets NEW_LOOP=loopN
 	LOOPS="$LOOPS $name=$1"
 	[ "$(cat "/sys/block/$name/loop/dio" 2>/dev/null)" = 1 ] ||
 		die "$dev did not get direct I/O on /dev/shm" "needs a kernel whose tmpfs supports O_DIRECT (>= 6.6)"
+	# A loop device keeps its queue settings across detach: the last user's
+	# scheduler would put its insert path into every figure.
+	echo none >"/sys/block/$name/queue/scheduler" ||
+		die "cannot set $dev's scheduler to none" "check /sys/block/$name/queue/scheduler"
 	NEW_LOOP=$name
 }
 
