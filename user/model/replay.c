@@ -493,8 +493,8 @@ static bool keep_value(struct bw_replay *rp, struct bw_xdist *x, __u64 v)
 	if (!x->win && !(x->win = calloc(NWIN, sizeof(*x->win))))
 		return false;
 	at = x->win[w];
-	c = rp->arena + at;
-	if (!at || c[2] == c[3] + 1u) {
+	c = at ? rp->arena + at : NULL;	/* no arena may be mapped yet */
+	if (!c || c[2] == c[3] + 1u) {
 		cap = at ? (c[3] + 1u) * 2 : CHUNK_MIN;
 		at = new_chunk(rp, at, cap < CHUNK_MAX ? cap : CHUNK_MAX);
 		if (!at)
