@@ -310,3 +310,13 @@ bw_require_bfq_fakedisk() {
 		{ bw_skip "no bfq scheduler in this kernel"; return 1; }
 	make -s -C "$BW_ROOT/tools/fakedisk" >&2 || { fail "cannot build tools/fakedisk"; return 1; }
 }
+
+# bw_tune_bg OUT ARGS...: blkwise tune --json in the background with this
+# test's run and state directories, started (tuning) when this returns;
+# its pid in BW_BG_PID.
+bw_tune_bg() {
+	local out=$1
+	shift
+	bw_bg_start "$out" "tuning" "$BW_BIN" tune --json --run-dir "$BW_TMP/run" \
+		--state-dir "$BW_TMP/state" "$@"
+}

@@ -39,10 +39,8 @@ id_readers() {
 # id_tune OUT ARGS...: blkwise tune --json in the background, started when
 # this returns; ID_PID.
 id_tune() {
-	local out=$1 rc
-	shift
-	bw_bg_start "$out" "tuning" "$BW_BIN" tune --json --run-dir "$BW_TMP/run" \
-		--state-dir "$BW_TMP/state" "$@"
+	local rc
+	bw_tune_bg "$@"
 	rc=$?
 	ID_PID=$BW_BG_PID
 	return $rc

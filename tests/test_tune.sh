@@ -50,10 +50,8 @@ tn_seq_bg() {
 # tn_start OUT ARGS...: blkwise tune --json in the background, started
 # (tuning) when this returns; TN_PID.
 tn_start() {
-	local out=$1 rc
-	shift
-	bw_bg_start "$out" "tuning" "$BW_BIN" tune --json --run-dir "$BW_TMP/run" \
-		--state-dir "$BW_TMP/state" "$@"
+	local rc
+	bw_tune_bg "$@"
 	rc=$?
 	TN_PID=$BW_BG_PID
 	return $rc
