@@ -137,6 +137,7 @@ bw_loop() {
 	bw_on_cleanup "losetup -n -O BACK-FILE $_dev 2>/dev/null | grep -qF $_img && losetup -d $_dev; rm -f $_img"
 	# Queue settings outlive a detach: start from the defaults.
 	echo 0 >/sys/block/"${_dev#/dev/}"/queue/nomerges
+	echo 0 >/sys/block/"${_dev#/dev/}"/queue/rotational
 	echo none >/sys/block/"${_dev#/dev/}"/queue/scheduler
 	printf -v "$_var" '%s' "$(basename "$_dev")"
 }
@@ -150,6 +151,7 @@ bw_fakedisk() {
 	_dev=$("$BW_ROOT"/tools/fakedisk.sh up "$_dir/mnt" "$2") || return 1
 	# Queue settings outlive a detach (a bfq with another test's settings): the defaults.
 	echo 0 >/sys/block/"$_dev"/queue/nomerges
+	echo 0 >/sys/block/"$_dev"/queue/rotational
 	echo none >/sys/block/"$_dev"/queue/scheduler
 	BW_FAKEDISK_DIR=$_dir/mnt
 	printf -v "$_var" '%s' "$_dev"
@@ -259,6 +261,32 @@ bw_expect_count() {
 }
 
 # bw_within A B PCT: true when |A - B| <= PCT% of |B|.
+# bw_ftrace VAR DEV EVENT...: the block EVENTs of DEV recorded by an ftrace
+# instance of the test's own (mono clock, 8 MiB a CPU); VAR gets its
+# directory, whose trace file is the record.  bw_ftrace_stop DIR ends it.
+bw_ftrace() {
+	local _v=$1 _dev=$2 _t=/sys/kernel/tracing/instances/blkwise-test-$$-$RANDOM _d _e
+	shift 2
+	[ -d /sys/kernel/tracing/instances ] || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
+	mkdir "$_t" || return 1
+	bw_on_cleanup "bw_ftrace_stop $_t; rmdir $_t"
+	echo mono >"$_t"/trace_clock 2>/dev/null
+	echo 8192 >"$_t"/buffer_size_kb
+	_d=$(cat /sys/block/"$_dev"/dev)
+	for _e; do
+		echo "dev == $(((${_d%:*} << 20) | ${_d#*:}))" >"$_t"/events/block/"$_e"/filter || return 1
+		echo 1 >"$_t"/events/block/"$_e"/enable || return 1
+	done
+	printf -v "$_v" '%s' "$_t"
+}
+
+bw_ftrace_stop() {
+	local _e
+	for _e in "$1"/events/block/*/enable; do
+		[ "$(cat "$_e" 2>/dev/null)" = 0 ] || echo 0 >"$_e"
+	done
+}
+
 bw_within() {
 	awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN { d = a - b; if (d < 0) d = -d;
 		m = b < 0 ? -b : b; exit !(d <= m * p / 100) }'

@@ -178,19 +178,6 @@ serial_disk() {
 	done
 }
 
-# trace_issues VAR DEV: block_rq_issue of DEV into an ftrace instance of our
-# own; VAR gets its directory.
-trace_issues() {
-	local _t=/sys/kernel/tracing/instances/blkwise-test-$$-$RANDOM _d
-	[ -d /sys/kernel/tracing/instances ] || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
-	mkdir "$_t" || return 1
-	bw_on_cleanup "echo 0 >$_t/events/block/block_rq_issue/enable; rmdir $_t"
-	_d=$(cat /sys/block/"$2"/dev)
-	echo "dev == $(((${_d%:*} << 20) | ${_d#*:}))" >"$_t"/events/block/block_rq_issue/filter || return 1
-	echo 1 >"$_t"/events/block/block_rq_issue/enable || return 1
-	printf -v "$1" '%s' "$_t"
-}
-
 # watch_serial_disk DEV SECS ARGS...: blkwise stat on DEV for SECS (its
 # output in $SHM), with an ftrace instance counting the requests issued on
 # it; sets OURS (those of blkwise's process) and IDENTIFIED (true once the
@@ -199,14 +186,14 @@ watch_serial_disk() {
 	local dev=$1 secs=$2 t out pid
 	shift 2
 	"$BW_BIN" --version >/dev/null	# the program in the page cache
-	trace_issues t "$dev" || { fail "ftrace instance"; return 1; }
+	bw_ftrace t "$dev" block_rq_issue || { fail "ftrace instance"; return 1; }
 	# Its output in memory too: what it writes there is not the watch's I/O.
 	out=$SHM/noio.json
 	bw_stat_start "$out" -d "$dev" -i 0.3 "$@" || { fail "blkwise start"; return 1; }
 	pid=$BW_STAT_PID
 	sleep "$secs"
 	bw_stat_stop INT
-	echo 0 >"$t"/events/block/block_rq_issue/enable
+	bw_ftrace_stop "$t"
 	# Reads are its own pages faulted in (the program, its libraries), not the watch.
 	OURS=$(grep -- "-$pid *\\[" "$t"/trace | grep -vc "block_rq_issue: [0-9,]* R")
 	IDENTIFIED=$(jq -s --arg d "$dev" '[.[].devices[] | select(.device == $d and .identity != null)] | length > 0' "$out")
@@ -248,7 +235,7 @@ test_passthrough_own_op() {
 	bw_require jq || return 0
 	dev=$(serial_disk)
 	[ -n "$dev" ] || { bw_skip "no disk with a serial attribute (virtio-blk)"; return 0; }
-	trace_issues t "$dev" || { fail "ftrace instance"; return; }
+	bw_ftrace t "$dev" block_rq_issue || { fail "ftrace instance"; return; }
 	out=$BW_TMP/pt.json
 	bw_stat_start "$out" -d "$dev" -i 0.3 --no-state || { fail "blkwise start"; return; }
 	for i in 1 2 3 4 5; do
@@ -257,7 +244,7 @@ test_passthrough_own_op() {
 	done
 	sleep 0.4
 	bw_stat_stop INT
-	echo 0 >"$t"/events/block/block_rq_issue/enable
+	bw_ftrace_stop "$t"
 	pt=$(bw_jsum "$out" "$dev" .ops.passthrough.ios)
 	traced=$(grep -v '^#' "$t"/trace | grep -c "block_rq_issue: [0-9,]* N ")
 	data=$(bw_jsum "$out" "$dev" '.ops.read.ios + .ops.write.ios + .ops.discard.ios + .ops.flush.ios - .fsync_writes')

@@ -147,7 +147,6 @@ struct fakedisk {
 	uint64_t holds_out;	/* hold requests received, not replied */
 	uint64_t starve_start;	/* start of the open period; 0: none */
 	int hold_armed;		/* a hold request is out, no other reply since */
-	int hold_ending;	/* the hold requests were answered, others not back yet */
 	struct counters c;
 };
 
@@ -322,30 +321,21 @@ static uint32_t first_free(const struct fakedisk *d)
  * With closed-loop clients, which resubmit on every completion, such a
  * period runs from the moment the disk has room while a hold request is
  * out (the hold request's arrival when fewer than inflight_max requests
- * are then at the disk, else the first reply after it) to the first
- * arrival of another request once the hold requests are all answered
- * (the held ones came down).  Requests answered and not back are held
- * above the disk in that time.  Caller holds the lock.
+ * are then at the disk, else the first reply after it) to the reply of
+ * the last hold request out: the disk's own edges, so a client slow to
+ * resubmit does not stretch the period.  Caller holds the lock.
  */
 static void hold_arrive(struct fakedisk *d, int hold, uint64_t now)
 {
-	if (hold) {
-		d->c.hold_requests++;
-		d->holds_out++;
-		d->hold_ending = 0;
-		/* Others already off the disk (answered, not back) will be held: room now. */
-		if (!d->starve_start && d->inflight + 1 < d->c.inflight_max)
-			d->starve_start = now;
-		else if (!d->starve_start)
-			d->hold_armed = 1;
+	if (!hold)
 		return;
-	}
-	if (d->hold_ending && d->starve_start) {
-		d->c.starved_ns += now - d->starve_start;
-		d->c.starved_periods++;
-		d->starve_start = 0;
-	}
-	d->hold_ending = 0;
+	d->c.hold_requests++;
+	d->holds_out++;
+	/* Others already off the disk (answered, not back) will be held: room now. */
+	if (!d->starve_start && d->inflight + 1 < d->c.inflight_max)
+		d->starve_start = now;
+	else if (!d->starve_start)
+		d->hold_armed = 1;
 }
 
 static void hold_reply(struct fakedisk *d, const struct pending *p, uint64_t now)
@@ -360,7 +350,11 @@ static void hold_reply(struct fakedisk *d, const struct pending *p, uint64_t now
 	if (--d->holds_out)
 		return;
 	d->hold_armed = 0;
-	d->hold_ending = d->starve_start != 0;
+	if (!d->starve_start)
+		return;
+	d->c.starved_ns += now > d->starve_start ? now - d->starve_start : 0;
+	d->c.starved_periods++;
+	d->starve_start = 0;
 }
 
 /*

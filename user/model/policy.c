@@ -42,7 +42,10 @@
  * slower than it, on a device not deep, is BFQ no longer idling: said with
  * the evidence, and strict_guarantees (bfq_better_to_idle() returns true
  * whatever the queue's flags) is tried for a window against the window that
- * showed it, kept only if faster.  A trial that lost is not repeated on the
+ * showed it, kept only if faster; the trial's window starts trial_settle_s
+ * after the switch (BFQ takes 1-2 s to idle well again: the requests it
+ * had spread over the readers drain first, and each reader's run starts
+ * over).  A trial that lost is not repeated on the
  * same workload for probe_every_s.  strict_guarantees goes off again when the
  * device turns out deep, idling is set to 0, or no sync sequential stream
  * is left.
@@ -69,6 +72,7 @@ const struct bw_tune_cfg bw_tune_cfg_default = {
 	.min_idle_us = 4000,
 	.window_s = 1.0,
 	.settle_s = 0.1,
+	.trial_settle_s = 2.0,
 	.probe_s = 0.5,
 	.probe_every_s = 300,
 	.dwell_s = 10,
@@ -253,9 +257,12 @@ static struct bw_tune_sig stable_sig(struct bw_tune_state *st, struct bw_tune_si
 
 static void describe(char *buf, size_t len, const struct bw_tune_win *w)
 {
-	snprintf(buf, len, "P_eff %.2f, depth %.2f, %d streams (%d sync sequential), "
-		 "think p90 %.3f ms", bw_tune_win_peff(w), bw_tune_win_depth(w), w->streams,
-		 w->sync_seq, w->think_p90_ms);
+	char pe[32], dp[32], th[32];
+
+	snprintf(buf, len, "P_eff %s, depth %s, %d streams (%d sync sequential), think p90 %s ms",
+		 figure(pe, sizeof(pe), "%.2f", bw_tune_win_peff(w)),
+		 figure(dp, sizeof(dp), "%.2f", bw_tune_win_depth(w)), w->streams, w->sync_seq,
+		 figure(th, sizeof(th), "%.3f", w->think_p90_ms));
 }
 
 /* Rule 2: the setting the device class asks for; false when it asks for none. */
@@ -477,14 +484,15 @@ static bool watch_idling(const struct bw_tune_cfg *cfg, struct bw_tune_state *st
 	d->strict_after = 1;
 	if (was)
 		snprintf(d->why, sizeof(d->why), "BFQ stopped idling at slice_idle_us %u: depth "
-			 "%.2f -> %.2f, %.0f -> %.0f MB/s; trying strict_guarantees 1 for %.1f s",
-			 st->setting, bw_tune_win_depth(was), depth, bw_tune_win_mbps(was),
-			 bw_tune_win_mbps(w), cfg->window_s);
+			 "%.2f -> %.2f, %.0f -> %.0f MB/s; trying strict_guarantees 1 (%.1f s, "
+			 "measured after %.1f s)", st->setting, bw_tune_win_depth(was), depth,
+			 bw_tune_win_mbps(was), bw_tune_win_mbps(w), cfg->window_s,
+			 cfg->trial_settle_s);
 	else
 		snprintf(d->why, sizeof(d->why), "BFQ is not idling at slice_idle_us %u: depth "
 			 "%.2f under %d sync sequential streams, %.0f MB/s; trying "
-			 "strict_guarantees 1 for %.1f s", st->setting, depth, w->sync_seq,
-			 bw_tune_win_mbps(w), cfg->window_s);
+			 "strict_guarantees 1 (%.1f s, measured after %.1f s)", st->setting, depth,
+			 w->sync_seq, bw_tune_win_mbps(w), cfg->window_s, cfg->trial_settle_s);
 	if (st->after_probe) {
 		size_t n = strlen(d->why);
 
@@ -531,7 +539,7 @@ static void end_strict(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 		st->verdict_sig = st->sig;
 		st->last_probe = st->strict_at;
 	}
-	st->probe_cost_s += p->secs + cfg->settle_s;
+	st->probe_cost_s += p->secs + cfg->trial_settle_s;
 	st->phase = BW_PH_MEASURE;
 }
 
@@ -640,7 +648,7 @@ void bw_tune_applied(const struct bw_tune_cfg *cfg, struct bw_tune_state *st, __
 {
 	st->setting = v;
 	st->strict = strict;
-	st->settle_until = t + cfg->settle_s;
+	st->settle_until = t + (st->phase == BW_PH_STRICT ? cfg->trial_settle_s : cfg->settle_s);
 	if (st->phase == BW_PH_MEASURE)
 		st->last_change = t;
 	win_reset(&st->win);

@@ -18,6 +18,7 @@ struct bw_tune_cfg {
 	__u32 min_idle_us;	/* floor of a nonzero setting */
 	double window_s;	/* one measurement window */
 	double settle_s;	/* left out after every change: BFQ finishes its slice */
+	double trial_settle_s;	/* left out before a strict_guarantees trial's window */
 	double probe_s;		/* a probe's measured part */
 	double probe_every_s;	/* at most one probe per device this often ... */
 	double dwell_s;		/* ... and no two changes closer than this, but for a probe's end */
@@ -78,8 +79,8 @@ struct bw_tune_sig {
 };
 
 /*
- * BW_PH_STRICT: strict_guarantees on for one window after BFQ stopped
- * idling, compared with the window that showed it.
+ * BW_PH_STRICT: strict_guarantees on for one window, after trial_settle_s,
+ * once BFQ stopped idling, compared with the window that showed it.
  */
 enum bw_tune_phase { BW_PH_MEASURE, BW_PH_PROBE, BW_PH_STRICT };
 
