@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Interval figures, P_eff, classification, parsing and JSON. */
+/* Interval figures, P_eff, parsing and JSON. */
 #include <errno.h>
 #include <stdlib.h>
 #include "unit.h"
@@ -63,31 +63,6 @@ static void test_peff_undetermined(void)
 	fill(&cur, 0, 0, 0, 0, 0);
 	bw_interval_compute(&prev, &cur, 1.0, &bw_peff_default, NULL, 0, &iv);
 	CHECK(isnan(iv.p_eff) && isnan(iv.svc_mean_ms) && isnan(iv.depth_busy), "idle");
-}
-
-static void test_class_hysteresis(void)
-{
-	struct bw_class c = {};
-	int i;
-
-	bw_class_update(&c, 4.0, 1.0);
-	bw_class_update(&c, 4.0, 1.0);
-	CHECK(c.cls == BW_CLASS_UNKNOWN, "two samples are not enough evidence");
-	bw_class_update(&c, 4.0, 1.0);
-	CHECK(c.cls == BW_CLASS_DEEP, "three seconds of P_eff 4 is deep");
-	bw_class_update(&c, NAN, 1.0);
-	CHECK(c.cls == BW_CLASS_DEEP, "an undetermined interval changes nothing");
-	for (i = 0; i < 20; i++)
-		bw_class_update(&c, i % 2 ? 1.9 : 2.1, 1.0);
-	CHECK(c.cls == BW_CLASS_DEEP, "noise around the threshold does not flap");
-	bw_class_update(&c, 1.0, 1.0);
-	bw_class_update(&c, 1.0, 1.0);
-	CHECK(c.cls == BW_CLASS_DEEP, "two shallow samples do not flip");
-	for (i = 0; i < 6; i++)
-		bw_class_update(&c, 1.0, 1.0);
-	CHECK(c.cls == BW_CLASS_SHALLOW, "a sustained change does");
-	CHECK(strstr(c.reason, "median P_eff 1.00") != NULL, "reason names the numbers: %s",
-	      c.reason);
 }
 
 static void test_parse_args(void)
@@ -432,7 +407,7 @@ int main(void)
 {
 	static const struct unit_test tests[] = {
 		UNIT(test_peff_parallel_device), UNIT(test_peff_undetermined),
-		UNIT(test_class_hysteresis), UNIT(test_parse_args), UNIT(test_stored_s1),
+		UNIT(test_parse_args), UNIT(test_stored_s1),
 		UNIT(test_peff_codes), UNIT(test_uevent_identity), UNIT(test_identity_recheck),
 		UNIT(test_busy_unknown), UNIT(test_json), UNIT(test_depth_split),
 		UNIT(test_fsync_and_passthrough), UNIT(test_stat_merges_and_appearance),

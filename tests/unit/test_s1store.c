@@ -108,30 +108,6 @@ static void test_classes(void)
 	bw_s1_store_free(&b);
 }
 
-static void test_class_seed(void)
-{
-	struct bw_class c;
-	int i;
-
-	/* A stored class holds through undetermined and too-few live samples ... */
-	bw_class_seed(&c, BW_CLASS_DEEP, 3.8, 100);
-	CHECK(c.cls == BW_CLASS_DEEP && c.stored && !bw_class_live(&c), "seeded deep");
-	bw_class_update(&c, NAN, 1.0);
-	bw_class_update(&c, 1.0, 1.0);
-	bw_class_update(&c, 1.0, 1.0);
-	CHECK(c.cls == BW_CLASS_DEEP && c.stored, "two contrary samples change nothing");
-	/* ... and gives way once live evidence decides on its own. */
-	for (i = 0; i < 3; i++)
-		bw_class_update(&c, 1.0, 1.0);
-	CHECK(c.cls == BW_CLASS_SHALLOW && !c.stored && bw_class_live(&c),
-	      "live evidence: shallow (got %s)", bw_class_name(c.cls));
-	/* Live evidence that agrees just takes over. */
-	bw_class_seed(&c, BW_CLASS_DEEP, 3.8, 100);
-	for (i = 0; i < 3; i++)
-		bw_class_update(&c, 4.0, 1.0);
-	CHECK(c.cls == BW_CLASS_DEEP && bw_class_live(&c), "agreeing evidence: live deep");
-}
-
 static void test_merge_prune(void)
 {
 	struct bw_s1_store mine = {}, disk = {};
@@ -159,7 +135,7 @@ int main(void)
 {
 	static const struct unit_test tests[] = {
 		UNIT(test_round_trip), UNIT(test_damaged), UNIT(test_merge_prune),
-		UNIT(test_classes), UNIT(test_class_seed),
+		UNIT(test_classes),
 	};
 
 	return unit_run("s1store", tests, sizeof(tests) / sizeof(tests[0]));
