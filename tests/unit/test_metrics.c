@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Interval figures, P_eff, parsing and JSON. */
-#include <errno.h>
+/* Interval figures (user/model/metrics.c), P_eff, and JSON. */
 #include <stdlib.h>
 #include "unit.h"
 #include "model/model.h"
@@ -65,39 +64,6 @@ static void test_peff_undetermined(void)
 	CHECK(isnan(iv.p_eff) && isnan(iv.svc_mean_ms) && isnan(iv.depth_busy), "idle");
 }
 
-static void test_parse_args(void)
-{
-	double s;
-	long n;
-
-	CHECK(bw_parse_interval("0.5", &s) == 0 && s == 0.5, "0.5");
-	CHECK(bw_parse_interval("0", &s) != 0, "0");
-	CHECK(bw_parse_interval("-1", &s) != 0, "-1");
-	CHECK(bw_parse_interval("abc", &s) != 0, "abc");
-	CHECK(bw_parse_interval("1s", &s) != 0, "1s");
-	CHECK(bw_parse_interval("nan", &s) != 0, "nan");
-	CHECK(bw_parse_interval("", &s) != 0, "empty");
-	CHECK(bw_parse_count("5", &n) == 0 && n == 5, "5");
-	CHECK(bw_parse_count("0", &n) != 0, "0");
-	CHECK(bw_parse_count("5x", &n) != 0, "5x");
-	CHECK(bw_parse_count("99999999999999999999", &n) != 0, "overflow");
-	{
-		__u64 b;
-
-		CHECK(bw_parse_size("4096", &b) == 0 && b == 4096, "bytes");
-		CHECK(bw_parse_size("64K", &b) == 0 && b == 65536, "64K");
-		CHECK(bw_parse_size("16M", &b) == 0 && b == 16u << 20, "16M");
-		CHECK(bw_parse_size("1GiB", &b) == 0 && b == 1u << 30, "1GiB");
-		CHECK(bw_parse_size("2g", &b) == 0 && b == 2ULL << 30, "2g");
-		CHECK(bw_parse_size("1.5K", &b) == 0 && b == 1536, "1.5K");
-		CHECK(bw_parse_size("0", &b) != 0, "0");
-		CHECK(bw_parse_size("5X", &b) != 0, "5X");
-		CHECK(bw_parse_size("5KX", &b) != 0, "5KX");
-		CHECK(bw_parse_size("-1M", &b) != 0, "negative");
-		CHECK(bw_parse_size("", &b) != 0, "empty");
-	}
-}
-
 static void test_stored_s1(void)
 {
 	static struct bw_snap_dev prev, cur;
@@ -151,62 +117,6 @@ static void test_peff_codes(void)
 	bw_interval_compute(&prev, &cur, 1.0, &bw_peff_default, NULL, 0, &iv);
 	CHECK(!iv.p_eff_code && !iv.p_eff_why, "determined: no code");
 	CHECK(bw_interval_active(&iv), "active");
-}
-
-/* When a kept identity is read again (bw_id_recheck_due). */
-static void test_identity_recheck(void)
-{
-	CHECK(bw_id_recheck_due(BW_ID_BACKING, 0, false, false),
-	      "a loop file costs no request: checked every time");
-	CHECK(!bw_id_recheck_due(BW_ID_SERIAL, BW_ID_RECHECK_S - 1, true, false),
-	      "a serial is not read again within %d s", BW_ID_RECHECK_S);
-	CHECK(bw_id_recheck_due(BW_ID_SERIAL, BW_ID_RECHECK_S, true, false) &&
-	      bw_id_recheck_due(BW_ID_WWID, BW_ID_RECHECK_S + 5, true, false),
-	      "a wwid or serial is read again after %d s under load", BW_ID_RECHECK_S);
-	CHECK(!bw_id_recheck_due(BW_ID_SERIAL, 10 * BW_ID_RECHECK_S, false, false),
-	      "never on an idle device: reading may be a request");
-	CHECK(bw_id_recheck_due(BW_ID_WWID, 1, false, true),
-	      "at once when live evidence contradicts what was learned under it");
-	CHECK(!bw_id_recheck_due(BW_ID_DEVT, 10 * BW_ID_RECHECK_S, true, true),
-	      "a dev_t has nothing to read");
-	CHECK(bw_id_recheck_due(BW_ID_PENDING, 0, true, false) &&
-	      !bw_id_recheck_due(BW_ID_PENDING, 0, false, false),
-	      "a pending serial at the device's first I/O");
-}
-
-static void test_uevent_identity(void)
-{
-	const char *text = "MAJOR=7\nMINOR=3\nDEVNAME=loop3p1\nDEVTYPE=partition\nDISKSEQ=9\n";
-	FILE *f = fmemopen((void *)text, strlen(text), "r");
-	struct bw_devinfo di = {};
-	char id[BW_ID_LEN];
-
-	CHECK(bw_parse_uevent(f, &di) == 0, "parsed");
-	fclose(f);
-	CHECK(!strcmp(di.name, "loop3p1") && di.partition, "name %s, partition", di.name);
-	f = fmemopen((void *)"MAJOR=1\n", 8, "r");
-	memset(&di, 0, sizeof(di));
-	CHECK(bw_parse_uevent(f, &di) != 0, "no DEVNAME is an error");
-	fclose(f);
-	CHECK(bw_pick_identity("eui.0025", "S3X", "/img", 0, "", 7u << 20, id, sizeof(id)) ==
-	      BW_ID_WWID && !strcmp(id, "wwid:eui.0025"), "wwid first: %s", id);
-	CHECK(bw_pick_identity("", "S3X", "/img", 0, "", 7u << 20, id, sizeof(id)) == BW_ID_SERIAL &&
-	      !strcmp(id, "serial:S3X"), "then serial: %s", id);
-	CHECK(bw_pick_identity("", "", "/img", 4096, "", 7u << 20, id, sizeof(id)) == BW_ID_BACKING &&
-	      !strcmp(id, "loop:/img@4096"), "then backing file and offset: %s", id);
-	CHECK(bw_pick_identity("", "", "/img", 0, "0:52:7", 7u << 20, id, sizeof(id)) ==
-	      BW_ID_BACKING && !strcmp(id, "loop:/img#0:52:7"),
-	      "with the file's own device and inode: %s", id);
-	CHECK(bw_pick_identity("", "", "/img (deleted)", 0, "", (7u << 20) | 3, id, sizeof(id)) ==
-	      BW_ID_DEVT && !strcmp(id, "devt:7:3"), "deleted backing file: dev_t: %s", id);
-	CHECK(bw_id_note(BW_ID_DEVT) && !bw_id_note(BW_ID_BACKING), "a note only for dev_t");
-	di = (struct bw_devinfo){ .exists = true, .size_sectors = 0, .has_backing = true };
-	CHECK(!bw_dev_present(&di), "size 0 is not shown");
-	di.size_sectors = 8;
-	di.has_backing = false;
-	CHECK(!bw_dev_present(&di), "no backing store is not shown");
-	di.has_backing = true;
-	CHECK(bw_dev_present(&di), "sized and backed is shown");
 }
 
 /* Before 5.12 (no BPF fetch-and-add): busy%, depth while busy and max depth unknown, not 0. */
@@ -269,36 +179,6 @@ static void test_fsync_and_passthrough(void)
 	CHECK(iv.ios[BW_OP_PASSTHROUGH] == 1, "passthrough an op of its own");
 	CHECK(!strcmp(bw_op_names[BW_OP_PASSTHROUGH], "passthrough"), "its name");
 	CHECK_NEAR(iv.kb_per_rq, 4.0, 1e-9, "size of data requests");
-}
-
-/* diskstats' merges from a stat line; one appearance of a device from the next. */
-static void test_stat_merges_and_appearance(void)
-{
-	static struct bw_devinfo a, b;
-	__u64 m = 0;
-
-	CHECK(!bw_parse_stat_merges("  100  7  800  5  200  11  1600  9  0  14  14  3  13  24  2  "
-				    "4  1", &m) && m == 7 + 11 + 13, "rrqm + wrqm + drqm: %llu",
-	      (unsigned long long)m);
-	CHECK(!bw_parse_stat_merges("100 7 800 5 200 11 1600 9 0 14 14", &m) && m == 18,
-	      "before 4.18: no discard fields");
-	CHECK(bw_parse_stat_merges("1 2 3", &m) == -EINVAL, "short line");
-	a.exists = b.exists = true;
-	a.dev = b.dev = (254u << 20);
-	a.diskseq = b.diskseq = 9;
-	a.ino = b.ino = 1234;
-	CHECK(bw_dev_same_appearance(&a, &b), "same");
-	b.diskseq = 10;
-	CHECK(!bw_dev_same_appearance(&a, &b), "a new diskseq: a new disk or a loop bound again");
-	b.diskseq = 9;
-	b.ino = 99;
-	CHECK(!bw_dev_same_appearance(&a, &b), "a re-created device (no diskseq before 5.15)");
-	b.ino = 1234;
-	snprintf(b.backing, sizeof(b.backing), "/var/tmp/x.img");
-	CHECK(!bw_dev_same_appearance(&a, &b), "a loop device bound to another file");
-	b.backing[0] = '\0';
-	b.exists = false;
-	CHECK(!bw_dev_same_appearance(&a, &b), "gone");
 }
 
 static void test_busy_unknown(void)
@@ -406,12 +286,9 @@ static void test_vio_interval(void)
 int main(void)
 {
 	static const struct unit_test tests[] = {
-		UNIT(test_peff_parallel_device), UNIT(test_peff_undetermined),
-		UNIT(test_parse_args), UNIT(test_stored_s1),
-		UNIT(test_peff_codes), UNIT(test_uevent_identity), UNIT(test_identity_recheck),
-		UNIT(test_busy_unknown), UNIT(test_json), UNIT(test_depth_split),
-		UNIT(test_fsync_and_passthrough), UNIT(test_stat_merges_and_appearance),
-		UNIT(test_segments), UNIT(test_vio_interval),
+		UNIT(test_peff_parallel_device), UNIT(test_peff_undetermined), UNIT(test_stored_s1),
+		UNIT(test_peff_codes), UNIT(test_busy_unknown), UNIT(test_json), UNIT(test_depth_split),
+		UNIT(test_fsync_and_passthrough), UNIT(test_segments), UNIT(test_vio_interval),
 	};
 
 	return unit_run("metrics", tests, sizeof(tests) / sizeof(tests[0]));

@@ -166,7 +166,7 @@ int bw_parse_count(const char *s, long *count)
 	return 0;
 }
 
-/* A size: bytes, or with K, M, G or T (powers of 1024); > 0. */
+/* A size: bytes, or with K, M, G or T (powers of 1024); a whole byte at least. */
 int bw_parse_size(const char *s, __u64 *bytes)
 {
 	static const char units[] = "KMGT";
@@ -184,7 +184,7 @@ int bw_parse_size(const char *s, __u64 *bytes)
 			return -EINVAL;
 		v *= (double)(1ULL << (10 * (u - units + 1)));
 	}
-	if (v >= 1.8e19)
+	if (v < 1 || v >= 1.8e19)
 		return -EINVAL;
 	*bytes = (__u64)v;
 	return 0;
