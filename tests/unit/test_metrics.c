@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Interval figures (user/model/metrics.c), P_eff, and JSON. */
+/* Interval figures (user/model/metrics.c): P_eff, depth, busy time, segments, virtio. */
 #include <stdlib.h>
 #include "unit.h"
 #include "model/model.h"
@@ -215,28 +215,6 @@ static void test_busy_unknown(void)
 	free(buf);
 }
 
-static void test_json(void)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	struct bw_json j;
-
-	bw_json_begin(&j, f);
-	bw_json_obj(&j, NULL);
-	bw_json_str(&j, "s", "a\"b\\c\n");
-	bw_json_num(&j, "nan", NAN, 2);
-	bw_json_arr(&j, "a");
-	bw_json_u64(&j, NULL, 1);
-	bw_json_u64(&j, NULL, 2);
-	bw_json_close(&j, ']');
-	bw_json_close(&j, '}');
-	bw_json_end(&j);
-	fclose(f);
-	CHECK(!strcmp(buf, "{\"s\":\"a\\\"b\\\\c\\u000a\",\"nan\":null,\"a\":[1,2]}\n"), "got %s", buf);
-	free(buf);
-}
-
 /* Segments: the interval's sum and histogram, the delta of the two snapshots. */
 static void test_segments(void)
 {
@@ -287,7 +265,7 @@ int main(void)
 {
 	static const struct unit_test tests[] = {
 		UNIT(test_peff_parallel_device), UNIT(test_peff_undetermined), UNIT(test_stored_s1),
-		UNIT(test_peff_codes), UNIT(test_busy_unknown), UNIT(test_json), UNIT(test_depth_split),
+		UNIT(test_peff_codes), UNIT(test_busy_unknown), UNIT(test_depth_split),
 		UNIT(test_fsync_and_passthrough), UNIT(test_segments), UNIT(test_vio_interval),
 	};
 
