@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include "unit.h"
 #include "model/replay.h"
+#include "btrec.h"
 
 #define DEV ((7u << 20) | 9)
 #define US 1000ULL
@@ -408,25 +409,9 @@ static void test_stream(void)
 /* The serial trace as blktrace would have written it, split over two CPU files. */
 static void put_bt(FILE *f, bool swap, __u64 ts, __u32 act, __u64 sector, __u32 pid, __u32 cpu)
 {
-	struct {
-		__u32 magic, seq;
-		__u64 time, sector;
-		__u32 bytes, action, pid, device, cpu;
-		__u16 error, pdu_len;
-	} r = { 0x65617407, 0, ts, sector, 4096, act | (1u << 16) << 0, pid, DEV, cpu, 0, 0 };
-
-	r.action = act | (1u << 3) << 16;	/* BLK_TC_SYNC, a read */
-	if (swap) {
-		r.magic = __builtin_bswap32(r.magic);
-		r.time = __builtin_bswap64(r.time);
-		r.sector = __builtin_bswap64(r.sector);
-		r.bytes = __builtin_bswap32(r.bytes);
-		r.action = __builtin_bswap32(r.action);
-		r.pid = __builtin_bswap32(r.pid);
-		r.device = __builtin_bswap32(r.device);
-		r.cpu = __builtin_bswap32(r.cpu);
-	}
-	fwrite(&r, sizeof(r), 1, f);
+	bt_put(f, swap, (struct bt_rec){ .time = ts, .sector = sector, .bytes = 4096,
+					 .action = act | (1u << 3) << 16,	/* BLK_TC_SYNC, a read */
+					 .pid = pid, .device = DEV, .cpu = cpu }, NULL);
 }
 
 static void test_blktrace(void)

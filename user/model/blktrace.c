@@ -169,9 +169,9 @@ static int bt_advance(struct bw_btreader *b, struct bt_file *f)
 		}
 		if ((r.magic & 0xffffff00u) != BT_MAGIC) {
 			if ((__builtin_bswap32(r.magic) & 0xffffff00u) != BT_MAGIC)
-				return bt_fail(b, f, at, "not a blktrace record (magic", r.magic);
+				return bt_fail(b, f, at, "not a blktrace record: magic", r.magic);
 			if (!f->swap && at)
-				return bt_fail(b, f, at, "byte order changes (magic", r.magic);
+				return bt_fail(b, f, at, "byte order changes: magic", r.magic);
 			f->swap = true;
 		}
 		if (f->swap)
