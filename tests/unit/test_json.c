@@ -7,25 +7,7 @@
 #include <stdlib.h>
 #include "unit.h"
 #include "model/model.h"
-
-/* What fn writes, in mode (BW_JSON, BW_CSV_HEADER or BW_CSV_ROW); free() it. */
-static char *written(void (*fn)(struct bw_json *j, const void *arg), const void *arg,
-		     enum bw_json_mode mode)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	struct bw_json j;
-
-	if (mode == BW_JSON)
-		bw_json_begin(&j, f);
-	else
-		bw_json_begin_csv(&j, f, mode == BW_CSV_HEADER);
-	fn(&j, arg);
-	bw_json_end(&j);
-	fclose(f);
-	return buf;
-}
+#include "jsontext.h"
 
 static void one_string(struct bw_json *j, const void *arg)
 {
@@ -34,24 +16,23 @@ static void one_string(struct bw_json *j, const void *arg)
 	bw_json_close(j, '}');
 }
 
+static void mixed(struct bw_json *j, const void *arg)
+{
+	(void)arg;
+	bw_json_obj(j, NULL);
+	bw_json_str(j, "s", "a\"b\\c\n");
+	bw_json_num(j, "nan", NAN, 2);
+	bw_json_arr(j, "a");
+	bw_json_u64(j, NULL, 1);
+	bw_json_u64(j, NULL, 2);
+	bw_json_close(j, ']');
+	bw_json_close(j, '}');
+}
+
 static void test_json(void)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	struct bw_json j;
+	char *buf = json_text(mixed, NULL, BW_JSON);
 
-	bw_json_begin(&j, f);
-	bw_json_obj(&j, NULL);
-	bw_json_str(&j, "s", "a\"b\\c\n");
-	bw_json_num(&j, "nan", NAN, 2);
-	bw_json_arr(&j, "a");
-	bw_json_u64(&j, NULL, 1);
-	bw_json_u64(&j, NULL, 2);
-	bw_json_close(&j, ']');
-	bw_json_close(&j, '}');
-	bw_json_end(&j);
-	fclose(f);
 	CHECK(!strcmp(buf, "{\"s\":\"a\\\"b\\\\c\\u000a\",\"nan\":null,\"a\":[1,2]}\n"), "got %s", buf);
 	free(buf);
 }
@@ -74,7 +55,7 @@ static void test_strings(void)
 	size_t i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char *got = written(one_string, cases[i].in, BW_JSON);
+		char *got = json_text(one_string, cases[i].in, BW_JSON);
 
 		CHECK(got && !strcmp(got, cases[i].out), "case %zu: %s, want %s", i, got,
 		      cases[i].out);
@@ -104,7 +85,7 @@ static void numbers(struct bw_json *j, const void *arg)
 /* NaN and infinities have no JSON spelling: null, never nan or inf. */
 static void test_numbers(void)
 {
-	char *got = written(numbers, NULL, BW_JSON);
+	char *got = json_text(numbers, NULL, BW_JSON);
 
 	CHECK(got && !strcmp(got, "{\"nan\":null,\"inf\":null,\"minf\":null,\"pi\":3.142,"
 			     "\"neg\":-0.25,\"int\":12,\"big\":100000000000000000000,"
@@ -155,13 +136,13 @@ static void deep(struct bw_json *j, const void *arg)
 /* Commas between members only, empty containers, one record a line. */
 static void test_nesting(void)
 {
-	char *got = written(nested, NULL, BW_JSON), want[1024];
+	char *got = json_text(nested, NULL, BW_JSON), want[1024];
 	int i, n = 0;
 
 	CHECK(got && !strcmp(got, "{\"a\":{},\"b\":[],\"c\":[{\"x\":1},{\"y\":[true,false]}],"
 			     "\"d\":2}\n"), "got %s", got);
 	free(got);
-	got = written(deep, NULL, BW_JSON);
+	got = json_text(deep, NULL, BW_JSON);
 	n += snprintf(want + n, sizeof(want) - n, "{");
 	for (i = 0; i < 14; i++)
 		n += snprintf(want + n, sizeof(want) - n, "\"n\":%d,\"o\":{", i);
@@ -230,17 +211,17 @@ static void test_csv(void)
 		{ { "l1\nl2", 2 }, "\"l1\nl2\",3,2.00,\"x p\"\"q\",,true\n" },
 		{ { "say \"hi\"", 0 }, "\"say \"\"hi\"\"\",3,0.00,\"x p\"\"q\",,true\n" },
 	};
-	char *got = written(csv_rec, &rows[0].a, BW_CSV_HEADER);
+	char *got = json_text(csv_rec, &rows[0].a, BW_CSV_HEADER);
 	size_t i;
 
 	CHECK(got && !strcmp(got, "name,ops.ios,ops.ms,slaves,none,ok\n"), "header: %s", got);
 	free(got);
 	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		got = written(csv_rec, &rows[i].a, BW_CSV_ROW);
+		got = json_text(csv_rec, &rows[i].a, BW_CSV_ROW);
 		CHECK(got && !strcmp(got, rows[i].row), "row %zu: %s, want %s", i, got, rows[i].row);
 		free(got);
 	}
-	got = written(one_string, "a,b", BW_CSV_HEADER);
+	got = json_text(one_string, "a,b", BW_CSV_HEADER);
 	CHECK(got && !strcmp(got, "\"a,b\"\n"), "a name with a comma, quoted: %s", got);
 	free(got);
 }
