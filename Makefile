@@ -85,7 +85,7 @@ blkwise: $(USER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LIBS) -o $@
 
-$(OUT)/unit/%: tests/unit/%.c $(PURE_OBJS) | $(OUT)/unit
+$(OUT)/unit/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(PURE_OBJS) | $(OUT)/unit
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $< $(PURE_OBJS) $(UNIT_LIBS) -lm -o $@
 

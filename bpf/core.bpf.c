@@ -351,7 +351,7 @@ flight:
 		return;
 	bw_flight_enter(sh, pc, now, v->rqk, epoch, inc, fetch, skip & BW_SKIP_ATOMIC);
 	/* Dispatch stalls: one plain load unless requests wait (bpf/stall.bpf.h). */
-	if (fetch)
+	if (fetch && !(skip & BW_SKIP_STALL))
 		bw_stall_issue(slot, sh, v->rqk, pc->max_depth, now);
 }
 
@@ -442,7 +442,7 @@ static __always_inline void on_complete(struct request *rq, const struct rq_view
 	solo = false;
 	if (!(skip & BW_SKIP_FLIGHT))
 		solo = bw_flight_leave(sh, pc, now, v->rqk, fetch, skip & BW_SKIP_ATOMIC);
-	if (fetch && !(skip & BW_SKIP_FLIGHT))	/* one plain load unless requests wait */
+	if (fetch && !(skip & (BW_SKIP_FLIGHT | BW_SKIP_STALL)))	/* one plain load unless requests wait */
 		bw_stall_leave(slot, sh, v->rqk, false, now);
 	if (skip & BW_SKIP_SUMS) {
 		os->d2c_ns += d2c;

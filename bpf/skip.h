@@ -15,6 +15,7 @@
 #define BW_SKIP_FLIGHT (1u << 4)	/* no in-flight word: no busy, solo or depth */
 #define BW_SKIP_TABLE (1u << 5)		/* no per-request table: D's time is rq->start_time_ns */
 #define BW_SKIP_SUMS (1u << 6)		/* C stops once it knows the service time */
+#define BW_SKIP_STALL (1u << 7)		/* D and C leave dispatch stalls alone */
 /* The same for streams (bpf/streams.bpf.c and the core's C) */
 #define BW_SKIP_S_BODY (1u << 8)	/* Q returns once the device is found */
 #define BW_SKIP_S_CLOCK (1u << 9)	/* Q takes rq->start_time_ns, no clock read */

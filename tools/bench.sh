@@ -71,6 +71,7 @@ prof_hist       | env BLKWISE_BENCH_SKIP=4 $BLKWISE stat --no-state -d $DEV -i 1
 prof_flight     | env BLKWISE_BENCH_SKIP=16 $BLKWISE stat --no-state -d $DEV -i 1
 prof_table      | env BLKWISE_BENCH_SKIP=32 $BLKWISE stat --no-state -d $DEV -i 1
 prof_sums       | env BLKWISE_BENCH_SKIP=64 $BLKWISE stat --no-state -d $DEV -i 1
+prof_stall      | env BLKWISE_BENCH_SKIP=128 $BLKWISE stat --no-state -d $DEV -i 1
 prof_s_body     | env BLKWISE_BENCH_SKIP=0x100 $BLKWISE stat --no-state --streams -d $DEV -i 1
 prof_s_clock    | env BLKWISE_BENCH_SKIP=0x200 $BLKWISE stat --no-state --streams -d $DEV -i 1
 prof_s_leave    | env BLKWISE_BENCH_SKIP=0x400 $BLKWISE stat --no-state --streams -d $DEV -i 1
@@ -842,6 +843,7 @@ SUMMARY=$(jq -s --argjson mem "$MEM_JSON" --argjson order "$ORDER" \
 		    ["blkwise", "prof_flight", "the in-flight word (busy, solo, depth)"],
 		    ["blkwise", "prof_table", "the per-request table"],
 		    ["blkwise", "prof_sums", "the per-op sums and histograms at C"],
+		    ["blkwise", "prof_stall", "dispatch stalls at D and C (nothing waits here: one load each)"],
 		    ["blkwise_streams", "prof_s_body", "streams: everything after Q finds the device (Q and C)"],
 		    ["blkwise_streams", "prof_s_clock", "streams: the clock read at Q"],
 		    ["blkwise_streams", "prof_s_leave", "streams: C taking the request out of its stream (entry found and freed either way)"],
