@@ -218,7 +218,7 @@ static __always_inline void on_bio_complete(struct bio *bio)
 }
 
 SEC("tp_btf/block_bio_queue")
-int bwb_queue(__u64 *ctx)
+int bw_bio_queue(__u64 *ctx)
 {
 	struct bio *bio = (void *)(bio_arg_second ? CTX_ARG(ctx, 8) : CTX_ARG(ctx, 0));
 	struct gendisk *disk = bio_based_disk_btf(bio);
@@ -229,7 +229,7 @@ int bwb_queue(__u64 *ctx)
 }
 
 SEC("raw_tp/block_bio_queue")
-int bwb_queue_raw(__u64 *ctx)
+int bw_bio_queue_raw(__u64 *ctx)
 {
 	struct bio *bio = (void *)(bio_arg_second ? CTX_ARG(ctx, 8) : CTX_ARG(ctx, 0));
 	struct gendisk *disk = bio_based_disk_raw(bio);
@@ -241,14 +241,14 @@ int bwb_queue_raw(__u64 *ctx)
 
 /* block_bio_complete(q, bio) on every kernel we load on. */
 SEC("tp_btf/block_bio_complete")
-int bwb_complete(__u64 *ctx)
+int bw_bio_complete(__u64 *ctx)
 {
 	on_bio_complete((struct bio *)ctx[1]);
 	return 0;
 }
 
 SEC("raw_tp/block_bio_complete")
-int bwb_complete_raw(__u64 *ctx)
+int bw_bio_complete_raw(__u64 *ctx)
 {
 	on_bio_complete((struct bio *)ctx[1]);
 	return 0;

@@ -317,7 +317,7 @@ static __always_inline void key_raw(struct request *rq, struct rq_view *v)
  * loader keeps one of each pair, as for the core.  Merge reads only the
  * request's key.
  */
-BW_RQ_PAIR(block_io_start, bws_io_start, false, struct rq_view, view_btf, view_raw, q_args)
-BW_RQ_PAIR(block_rq_insert, bws_insert, true, struct rq_view, view_btf, view_raw, q_args)
-BW_RQ_PAIR(block_rq_issue, bws_issue, true, struct rq_view, view_btf, view_raw, q_args)
-BW_RQ_PAIR(block_rq_merge, bws_merge, true, struct rq_view, key_btf, key_raw, merge_args)
+BW_RQ_PAIR(block_io_start, bw_st_io_start, false, struct rq_view, view_btf, view_raw, q_args)
+BW_RQ_PAIR(block_rq_insert, bw_st_insert, true, struct rq_view, view_btf, view_raw, q_args)
+BW_RQ_PAIR(block_rq_issue, bw_st_issue, true, struct rq_view, view_btf, view_raw, q_args)
+BW_RQ_PAIR(block_rq_merge, bw_st_merge, true, struct rq_view, key_btf, key_raw, merge_args)

@@ -75,8 +75,8 @@ int bw_bio_open(struct bw_bio **out, const struct bw_core_opts *o, const struct 
 	}
 	/* Room for bio-based disks appearing later, when every device is watched. */
 	b->max_slots = o->nr_watch ? (__u32)n : (__u32)n + 16;
-	bw_prog_pair(b->skel->progs.bwb_queue, b->skel->progs.bwb_queue_raw, true, env->raw_tp);
-	bw_prog_pair(b->skel->progs.bwb_complete, b->skel->progs.bwb_complete_raw, true,
+	bw_prog_pair(b->skel->progs.bw_bio_queue, b->skel->progs.bw_bio_queue_raw, true, env->raw_tp);
+	bw_prog_pair(b->skel->progs.bw_bio_complete, b->skel->progs.bw_bio_complete_raw, true,
 		     env->raw_tp);
 	b->skel->rodata->bio_arg_second = env->bio_arg_second;
 	b->skel->rodata->filter_on = o->nr_watch > 0;

@@ -34,15 +34,15 @@ static void pick_programs(struct bw_rec *r, const struct btf *btf, const struct 
 {
 	struct record_bpf *s = r->skel;
 	bool io_start = env->has_io_start;
-	struct bpf_program *tp[] = { s->progs.rec_issue, s->progs.rec_complete,
-				     s->progs.rec_requeue, s->progs.rec_rq_merge,
-				     s->progs.rec_backmerge, s->progs.rec_frontmerge,
-				     s->progs.rec_io_start, s->progs.rec_insert, s->progs.rec_getrq };
-	struct bpf_program *raw[] = { s->progs.rec_issue_raw, s->progs.rec_complete_raw,
-				      s->progs.rec_requeue_raw, s->progs.rec_rq_merge_raw,
-				      s->progs.rec_backmerge_raw, s->progs.rec_frontmerge_raw,
-				      s->progs.rec_io_start_raw, s->progs.rec_insert_raw,
-				      s->progs.rec_getrq_raw };
+	struct bpf_program *tp[] = { s->progs.bw_rec_issue, s->progs.bw_rec_complete,
+				     s->progs.bw_rec_requeue, s->progs.bw_rec_rq_merge,
+				     s->progs.bw_rec_backmerge, s->progs.bw_rec_frontmerge,
+				     s->progs.bw_rec_io_start, s->progs.bw_rec_insert, s->progs.bw_rec_getrq };
+	struct bpf_program *raw[] = { s->progs.bw_rec_issue_raw, s->progs.bw_rec_complete_raw,
+				      s->progs.bw_rec_requeue_raw, s->progs.bw_rec_rq_merge_raw,
+				      s->progs.bw_rec_backmerge_raw, s->progs.bw_rec_frontmerge_raw,
+				      s->progs.bw_rec_io_start_raw, s->progs.bw_rec_insert_raw,
+				      s->progs.bw_rec_getrq_raw };
 	size_t i, n = sizeof(tp) / sizeof(tp[0]);
 
 	r->raw_tp = env->raw_tp;

@@ -23,10 +23,10 @@ struct bw_streams {
 
 static void pick(struct streams_bpf *s, bool raw_tp, bool fallback)
 {
-	bw_prog_pair(s->progs.bws_io_start, s->progs.bws_io_start_raw, !fallback, raw_tp);
-	bw_prog_pair(s->progs.bws_insert, s->progs.bws_insert_raw, fallback, raw_tp);
-	bw_prog_pair(s->progs.bws_issue, s->progs.bws_issue_raw, fallback, raw_tp);
-	bw_prog_pair(s->progs.bws_merge, s->progs.bws_merge_raw, true, raw_tp);
+	bw_prog_pair(s->progs.bw_st_io_start, s->progs.bw_st_io_start_raw, !fallback, raw_tp);
+	bw_prog_pair(s->progs.bw_st_insert, s->progs.bw_st_insert_raw, fallback, raw_tp);
+	bw_prog_pair(s->progs.bw_st_issue, s->progs.bw_st_issue_raw, fallback, raw_tp);
+	bw_prog_pair(s->progs.bw_st_merge, s->progs.bw_st_merge_raw, true, raw_tp);
 }
 
 /* The streams' device filter: their own devices when named, else the core's. */
