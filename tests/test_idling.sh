@@ -103,9 +103,9 @@ id_lost() {
 # it.  The disk's own counters are the oracle: in the two seconds before
 # the repair it served several readers at once (depth >= 1.35), after the
 # trial one at a time (depth <= 1.25) and more; at exit both levers are
-# put back.  Where BFQ idled throughout ID_HORIZON s there is nothing to
-# repair (a skip, with the disk's depths); a collapse of three seconds or
-# more that the tuner left alone is a failure.
+# put back.  Where BFQ never went three seconds without idling in
+# ID_HORIZON s there is nothing to repair (a skip, with the disk's depth); a
+# collapse of three seconds or more that the tuner left alone is a failure.
 ID_HORIZON=100
 
 test_collapse_detected_and_repaired() {
@@ -129,7 +129,7 @@ test_collapse_detected_and_repaired() {
 	lost=$(id_lost "$BW_TMP/truth" $((t0 + 3)))
 	if ! jq -e -s '[.[] | select(.action == "repair")] | length > 0' "$out" >/dev/null; then
 		if [ -z "$lost" ]; then
-			bw_skip "BFQ idled for all ${ID_HORIZON} s here (the disk's depth: $(awk '{ print $3 }' "$BW_TMP/truth" | sort -n | tail -n 1) at most): nothing to repair"
+			bw_skip "BFQ never went 3 s in a row without idling in ${ID_HORIZON} s (the disk's highest depth in a second: $(awk '{ print $3 }' "$BW_TMP/truth" | sort -n | tail -n 1)): nothing to repair"
 			return 0
 		fi
 		fail "BFQ stopped idling from $((lost - t0)) s (the disk's depth: $(awk -v t="$lost" '$1 >= t { print $3 }' "$BW_TMP/truth" | head -n 5 | paste -sd' ')) and the tuner did not repair it"
