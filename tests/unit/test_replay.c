@@ -108,8 +108,8 @@ static void serial_trace(struct evbuf *b, bool by_sector)
 	}
 }
 
-static void run(struct bw_tsource *src, bool exact, const struct bw_rp_dev **d,
-		struct bw_replay **rp, void (*on_tick)(void *, const struct bw_rp_tick *),
+static void run(struct bw_tsource *src, bool exact, const struct bw_replay_dev **d,
+		struct bw_replay **rp, void (*on_tick)(void *, const struct bw_replay_tick *),
 		void *ctx)
 {
 	struct bw_replay_opts o = { .interval = 1, .exact = exact, .on_tick = on_tick,
@@ -126,7 +126,7 @@ static void test_exact_percentiles(void)
 	struct memsrc m;
 	struct bw_tsource src;
 	struct bw_replay *rp;
-	const struct bw_rp_dev *d;
+	const struct bw_replay_dev *d;
 	const struct bw_xdist *x;
 
 	serial_trace(&b, false);
@@ -167,7 +167,7 @@ static void test_exact_by_passes(void)
 	struct memsrc m;
 	struct bw_tsource src;
 	struct bw_replay *rp;
-	const struct bw_rp_dev *d;
+	const struct bw_replay_dev *d;
 	const struct bw_xdist *x;
 	__u64 t;
 
@@ -211,7 +211,7 @@ static void test_exact_many_windows(void)
 	struct memsrc m;
 	struct bw_tsource src;
 	struct bw_replay *rp;
-	const struct bw_rp_dev *d;
+	const struct bw_replay_dev *d;
 	const struct bw_xdist *x;
 	int i, p;
 
@@ -247,7 +247,7 @@ static void test_one_pass_percentiles(void)
 	struct memsrc m;
 	struct bw_tsource src;
 	struct bw_replay *rp;
-	const struct bw_rp_dev *d;
+	const struct bw_replay_dev *d;
 	const struct bw_xdist *x;
 	int p;
 
@@ -274,7 +274,7 @@ struct ticks {
 	int n;
 };
 
-static void on_tick(void *ctx, const struct bw_rp_tick *t)
+static void on_tick(void *ctx, const struct bw_replay_tick *t)
 {
 	struct ticks *k = ctx;
 
@@ -295,7 +295,7 @@ static void test_peff_four_way(void)
 	struct memsrc m;
 	struct bw_tsource src;
 	struct bw_replay *rp;
-	const struct bw_rp_dev *d;
+	const struct bw_replay_dev *d;
 	struct ticks k = {};
 	__u64 t = 0, rq = 1;	/* a first event at time 0, too */
 	int i, lane;
@@ -327,7 +327,7 @@ struct depths {
 	double worst;	/* largest mean depth while busy seen */
 };
 
-static void on_depth(void *ctx, const struct bw_rp_tick *t)
+static void on_depth(void *ctx, const struct bw_replay_tick *t)
 {
 	struct depths *k = ctx;
 
@@ -381,8 +381,8 @@ static void test_stream(void)
 	struct memsrc m;
 	struct bw_tsource src;
 	struct bw_replay *rp;
-	const struct bw_rp_dev *d;
-	const struct bw_rp_stream *s;
+	const struct bw_replay_dev *d;
+	const struct bw_replay_stream *s;
 	__u64 t = 0;
 	int i;
 
@@ -426,7 +426,7 @@ static void test_blktrace(void)
 		struct bw_btreader *bt;
 		struct bw_tsource src;
 		struct bw_replay *rp;
-		const struct bw_rp_dev *d;
+		const struct bw_replay_dev *d;
 		char err[256];
 		__u64 t = 1 * MS;
 		int i;

@@ -37,7 +37,7 @@ static struct shows device_shows(int dev, int sec)
 	}
 }
 
-static struct bw_rp_dev devs[NDEV];
+static struct bw_replay_dev devs[NDEV];
 static struct bw_tdev infos[NDEV];
 
 /* Four sync sequential streams with a p90 think time of 0.1 ms. */
@@ -53,7 +53,7 @@ static void tick(struct bw_whatif *r, int dev, int sec)
 				  .p_eff = s.p_eff, .solo_ms = 1.6, .s1_source = "live",
 				  .kb_per_rq = 256 };
 	struct bw_class cls = { .cls = s.cls };
-	struct bw_rp_tick t = { .d = &devs[dev], .t = sec, .iv = &iv, .cls = &cls,
+	struct bw_replay_tick t = { .d = &devs[dev], .t = sec, .iv = &iv, .cls = &cls,
 				.streams = stream_ptrs, .nstreams = 4 };
 
 	iv.bytes[BW_OP_READ] = (__u64)(s.mbps * 1048576);

@@ -121,7 +121,7 @@ static void fold_cols(struct hdev *d)
 }
 
 /* A request: its completion, bytes and latency in its column, its time in flight in each. */
-void bw_html_req(struct bw_html *h, const struct bw_rp_req *q)
+void bw_html_req(struct bw_html *h, const struct bw_replay_req *q)
 {
 	struct hdev *d = hdev_of(h, q->dev);
 	__u64 start = q->q_ts ? q->q_ts : q->d_ts, a, b;
@@ -179,7 +179,7 @@ static void fold_ticks(struct hdev *d)
 	d->nticks = i;
 }
 
-void bw_html_tick(struct bw_html *h, const struct bw_rp_tick *t)
+void bw_html_tick(struct bw_html *h, const struct bw_replay_tick *t)
 {
 	struct hdev *d = hdev_of(h, t->d->dev);
 	struct tick *k;
@@ -346,7 +346,7 @@ static void cell_ms(FILE *f, double ns, bool known)
 }
 
 /* Per op: n, mean and the percentiles of Q2D, D2C and Q2C, in ms. */
-static void latency_table(FILE *f, const struct bw_rp_dev *d, bool exact)
+static void latency_table(FILE *f, const struct bw_replay_dev *d, bool exact)
 {
 	int op, l, p;
 
@@ -370,7 +370,7 @@ static void latency_table(FILE *f, const struct bw_rp_dev *d, bool exact)
 
 static void streams_table(FILE *f, const struct bw_replay *rp, __u32 dev)
 {
-	const struct bw_rp_stream *s;
+	const struct bw_replay_stream *s;
 	int i, n = bw_replay_streams(rp, &s), shown = 0;
 
 	for (i = 0; i < n; i++) {
@@ -400,7 +400,7 @@ static const char *const charts[] = { "heatmap", "iops", "depth", "peff" };
 
 static void html_device(struct bw_html *h, int i, const struct bw_replay *rp)
 {
-	const struct bw_rp_dev *d = NULL, *all;
+	const struct bw_replay_dev *d = NULL, *all;
 	int k, n = bw_replay_devs(rp, &all);
 	FILE *f = h->f;
 

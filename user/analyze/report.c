@@ -96,7 +96,7 @@ static int perf_lane(struct hdev *h, __u64 start, __u64 end)
 }
 
 /* One request: a complete event ("X") on a lane of its device's track. */
-static void perf_req(struct bw_report *r, const struct bw_rp_req *q)
+static void perf_req(struct bw_report *r, const struct bw_replay_req *q)
 {
 	struct hdev *h = hdev_of(r, q->dev, NULL, true);
 	__u64 start = q->q_ts ? q->q_ts : q->d_ts;
@@ -129,7 +129,7 @@ static void perf_names(struct bw_report *r)
 	}
 }
 
-static void perf_tick(struct bw_report *r, const struct bw_rp_tick *t)
+static void perf_tick(struct bw_report *r, const struct bw_replay_tick *t)
 {
 	fprintf(r->perf, ",\n{\"ph\":\"C\",\"pid\":%u,\"ts\":%.3f,\"name\":\"depth\","
 		"\"args\":{\"depth_mean_busy\":%.3f,\"depth_max\":%llu}}", t->d->dev, t->t * 1e6,
@@ -181,7 +181,7 @@ fail:
 	return -1;
 }
 
-void bw_report_tick(struct bw_report *r, const struct bw_rp_tick *t)
+void bw_report_tick(struct bw_report *r, const struct bw_replay_tick *t)
 {
 	if (r->perf) {
 		hdev_of(r, t->d->dev, t->d->name, true);
@@ -191,7 +191,7 @@ void bw_report_tick(struct bw_report *r, const struct bw_rp_tick *t)
 		bw_html_tick(r->html, t);
 }
 
-void bw_report_req(struct bw_report *r, const struct bw_rp_req *q)
+void bw_report_req(struct bw_report *r, const struct bw_replay_req *q)
 {
 	if (r->perf)
 		perf_req(r, q);

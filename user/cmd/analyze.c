@@ -265,7 +265,7 @@ static void csv_row(struct an_out *o, enum table t, row_fn fn, const void *arg)
 
 static void interval_row(struct bw_json *j, const void *arg)
 {
-	const struct bw_rp_tick *t = arg;
+	const struct bw_replay_tick *t = arg;
 
 	bw_json_obj(j, NULL);
 	bw_json_num(j, "t", t->t, 3);
@@ -293,7 +293,7 @@ static void begin(struct an_out *o)
 	}
 }
 
-static void on_tick(void *ctx, const struct bw_rp_tick *t)
+static void on_tick(void *ctx, const struct bw_replay_tick *t)
 {
 	struct an_out *o = ctx;
 	const struct bw_interval *iv = t->iv;
@@ -339,7 +339,7 @@ static void on_tick(void *ctx, const struct bw_rp_tick *t)
 	o->any_tick = true;
 }
 
-static void on_req(void *ctx, const struct bw_rp_req *r)
+static void on_req(void *ctx, const struct bw_replay_req *r)
 {
 	struct an_out *o = ctx;
 
@@ -430,7 +430,7 @@ static void json_dist(struct bw_json *j, const char *key, const struct bw_xdist 
 	bw_json_close(j, '}');
 }
 
-static void req_fields(struct bw_json *j, const struct bw_rp_req *r)
+static void req_fields(struct bw_json *j, const struct bw_replay_req *r)
 {
 	bw_json_num(j, "c_s", r->c_ts / 1e9, 6);
 	bw_json_str(j, "op", bw_op_names[r->op]);
@@ -445,7 +445,7 @@ static void req_fields(struct bw_json *j, const struct bw_rp_req *r)
 	bw_json_u64(j, "error", (__u64)(__u32)r->error);
 }
 
-static void json_req(struct bw_json *j, const struct bw_rp_req *r)
+static void json_req(struct bw_json *j, const struct bw_replay_req *r)
 {
 	bw_json_obj(j, NULL);
 	req_fields(j, r);
@@ -456,8 +456,8 @@ static void json_summary(struct an_out *o, const struct bw_replay *rp,
 			 const struct bw_tsource *src)
 {
 	struct bw_json *j = &o->j;
-	const struct bw_rp_stream *s;
-	const struct bw_rp_dev *d;
+	const struct bw_replay_stream *s;
+	const struct bw_replay_dev *d;
 	int i, n, op, l, k;
 
 	bw_json_num(j, "span_s", bw_replay_span(rp), 6);
@@ -522,7 +522,7 @@ static void json_summary(struct an_out *o, const struct bw_replay *rp,
 
 static const char *dev_name(const struct bw_replay *rp, __u32 dev)
 {
-	const struct bw_rp_dev *d;
+	const struct bw_replay_dev *d;
 	int i, n = bw_replay_devs(rp, &d);
 
 	for (i = 0; i < n; i++)
@@ -544,8 +544,8 @@ static void text_dist(const char *dev, int op, int l, const struct bw_xdist *x)
 
 static void text_summary(const struct bw_replay *rp, const struct bw_tsource *src, bool exact)
 {
-	const struct bw_rp_stream *s;
-	const struct bw_rp_dev *d;
+	const struct bw_replay_stream *s;
+	const struct bw_replay_dev *d;
 	int i, n, op, l, k;
 	__u64 drops = bw_hist_total(src->lost, src->info->ncpus);
 
@@ -594,7 +594,7 @@ static void text_summary(const struct bw_replay *rp, const struct bw_tsource *sr
 	       "d2c_ms", "q2c_ms");
 	for (i = 0; i < n; i++)
 		for (k = 0; k < d[i].nslow; k++) {
-			const struct bw_rp_req *r = &d[i].slow[k];
+			const struct bw_replay_req *r = &d[i].slow[k];
 
 			printf("%-10s %12.6f %-7s %12llu %8.1f %8u %-16s %5u %9.4f %9.4f %9.4f\n",
 			       d[i].name, r->c_ts / 1e9, bw_op_names[r->op],
@@ -611,8 +611,8 @@ static void text_summary(const struct bw_replay *rp, const struct bw_tsource *sr
 /* The CSV tables after the replay: one row per device, distribution, stream, request. */
 struct row_arg {
 	const struct bw_replay *rp;
-	const struct bw_rp_dev *d;
-	const struct bw_rp_stream *s;
+	const struct bw_replay_dev *d;
+	const struct bw_replay_stream *s;
 	int op, l, k;
 };
 
@@ -673,11 +673,11 @@ static void whatif_row(struct bw_json *j, const void *arg)
 /* A table without rows still says its columns (from rows of nothing). */
 static void empty_headers(struct an_out *o, const struct bw_replay *rp)
 {
-	static const struct bw_rp_dev none_dev;
-	static const struct bw_rp_stream none_stream;
+	static const struct bw_replay_dev none_dev;
+	static const struct bw_replay_stream none_stream;
 	static const struct bw_interval none_iv;
 	static const struct bw_class none_cls;
-	struct bw_rp_tick tick = { .d = &none_dev, .iv = &none_iv, .cls = &none_cls };
+	struct bw_replay_tick tick = { .d = &none_dev, .iv = &none_iv, .cls = &none_cls };
 	struct row_arg r = { .rp = rp, .d = &none_dev, .s = &none_stream };
 
 	csv_header(o, T_INTERVALS, interval_row, &tick);
@@ -691,8 +691,8 @@ static void empty_headers(struct an_out *o, const struct bw_replay *rp)
 static void csv_tables(struct an_out *o, const struct bw_replay *rp)
 {
 	struct row_arg r = { .rp = rp };
-	const struct bw_rp_dev *d;
-	const struct bw_rp_stream *s;
+	const struct bw_replay_dev *d;
+	const struct bw_replay_stream *s;
 	int i, n = bw_replay_devs(rp, &d);
 
 	for (i = 0; i < n; i++) {

@@ -65,12 +65,12 @@ struct rp_target {
 struct bw_replay {
 	struct bw_replay_opts o;
 	const struct bw_tsource *src;
-	struct bw_rp_dev *devs;
+	struct bw_replay_dev *devs;
 	int ndevs, devs_cap;
 	int last_dev;
 	struct rp_rq *rq;
 	__u32 rq_cap, rq_n;
-	struct bw_rp_stream *streams;
+	struct bw_replay_stream *streams;
 	int nstreams;
 	__u32 last_stream;	/* the last Q's stream, index + 1: a burst's Qs skip the hash */
 	__u32 *stream_slot;	/* index + 1 */
@@ -239,9 +239,9 @@ static struct rp_rq *rq_get(struct bw_replay *rp, __u64 a, __u64 b, bool *made)
 
 /* Devices */
 
-static struct bw_rp_dev *dev_of(struct bw_replay *rp, __u32 dev)
+static struct bw_replay_dev *dev_of(struct bw_replay *rp, __u32 dev)
 {
-	struct bw_rp_dev *d;
+	struct bw_replay_dev *d;
 	__u32 i;
 
 	if (rp->last_dev >= 0 && rp->devs[rp->last_dev].dev == dev)
@@ -298,10 +298,10 @@ const char *bw_replay_comm(const struct bw_replay *rp, __u32 pid)
 	return c->pid == pid && c->comm[0] ? c->comm : unknown;
 }
 
-static struct bw_rp_stream *stream_get(struct bw_replay *rp, __u32 dev, __u32 tgid, bool make)
+static struct bw_replay_stream *stream_get(struct bw_replay *rp, __u32 dev, __u32 tgid, bool make)
 {
 	__u32 i = (__u32)mix(dev, tgid) & (SLOTS_STREAM - 1), idx;
-	struct bw_rp_stream *s;
+	struct bw_replay_stream *s;
 
 	for (;; i = (i + 1) & (SLOTS_STREAM - 1)) {
 		idx = rp->stream_slot[i];
@@ -327,10 +327,10 @@ static struct bw_rp_stream *stream_get(struct bw_replay *rp, __u32 dev, __u32 tg
 }
 
 /* The stream holding e, as stream_get(d's device, e's process) finds it. */
-static struct bw_rp_stream *held_stream(struct bw_replay *rp, const struct bw_rp_dev *d,
+static struct bw_replay_stream *held_stream(struct bw_replay *rp, const struct bw_replay_dev *d,
 				       const struct rp_rq *e)
 {
-	struct bw_rp_stream *s = &rp->streams[e->stream - 1];
+	struct bw_replay_stream *s = &rp->streams[e->stream - 1];
 
 	if (s->key.dev == d->dev && s->key.tgid == e->tgid)
 		return s;
@@ -338,10 +338,10 @@ static struct bw_rp_stream *held_stream(struct bw_replay *rp, const struct bw_rp
 }
 
 /* A request its stream held leaves it (completed or not): bpf/streams.h's rule. */
-static void stream_done(struct bw_replay *rp, struct bw_rp_dev *d, struct rp_rq *e, __u64 now,
+static void stream_done(struct bw_replay *rp, struct bw_replay_dev *d, struct rp_rq *e, __u64 now,
 			__u32 bytes, bool completed)
 {
-	struct bw_rp_stream *st = held_stream(rp, d, e);
+	struct bw_replay_stream *st = held_stream(rp, d, e);
 
 	e->stream = 0;
 	if (st)
@@ -349,10 +349,10 @@ static void stream_done(struct bw_replay *rp, struct bw_rp_dev *d, struct rp_rq 
 }
 
 /* streams.bpf.c's on_queue: the submitter is current, the request joins its stream. */
-static void stream_queue(struct bw_replay *rp, struct bw_rp_dev *d, struct rp_rq *e,
+static void stream_queue(struct bw_replay *rp, struct bw_replay_dev *d, struct rp_rq *e,
 			 const struct bw_trec *ev)
 {
-	struct bw_rp_stream *st = NULL;
+	struct bw_replay_stream *st = NULL;
 	__u64 now = ev->ts;
 
 	if (e->stream)
@@ -690,19 +690,19 @@ static void refine_kept(struct bw_replay *rp)
 	} while (narrow_targets(rp));
 }
 
-static __u64 req_lat(const struct bw_rp_req *r)
+static __u64 req_lat(const struct bw_replay_req *r)
 {
 	return r->c_ts - (r->q_ts ? r->q_ts : r->d_ts);
 }
 
 /* Would r be among the slowest kept? */
-static bool slow_enough(const struct bw_rp_dev *d, const struct bw_rp_req *r)
+static bool slow_enough(const struct bw_replay_dev *d, const struct bw_replay_req *r)
 {
 	return d->nslow < BW_OUTLIERS || req_lat(r) > req_lat(&d->slow[BW_OUTLIERS - 1]);
 }
 
 /* Outliers: the slowest, kept sorted, slowest first. */
-static void keep_outlier(struct bw_rp_dev *d, const struct bw_rp_req *r)
+static void keep_outlier(struct bw_replay_dev *d, const struct bw_replay_req *r)
 {
 	__u64 lat = req_lat(r);
 	int i;
@@ -783,7 +783,7 @@ out:
 	return e;
 }
 
-static void issue(struct bw_replay *rp, struct bw_rp_dev *d, struct rp_rq *e,
+static void issue(struct bw_replay *rp, struct bw_replay_dev *d, struct rp_rq *e,
 		  const struct bw_trec *ev)
 {
 	__u64 n, now = ev->ts, dist, end = ev->sector + (ev->bytes >> 9);
@@ -820,7 +820,7 @@ static void issue(struct bw_replay *rp, struct bw_rp_dev *d, struct rp_rq *e,
 }
 
 /* core.bpf.c's leave_flight for e: the in-flight count before the decrement. */
-static __u64 leave_flight(struct bw_rp_dev *d, const struct rp_rq *e, __u64 now)
+static __u64 leave_flight(struct bw_replay_dev *d, const struct rp_rq *e, __u64 now)
 {
 	__u64 old = d->inflight;
 
@@ -835,7 +835,7 @@ static __u64 leave_flight(struct bw_rp_dev *d, const struct rp_rq *e, __u64 now)
 	return old;
 }
 
-static void complete(struct bw_replay *rp, struct bw_rp_dev *d, struct rp_rq *e,
+static void complete(struct bw_replay *rp, struct bw_replay_dev *d, struct rp_rq *e,
 		     const struct bw_trec *ev)
 {
 	int op = (int)bw_op_of(ev->flags);
@@ -869,7 +869,7 @@ static void complete(struct bw_replay *rp, struct bw_rp_dev *d, struct rp_rq *e,
 		x_add(rp, &d->lat[op][BW_LAT_Q2C], now > q0 ? now - q0 : 0);
 	}
 	if (rp->full) {
-		struct bw_rp_req r = {
+		struct bw_replay_req r = {
 			.dev = d->dev, .pid = e->tgid, .op = op, .sector = ev->sector,
 			.bytes = ev->bytes, .depth = e->depth, .error = ev->error,
 			.q_ts = q0 && q0 <= d_ts ? rel(rp, q0) : 0, .d_ts = rel(rp, d_ts),
@@ -907,7 +907,7 @@ static void complete(struct bw_replay *rp, struct bw_rp_dev *d, struct rp_rq *e,
 	rq_del(rp, e);
 }
 
-static void merged(struct bw_replay *rp, struct bw_rp_dev *d, const struct bw_trec *ev)
+static void merged(struct bw_replay *rp, struct bw_replay_dev *d, const struct bw_trec *ev)
 {
 	struct rp_rq *e, *front;
 	__u64 sb = by_sector(ev);
@@ -946,7 +946,7 @@ static void merged(struct bw_replay *rp, struct bw_rp_dev *d, const struct bw_tr
 	}
 }
 
-static void requeue(struct bw_rp_dev *d, struct rp_rq *e, const struct bw_trec *ev)
+static void requeue(struct bw_replay_dev *d, struct rp_rq *e, const struct bw_trec *ev)
 {
 	d->cur.op[bw_op_of(ev->flags)].requeues++;
 	if (!e || !e->issued) {
@@ -957,7 +957,7 @@ static void requeue(struct bw_rp_dev *d, struct rp_rq *e, const struct bw_trec *
 	leave_flight(d, e, ev->ts);
 }
 
-static void queued(struct bw_replay *rp, struct bw_rp_dev *d, const struct bw_trec *ev)
+static void queued(struct bw_replay *rp, struct bw_replay_dev *d, const struct bw_trec *ev)
 {
 	struct rp_rq *e;
 
@@ -986,7 +986,7 @@ static void queued(struct bw_replay *rp, struct bw_rp_dev *d, const struct bw_tr
  * rule: e started waiting (inserted or requeued), or stopped (was) and the
  * in-flight count may have moved; evaluated at now.
  */
-static void stall_wait(struct bw_rp_dev *d, struct rp_rq *e, __u64 now)
+static void stall_wait(struct bw_replay_dev *d, struct rp_rq *e, __u64 now)
 {
 	if (!e || e->issued || e->waiting)
 		return;
@@ -995,7 +995,7 @@ static void stall_wait(struct bw_rp_dev *d, struct rp_rq *e, __u64 now)
 	bw_stall_eval(&d->stall, d->inflight, now);
 }
 
-static void stall_moved(struct bw_rp_dev *d, bool was_waiting, __u64 now)
+static void stall_moved(struct bw_replay_dev *d, bool was_waiting, __u64 now)
 {
 	if (was_waiting && d->stall.waiting)
 		d->stall.waiting--;
@@ -1004,7 +1004,7 @@ static void stall_moved(struct bw_rp_dev *d, bool was_waiting, __u64 now)
 }
 
 /* The stall figures of the snapshot at end: the open episode counts so far. */
-static void stall_snap(const struct bw_replay *rp, const struct bw_rp_dev *d, __u64 end,
+static void stall_snap(const struct bw_replay *rp, const struct bw_replay_dev *d, __u64 end,
 		       struct bw_snap_dev *s)
 {
 	s->stall_unknown = rp->no_inserts;
@@ -1022,12 +1022,12 @@ static void unknowns(const struct bw_replay *rp, struct bw_interval *iv)
 }
 
 /* A device's streams over the interval ending at end: those with I/O in it. */
-static int tick_streams(struct bw_replay *rp, const struct bw_rp_dev *d, __u64 end, double secs)
+static int tick_streams(struct bw_replay *rp, const struct bw_replay_dev *d, __u64 end, double secs)
 {
 	int i, n = 0;
 
 	for (i = 0; i < rp->nstreams; i++) {
-		struct bw_rp_stream *st = &rp->streams[i];
+		struct bw_replay_stream *st = &rp->streams[i];
 		struct bw_stream s;
 
 		if (st->key.dev != d->dev)
@@ -1046,7 +1046,7 @@ static int tick_streams(struct bw_replay *rp, const struct bw_rp_dev *d, __u64 e
 }
 
 /* The in-flight requests' time since issue at end (core.c's open_areas). */
-static __u64 open_area(const struct bw_rp_dev *d, __u64 end)
+static __u64 open_area(const struct bw_replay_dev *d, __u64 end)
 {
 	__u64 all = d->inflight * end;
 
@@ -1061,8 +1061,8 @@ static void tick(struct bw_replay *rp, __u64 end)
 	int i;
 
 	for (i = 0; i < rp->ndevs; i++) {
-		struct bw_rp_dev *d = &rp->devs[i];
-		struct bw_rp_tick tk = { .d = d, .t = t, .iv = &d->idle_iv, .cls = &d->cls };
+		struct bw_replay_dev *d = &rp->devs[i];
+		struct bw_replay_tick tk = { .d = d, .t = t, .iv = &d->idle_iv, .cls = &d->cls };
 		struct bw_snap_dev *now = &rp->scratch;
 		struct bw_interval iv;
 
@@ -1099,7 +1099,7 @@ static void tick(struct bw_replay *rp, __u64 end)
 
 static void event(struct bw_replay *rp, const struct bw_trec *ev)
 {
-	struct bw_rp_dev *d;
+	struct bw_replay_dev *d;
 	struct rp_rq *e;
 	bool was;
 
@@ -1200,7 +1200,7 @@ static void reset_pass(struct bw_replay *rp)
 	rp->t0 = rp->src->info->start_ns;
 	rp->events = 0;
 	for (i = 0; i < rp->ndevs; i++) {
-		struct bw_rp_dev *d = &rp->devs[i];
+		struct bw_replay_dev *d = &rp->devs[i];
 
 		d->inflight = d->issues = d->busy_start = d->opener_key = d->opener_seq = 0;
 		d->sum_d = 0;
@@ -1229,7 +1229,7 @@ static void totals(struct bw_replay *rp)
 	int i;
 
 	for (i = 0; i < rp->ndevs; i++) {
-		struct bw_rp_dev *d = &rp->devs[i];
+		struct bw_replay_dev *d = &rp->devs[i];
 		struct bw_snap_dev end = d->cur;
 
 		if (d->inflight && rp->last_ts > d->busy_start)
@@ -1254,7 +1254,7 @@ static void totals(struct bw_replay *rp)
 
 int bw_replay_run(struct bw_replay *rp)
 {
-	struct bw_rp_dev *saved;
+	struct bw_replay_dev *saved;
 	__u64 events, last, t0;
 	int rc, i;
 
@@ -1365,13 +1365,13 @@ void bw_replay_free(struct bw_replay *rp)
 	free(rp);
 }
 
-int bw_replay_devs(const struct bw_replay *rp, const struct bw_rp_dev **devs)
+int bw_replay_devs(const struct bw_replay *rp, const struct bw_replay_dev **devs)
 {
 	*devs = rp->devs;
 	return rp->ndevs;
 }
 
-int bw_replay_streams(const struct bw_replay *rp, const struct bw_rp_stream **s)
+int bw_replay_streams(const struct bw_replay *rp, const struct bw_replay_stream **s)
 {
 	*s = rp->streams;
 	return rp->nstreams;

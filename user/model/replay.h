@@ -33,7 +33,7 @@ extern const double bw_pctls[BW_NR_PCTL];	/* 0.5 0.9 0.99 0.999 1 */
 #define BW_RP_KEEP_VALUES (48ULL << 20)	/* 192 MiB of latencies at most */
 
 /* A request the way it completed, with its context. */
-struct bw_rp_req {
+struct bw_replay_req {
 	__u32 dev;
 	__u32 pid;
 	char comm[BW_COMM_LEN];
@@ -56,7 +56,7 @@ struct bw_xdist {
 	__u32 *win;		/* pass 1's values, while they fit: by top 16 bits (replay.c) */
 };
 
-struct bw_rp_stream {
+struct bw_replay_stream {
 	struct bw_stream_key key;
 	struct bw_stream s;
 	struct bw_stream_interval iv;	/* over the whole trace */
@@ -64,7 +64,7 @@ struct bw_rp_stream {
 	struct bw_stream_interval tick;	/* the last interval */
 };
 
-struct bw_rp_dev {
+struct bw_replay_dev {
 	__u32 dev;
 	char name[BW_NAME_LEN];
 	const struct bw_tdev *info;	/* the header's row, or NULL */
@@ -76,7 +76,7 @@ struct bw_rp_dev {
 	__u64 seek[BW_SEEK_BUCKETS];	/* distance from the previous D's end */
 	__u64 last_end;
 	__u64 events, completed;
-	struct bw_rp_req slow[BW_OUTLIERS];	/* slowest Q2C (D2C when Q unknown) */
+	struct bw_replay_req slow[BW_OUTLIERS];	/* slowest Q2C (D2C when Q unknown) */
 	int nslow;
 	/* The in-flight word of bpf/core.bpf.c, replayed. */
 	__u64 inflight, issues, busy_start, opener_seq, opener_key;
@@ -90,8 +90,8 @@ struct bw_rp_dev {
 };
 
 /* One device over one interval, as stat would have reported it. */
-struct bw_rp_tick {
-	const struct bw_rp_dev *d;
+struct bw_replay_tick {
+	const struct bw_replay_dev *d;
 	double t;		/* interval start, s from the trace's start */
 	const struct bw_interval *iv;
 	const struct bw_class *cls;
@@ -106,8 +106,8 @@ struct bw_replay_opts {
 	int ndevs;		/* filter; 0: every device */
 	__u32 devs[BW_MAX_WATCH];
 	bool exact;		/* extra passes for exact percentiles */
-	void (*on_tick)(void *ctx, const struct bw_rp_tick *t);
-	void (*on_req)(void *ctx, const struct bw_rp_req *r);
+	void (*on_tick)(void *ctx, const struct bw_replay_tick *t);
+	void (*on_req)(void *ctx, const struct bw_replay_req *r);
 	void *ctx;
 };
 
@@ -120,8 +120,8 @@ int bw_replay_run(struct bw_replay *rp);
 void bw_replay_free(struct bw_replay *rp);
 
 /* Results, after run. */
-int bw_replay_devs(const struct bw_replay *rp, const struct bw_rp_dev **devs);
-int bw_replay_streams(const struct bw_replay *rp, const struct bw_rp_stream **s);
+int bw_replay_devs(const struct bw_replay *rp, const struct bw_replay_dev **devs);
+int bw_replay_streams(const struct bw_replay *rp, const struct bw_replay_stream **s);
 const char *bw_replay_comm(const struct bw_replay *rp, __u32 pid);
 double bw_replay_span(const struct bw_replay *rp);	/* s covered */
 /* s from the trace's start to its last event, whatever --from and --to. */

@@ -34,7 +34,7 @@ struct bw_whatif {
 	int ndec, dec_cap;
 };
 
-static struct wdev *wdev_of(struct bw_whatif *r, const struct bw_rp_dev *d)
+static struct wdev *wdev_of(struct bw_whatif *r, const struct bw_replay_dev *d)
 {
 	int i;
 
@@ -151,7 +151,7 @@ void bw_whatif_json(const struct bw_whatif *r, struct bw_json *j)
 	bw_json_close(j, '}');
 }
 
-void bw_whatif_tick(struct bw_whatif *r, const struct bw_rp_tick *t)
+void bw_whatif_tick(struct bw_whatif *r, const struct bw_replay_tick *t)
 {
 	struct wdev *w = wdev_of(r, t->d);
 	struct bw_tune_decision d;

@@ -11,7 +11,7 @@ struct bw_whatif *bw_whatif_new(void);
 void bw_whatif_free(struct bw_whatif *r);
 /* Whether r replays anything (NULL: no --what-if-tune). */
 bool bw_whatif_on(const struct bw_whatif *r);
-void bw_whatif_tick(struct bw_whatif *r, const struct bw_rp_tick *t);
+void bw_whatif_tick(struct bw_whatif *r, const struct bw_replay_tick *t);
 void bw_whatif_print(const struct bw_whatif *r, FILE *f);
 /* The decisions: how many (0 when off), one as a JSON object (-1: an empty
  * one, for a CSV header), all as "what_if". */
