@@ -62,11 +62,13 @@ id_identity() {
 	"$BW_BIN" stat --json --no-state -d "$1" -i 0.2 -c 1 2>/dev/null | jq -r '.devices[0].identity'
 }
 
-# id_store DIR ID CLASS: a store that knows the device named ID as CLASS.
+# id_store DIR ID CLASS [IDLE_US GAIN]: a store that knows the device named
+# ID as CLASS, and with IDLE_US, that a probe found IDLE_US faster by GAIN.
 id_store() {
 	mkdir -p "$1"
-	printf 'blkwise-s1 2\nclass\t%s\t%s\t%s\t%s\n' "$2" "$3" \
+	printf 'blkwise-s1 3\nclass\t%s\t%s\t%s\t%s\n' "$2" "$3" \
 		"$([ "$3" = deep ] && echo 3.000 || echo 1.000)" "$(date +%s)" >"$1/s1"
+	[ $# -lt 5 ] || printf 'idle\t%s\t%s\t%s\t%s\n' "$2" "$4" "$5" $(($(date +%s) - 600)) >>"$1/s1"
 }
 
 # id_sampler DIR OUT: every second, "unix-time MB/s depth" as the emulated
@@ -286,6 +288,63 @@ test_stale_class_behind_reused_path() {
 	wait "$ID_PID"
 	assertEquals "another file at the path: nothing from the store" "" "$(id_actions "$out")"
 	assertEquals "left at 8000" "8000 0" "$(id_levers "$dev")"
+}
+
+# A probe decided by throughput is stored as the device's idling verdict,
+# the one the probe kept; a tuner started later on the same device takes it
+# as its own.  The spindle: the probe of 0 loses, 8000 is stored, and the
+# next tuner does not probe 0 again (the first one probed within seconds).
+# A RAID-0 whose class is stored shallow but whose stored verdict is 0
+# (its readers meet on one spindle, yet it serves them faster without
+# idling): 0 at start, said so, with no probe.
+test_stored_verdict() {
+	local dev out id probe rec t
+	id_require || return 0
+	bw_fakedisk dev "$ID_DISK" || { fail "fakedisk"; return; }
+	id_bfq "$dev" || { fail "bfq"; return; }
+	bw_on_cleanup "echo none >/sys/block/$dev/queue/scheduler"
+	id=$(bw_loop_identity "$dev")
+	rm -rf "$BW_TMP/state"
+	out=$BW_TMP/learn.json
+	id_tune "$out" -d "$dev" || { fail "tune start"; return; }
+	t=$(date +%s.%N)
+	id_readers "$dev" 40
+	id_wait_for "$out" '.why | startswith("probe of")' 15 ||
+		{ fail "no probe in 15 s: $(id_actions "$out")"; return; }
+	t=$(awk -v a="$t" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+	kill -INT "$ID_PID"
+	wait "$ID_PID"
+	probe=$(jq -s -r '[.[] | select(.why | startswith("probe of"))][0] |
+		"\(.slice_idle_us_after) \(.why)"' "$out")
+	rec=$(awk -F'\t' -v id="$id" '$1 == "idle" && $2 == id { print $3 }' "$BW_TMP/state/s1")
+	echo "  without a verdict: probed after ${t} s: $probe; stored: idle ${rec:-none}"
+	assertEquals "the probe's verdict stored" "${probe%% *}" "$rec"
+	assertTrue "idling won on the spindle: $probe" "[ '${rec:-0}' -gt 0 ]"
+	out=$BW_TMP/known.json
+	id_tune "$out" -d "$dev" || { fail "tune start"; return; }
+	sleep 8
+	kill -INT "$ID_PID"
+	wait "$ID_PID"
+	echo "  with it: $(id_actions "$out")"
+	assertEquals "no probe in 8 s with the verdict stored" 0 \
+		"$(jq -s '[.[] | select(.action == "probe")] | length' "$out")"
+	kill "$ID_FIO"
+	wait "$ID_FIO" 2>/dev/null
+	# The stripe, class stored shallow, verdict stored 0.
+	bw_fakedisk dev "$ID_DISK,parallel=4,dispatch=stripe,chunk_kb=256" || { fail "fakedisk"; return; }
+	id_bfq "$dev" || { fail "bfq"; return; }
+	bw_on_cleanup "echo none >/sys/block/$dev/queue/scheduler"
+	id_store "$BW_TMP/state" "$(bw_loop_identity "$dev")" shallow 0 0.580
+	out=$BW_TMP/stripe.json
+	id_tune "$out" -d "$dev" || { fail "tune start"; return; }
+	id_readers "$dev" 20
+	id_wait_for "$out" '.action == "set"' 6
+	kill -INT "$ID_PID"
+	wait "$ID_PID"
+	jq -r '"    \(.action): \(.why)"' "$out"
+	assertEquals "0 at once, no probe" "set 8000->0 strict 0->0" "$(id_actions "$out")"
+	assertTrue "says why" "jq -r 'select(.action == \"set\") | .why' $out |
+		grep -q '^the stored verdict for this device: 0 us won by 58% for sync sequential streams, 10 min before this run'"
 }
 
 # shellcheck disable=SC1091

@@ -323,6 +323,128 @@ static void test_when_to_probe(void)
 	      "dry run: the probe is announced once and never run");
 }
 
+/*
+ * stripe_aligned as BFQ shows it: while it idles, a window sees two of the
+ * four readers (one served at a time, each for its budget); without idling
+ * all four.  Its class turns shallow, live, once it runs without idling.
+ */
+static void stripe_seen(const struct sim *s, __u32 idle, struct phase *p)
+{
+	*p = idle ? (struct phase){ 60, NAN, 1.0, 0.3, BW_CLASS_UNKNOWN, 2, 2 } :
+		    (struct phase){ 100, 1.3, 3.9, 0.3, BW_CLASS_SHALLOW, 4, 4 };
+	if (s->t < 8)
+		p->cls = BW_CLASS_UNKNOWN;
+}
+
+/* A verdict taken on two readers is measured on four before the class overrules it. */
+static void test_verdict_outranks_class_on_more_streams(void)
+{
+	struct sim s;
+	int at0 = 0, n = 0;
+
+	sim_init(&s, 8000);
+	sim_run(&s, 5, stripe_seen);
+	CHECK(s.setting == 0 && s.n[BW_TUNE_KEEP] == 1, "the probe keeps 0 (setting %u)",
+	      s.setting);
+	while (s.t < 120) {
+		sim_run(&s, 1, stripe_seen);
+		at0 += s.setting == 0;
+		n++;
+	}
+	CHECK(!s.n[BW_TUNE_SET], "no set: the class's 4000 is measured, not applied (%d sets, "
+	      "last: %s)", s.n[BW_TUNE_SET], s.last.why);
+	CHECK(s.n[BW_TUNE_PROBE] == 2 && s.n[BW_TUNE_REVERT] == 1,
+	      "one probe of idling once the four streams show, back to 0 (%d probes, %d reverts)",
+	      s.n[BW_TUNE_PROBE], s.n[BW_TUNE_REVERT]);
+	CHECK(at0 >= n - 2, "at 0 for %d of %d s", at0, n);
+}
+
+/* stripe_aligned, shallow by its class (stored) from the start. */
+static void stripe_aligned_stored(const struct sim *s, __u32 idle, struct phase *p)
+{
+	stripe_aligned(s, idle, p);
+	p->cls = BW_CLASS_SHALLOW;
+}
+
+/*
+ * A probe's verdict goes to the store; a tuner started again on the same
+ * device takes it as its own: no probe, and its decision at once, measured
+ * again when it runs out.
+ */
+static void test_stored_verdict(void)
+{
+	struct sim s;
+	__u32 us;
+	double gain;
+
+	sim_init(&s, 8000);
+	sim_run(&s, 5, stripe_aligned);
+	CHECK(s.n[BW_TUNE_KEEP] == 1 && s.last.verdict_learned && s.last.verdict_us == 0,
+	      "a probe that kept 0 tells the store 0 (learned %d, %u us)", s.last.verdict_learned,
+	      s.last.verdict_us);
+	gain = s.last.verdict_gain;
+	CHECK(gain > 0.6 && gain < 0.7, "by its gain: %g", gain);
+	sim_init(&s, 8000);
+	sim_run(&s, 5, spindle);
+	CHECK(s.n[BW_TUNE_REVERT] == 1 && s.last.verdict_learned && s.last.verdict_us == 8000,
+	      "a probe that went back to idling tells the store 8000 (%u us)", s.last.verdict_us);
+	CHECK(s.last.verdict_gain > 1.6 && s.last.verdict_gain < 1.7,
+	      "the winner's gain over the loser: %g", s.last.verdict_gain);
+	/* The stripe, its class stored shallow, its verdict stored 0: 0 before any window. */
+	sim_init(&s, 8000);
+	bw_tune_seed_verdict(&s.st, 0, gain, 600);
+	CHECK(bw_tune_start(&s.cfg, &s.st, BW_CLASS_SHALLOW, true, &s.last) &&
+	      s.last.action == BW_TUNE_SET && s.last.after == 0, "0 at start");
+	CHECK(strstr(s.last.why, "the stored verdict for this device: 0 us won by 67%") &&
+	      strstr(s.last.why, "10 min before this run"), "why: %s", s.last.why);
+	s.setting = 0;
+	bw_tune_applied(&s.cfg, &s.st, 0, 0, 0);
+	sim_run(&s, 1.0, stripe_aligned_stored);
+	CHECK(!s.any && s.setting == 0 && s.st.verdict_stored,
+	      "the first window takes the verdict: nothing more (setting %u)", s.setting);
+	sim_run(&s, 290, stripe_aligned_stored);
+	CHECK(!s.n[BW_TUNE_SET] && !s.n[BW_TUNE_PROBE] && s.setting == 0,
+	      "the shallow class does not overrule it (%d sets, %d probes)", s.n[BW_TUNE_SET],
+	      s.n[BW_TUNE_PROBE]);
+	sim_run(&s, 20, stripe_aligned_stored);
+	CHECK(s.n[BW_TUNE_PROBE] == 1 && s.n[BW_TUNE_REVERT] == 1 && s.setting == 0,
+	      "measured again when it runs out, and confirmed (%d probes, setting %u)",
+	      s.n[BW_TUNE_PROBE], s.setting);
+	/* The spindle, its class unknown, its verdict stored 8000: never probed. */
+	for (us = 0; us <= 8000; us += 8000) {
+		sim_init(&s, 8000);
+		if (us)
+			bw_tune_seed_verdict(&s.st, us, 1.65, 60);
+		sim_run(&s, 60, spindle);
+		CHECK(us ? !s.n[BW_TUNE_PROBE] && !s.any : s.n[BW_TUNE_PROBE] == 1,
+		      "%s: %d probes", us ? "verdict 8000 stored" : "none stored",
+		      s.n[BW_TUNE_PROBE]);
+		CHECK(s.setting == 8000, "idling kept (%u)", s.setting);
+	}
+	/* A stored verdict waits for the workload it is about: one stream is not it. */
+	sim_init(&s, 8000);
+	bw_tune_seed_verdict(&s.st, 0, 0.6, 60);
+	sim_run(&s, 20, lone);
+	CHECK(!s.any && s.st.has_stored, "one stream: nothing done, the verdict kept for later");
+	sim_run(&s, 2.0, stripe_aligned_stored);
+	CHECK(s.setting == 0, "four streams, held two windows: taken (setting %u)", s.setting);
+	/* 8000 stored, or the latency policy: nothing at start. */
+	sim_init(&s, 8000);
+	bw_tune_seed_verdict(&s.st, 8000, 1.65, 60);
+	CHECK(!bw_tune_start(&s.cfg, &s.st, BW_CLASS_UNKNOWN, false, &s.last), "8000: no start");
+	sim_init(&s, 8000);
+	s.cfg.policy = BW_POLICY_LATENCY;
+	bw_tune_seed_verdict(&s.st, 0, 0.6, 60);
+	CHECK(!bw_tune_start(&s.cfg, &s.st, BW_CLASS_UNKNOWN, false, &s.last), "latency: no start");
+	/* The latency policy decides by latency: a throughput verdict is not its. */
+	sim_init(&s, 8000);
+	s.cfg.policy = BW_POLICY_LATENCY;
+	bw_tune_seed_verdict(&s.st, 8000, 1.65, 60);
+	sim_run(&s, 5, spindle);
+	CHECK(s.n[BW_TUNE_PROBE] == 1 && !s.last.verdict_learned,
+	      "latency: probed, and nothing stored from it");
+}
+
 /* Both settings give the same throughput. */
 static void tie(const struct sim *s, __u32 idle, struct phase *p)
 {
@@ -520,7 +642,8 @@ int main(void)
 	static const struct unit_test tests[] = {
 		UNIT(test_probe_finds_deep), UNIT(test_probe_finds_shallow),
 		UNIT(test_workload_change_reprobes), UNIT(test_class_rules), UNIT(test_dwell),
-		UNIT(test_verdict_outranks_class),
+		UNIT(test_verdict_outranks_class), UNIT(test_stored_verdict),
+		UNIT(test_verdict_outranks_class_on_more_streams),
 		UNIT(test_when_to_probe), UNIT(test_ties_and_latency), UNIT(test_start),
 		UNIT(test_collapse_repaired), UNIT(test_collapse_never_strict_on_deep),
 		UNIT(test_probe_damage_repaired),

@@ -326,11 +326,24 @@ struct bw_cls_rec {
 	double p_eff;		/* the median P_eff it was decided on */
 	__s64 learned;
 };
+/*
+ * A device's idling verdict: the idle setting a probe measured faster for
+ * two or more sync sequential streams (0, or the nonzero setting it
+ * tried), by how much, and when.
+ */
+struct bw_idle_rec {
+	char id[BW_ID_LEN];
+	__u32 idle_us;
+	double gain;		/* the winner's throughput over the loser's, less 1 */
+	__s64 learned;
+};
 struct bw_s1_store {
 	struct bw_s1_rec *r;
 	int n, cap;
 	struct bw_cls_rec *c;
 	int nc, capc;
+	struct bw_idle_rec *v;
+	int nv, capv;
 };
 void bw_s1_store_free(struct bw_s1_store *s);
 struct bw_s1_rec *bw_s1_store_find(const struct bw_s1_store *s, const char *id, int op, int cls);
@@ -340,6 +353,9 @@ int bw_s1_store_merge(struct bw_s1_store *dst, const struct bw_s1_store *src);
 int bw_s1_store_put_class(struct bw_s1_store *s, const char *id, enum bw_class_id cls,
 			  double p_eff, __s64 learned);
 const struct bw_cls_rec *bw_s1_store_class(const struct bw_s1_store *s, const char *id);
+int bw_s1_store_put_idle(struct bw_s1_store *s, const char *id, __u32 idle_us, double gain,
+			 __s64 learned);
+const struct bw_idle_rec *bw_s1_store_idle(const struct bw_s1_store *s, const char *id);
 void bw_s1_store_prune(struct bw_s1_store *s, int max);
 int bw_s1_store_parse(FILE *f, struct bw_s1_store *s, char *why, size_t len);
 int bw_s1_store_format(FILE *f, const struct bw_s1_store *s);

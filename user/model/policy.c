@@ -6,7 +6,13 @@
  *  1. A probe's verdict, taken on the same workload less than
  *     probe_every_s ago, stands: it measured both settings on this load.
  *     Past that time, where rule 2 would overturn it, it is measured again
- *     (a probe), not overruled: a measurement outranks the class's model.
+ *     (a probe), not overruled: a measurement outranks the class's model;
+ *     so, at once, is one taken on 2+ sync sequential streams when their
+ *     count changes (BFQ idling shows a window only some of them).
+ *     A verdict from the store (bw_tune_seed_verdict: a probe of an earlier
+ *     run on this device) holds for any workload of 2+ sync sequential
+ *     streams, as if probed at the first window with one (a stored 0 is
+ *     set at start, bw_tune_start).
  *  2. Else the device class decides: deep -> 0 (idling for one queue wastes
  *     a device that can serve the others meanwhile); shallow with sync
  *     sequential streams -> idle for about their p90 think time; shallow
@@ -292,24 +298,43 @@ static bool class_target(const struct bw_tune_cfg *cfg, const struct bw_tune_sta
 	return true;
 }
 
+/*
+ * The workload a verdict holds for: the one the probe measured, or, for
+ * the store's, any with two or more sync sequential streams (the workload
+ * idling is about; a stored verdict outlives the stream count).
+ */
+static bool verdict_applies(const struct bw_tune_state *st, const struct bw_tune_sig *sig)
+{
+	if (!st->has_verdict)
+		return false;
+	if (st->verdict_stored)
+		return sig->sync_seq >= 2;
+	return !sig_changed(sig, &st->verdict_sig);
+}
+
 static bool verdict_valid(const struct bw_tune_cfg *cfg, const struct bw_tune_state *st,
 			  const struct bw_tune_sig *sig, double t)
 {
-	return st->has_verdict && !sig_changed(sig, &st->verdict_sig) &&
-	       t - st->last_probe < cfg->probe_every_s;
+	return verdict_applies(st, sig) && t - st->last_probe < cfg->probe_every_s;
 }
 
 /*
- * A probe's verdict past its time, on this very workload, that the class
- * rule would overturn: a measurement outranks the class's model (a RAID-0
- * whose readers meet on one spindle reads shallow, yet serves them faster
- * without idling), so it is measured again rather than overruled.
+ * A probe's verdict in force that the class rule would overturn: past its
+ * time on this very workload, or at once on another workload of the kind
+ * idling is about (two or more sync sequential streams either way: BFQ
+ * idling one reader at a time, a window sees only some of them, so their
+ * count moves with the setting).  A measurement outranks the class's model
+ * (a RAID-0 whose readers meet on one spindle reads shallow, yet serves them
+ * faster without idling), so it is measured again rather than overruled.
  */
 static bool verdict_outranks(const struct bw_tune_cfg *cfg, const struct bw_tune_state *st,
 			     const struct bw_tune_sig *sig, __u32 target, double t)
 {
-	return st->has_verdict && st->verdict == st->setting && st->verdict != target &&
-	       !sig_changed(sig, &st->verdict_sig) && t - st->last_probe >= cfg->probe_every_s;
+	if (!st->has_verdict || st->verdict != st->setting || st->verdict == target)
+		return false;
+	if (verdict_applies(st, sig))
+		return t - st->last_probe >= cfg->probe_every_s;
+	return st->verdict_sig.sync_seq >= 2 && sig->sync_seq >= 2;
 }
 
 /* why: what calls for the probe; NULL: the evidence is missing (rule 3). */
@@ -386,9 +411,17 @@ static void end_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 	else if (!idle_probe && peff <= BW_SHALLOW_AT)
 		d->learned = BW_CLASS_SHALLOW;
 	d->learned_peff = peff;
+	/* Decided by throughput on the workload idling is about: the device's verdict. */
+	if (cfg->policy == BW_POLICY_THROUGHPUT && st->base.sync_seq >= 2 && mp > 0 &&
+	    (rel > cfg->gain || rel < -cfg->gain)) {
+		d->verdict_learned = true;
+		d->verdict_us = d->after;
+		d->verdict_gain = keep ? rel : mb / mp - 1;
+	}
 	st->has_verdict = true;
 	st->verdict = d->after;
 	st->verdict_sig = st->sig;
+	st->verdict_stored = false;
 	st->probe_cost_s += p->secs + cfg->settle_s;
 	st->phase = BW_PH_MEASURE;
 	/*
@@ -537,6 +570,7 @@ static void end_strict(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 		st->has_verdict = true;
 		st->verdict = st->setting;
 		st->verdict_sig = st->sig;
+		st->verdict_stored = false;
 		st->last_probe = st->strict_at;
 	}
 	st->probe_cost_s += p->secs + cfg->trial_settle_s;
@@ -554,6 +588,37 @@ static const char *strict_unwanted(const struct bw_tune_win *w, const struct bw_
 	if (!sig->sync_seq)
 		return "no sync sequential stream left";
 	return NULL;
+}
+
+void bw_tune_seed_verdict(struct bw_tune_state *st, __u32 idle_us, double gain, double age_s)
+{
+	st->has_stored = true;
+	st->stored_us = idle_us;
+	st->stored_gain = gain;
+	st->stored_age_s = age_s;
+}
+
+static void stored_why(const struct bw_tune_state *st, char *why, size_t len)
+{
+	snprintf(why, len, "the stored verdict for this device: %s won by %.0f%% for sync "
+		 "sequential streams, %.0f min before this run", st->stored_us ? "idling" : "0 us",
+		 st->stored_gain * 100, st->stored_age_s / 60);
+}
+
+/*
+ * The store's verdict becomes this run's, as if probed now: it stands for
+ * probe_every_s, then is measured again where the class rule disagrees.
+ */
+static void take_stored(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
+			const struct bw_tune_win *w, const struct bw_tune_sig *sig, double t)
+{
+	st->has_stored = false;
+	st->has_verdict = true;
+	st->verdict_stored = true;
+	st->verdict = !st->stored_us ? 0 : st->setting ? st->setting :
+		bw_tune_idle_for(cfg, w->think_p90_ms);
+	st->verdict_sig = *sig;
+	st->last_probe = t;
 }
 
 bool bw_tune_step(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
@@ -592,9 +657,15 @@ bool bw_tune_step(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 	st->windows++;
 	sig = stable_sig(st, sig_of(&w));
 	describe(ev, sizeof(ev), &w);
+	if (!st->has_verdict && st->has_stored && sig.sync_seq >= 2 &&
+	    cfg->policy == BW_POLICY_THROUGHPUT)
+		take_stored(cfg, st, &w, &sig, t);
 	if (verdict_valid(cfg, st, &sig, t)) {
 		target = st->verdict;
-		snprintf(why, sizeof(why), "the last probe's verdict on this workload");
+		if (st->verdict_stored)
+			stored_why(st, why, sizeof(why));
+		else
+			snprintf(why, sizeof(why), "the last probe's verdict on this workload");
 		have = true;
 	} else {
 		have = class_target(cfg, st, &w, &target, why, sizeof(why));
@@ -616,7 +687,7 @@ bool bw_tune_step(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 		if (w.streams < 2 || peff >= BW_DEEP_AT || peff <= BW_SHALLOW_AT)
 			return false;	/* idling cannot matter, or the class is coming */
 		if (st->last_probe >= 0 && t - st->last_probe < cfg->probe_every_s &&
-		    !(st->has_verdict && sig_changed(&sig, &st->verdict_sig)))
+		    !(st->has_verdict && !verdict_applies(st, &sig)))
 			return false;	/* rate limit: the workload has not changed */
 		if (st->windows < 2 || st->cand_n)
 			return false;	/* the workload is still settling: probe a steady one */
@@ -626,11 +697,11 @@ bool bw_tune_step(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 	if (target == st->setting)
 		return false;
 	if (verdict_outranks(cfg, st, &sig, target, t)) {
-		char pw[300];
+		char pw[400];
 
-		snprintf(pw, sizeof(pw), "%s (%u us), but the last probe on this workload measured "
-			 "%u us better, %.0f s ago: measuring again", why, target, st->verdict,
-			 t - st->last_probe);
+		snprintf(pw, sizeof(pw), "%s (%u us), but the last probe measured %u us better, "
+			 "with %d sync sequential streams, %.0f s ago: measuring again", why, target,
+			 st->verdict, st->verdict_sig.sync_seq, t - st->last_probe);
 		begin_probe(cfg, st, &w, t, pw, d);
 		return true;
 	}
@@ -655,17 +726,19 @@ void bw_tune_applied(const struct bw_tune_cfg *cfg, struct bw_tune_state *st, __
 }
 
 /*
- * Before the first window: a device known deep (the store) gets 0 at once;
- * nothing else can be decided without a window (a shallow device's idle
- * needs its streams' think time).
+ * Before the first window: a device known deep (the store), or whose
+ * stored verdict is 0 (seeded before this), gets 0 at once; nothing else
+ * can be decided without a window (a shallow device's idle needs its
+ * streams' think time).
  */
 bool bw_tune_start(const struct bw_tune_cfg *cfg, struct bw_tune_state *st, enum bw_class_id cls,
 		   bool stored, struct bw_tune_decision *d)
 {
-	(void)cfg;
+	bool zero = st->has_stored && !st->stored_us && cfg->policy == BW_POLICY_THROUGHPUT;
+
 	memset(d, 0, sizeof(*d));
 	win_reset(&st->win);
-	if (cls != BW_CLASS_DEEP || (!st->setting && !st->strict))
+	if ((cls != BW_CLASS_DEEP && !zero) || (!st->setting && !st->strict))
 		return false;
 	d->action = BW_TUNE_SET;
 	d->before = st->setting;
@@ -676,8 +749,11 @@ bool bw_tune_start(const struct bw_tune_cfg *cfg, struct bw_tune_state *st, enum
 	d->win.cls_stored = stored;
 	d->win.think_p90_ms = NAN;
 	d->win.s1_ms = NAN;
-	snprintf(d->why, sizeof(d->why), "deep device (class deep, %s): idling wastes it",
-		 stored ? "stored" : "live");
+	if (cls == BW_CLASS_DEEP)
+		snprintf(d->why, sizeof(d->why), "deep device (class deep, %s): idling wastes it",
+			 stored ? "stored" : "live");
+	else
+		stored_why(st, d->why, sizeof(d->why));
 	st->changes++;
 	return true;
 }

@@ -110,6 +110,11 @@ struct bw_tune_state {
 	bool has_verdict;
 	__u32 verdict;
 	struct bw_tune_sig verdict_sig;
+	bool verdict_stored;	/* the store's: holds for any 2+ sync sequential streams */
+	/* The store's verdict for this device, until a window it applies to takes it. */
+	bool has_stored;
+	__u32 stored_us;
+	double stored_gain, stored_age_s;
 	struct bw_tune_sig sig;	/* the workload, as it has held for two windows */
 	bool has_sig;
 	struct bw_tune_sig cand_sig;	/* a change seen once, not yet held */
@@ -138,12 +143,22 @@ struct bw_tune_decision {
 	struct bw_tune_win base;	/* for a probe's end: the window it is compared with */
 	enum bw_class_id learned;	/* a probe's end: the class P_eff showed, or UNKNOWN */
 	double learned_peff;
+	/* A probe's end decided by throughput under 2+ sync sequential streams, for the store. */
+	bool verdict_learned;
+	__u32 verdict_us;
+	double verdict_gain;
 };
 
 void bw_tune_init(struct bw_tune_state *st, __u32 setting);
 /* At start, before any window; true when d holds a decision. */
 bool bw_tune_start(const struct bw_tune_cfg *cfg, struct bw_tune_state *st, enum bw_class_id cls,
 		   bool stored, struct bw_tune_decision *d);
+/*
+ * The store's idling verdict for the device (bw_idle_rec), learned age_s
+ * ago: a hypothesis the first window with 2+ sync sequential streams
+ * takes as a probe's verdict, measured again like one.
+ */
+void bw_tune_seed_verdict(struct bw_tune_state *st, __u32 idle_us, double gain, double age_s);
 /* Adds one interval ending at t (seconds); true when d holds something to do or say. */
 bool bw_tune_step(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 		  const struct bw_tune_obs *o, double t, struct bw_tune_decision *d);

@@ -12,9 +12,12 @@
  *	blkwise-s1 2
  *	s1	loop:/var/tmp/disk.img	read	0	1234	2083112	1764570000
  *	class	loop:/var/tmp/disk.img	deep	3.812	1764570000
+ *	idle	loop:/var/tmp/disk.img	0	0.580	1764570000
  *
  * s1: identity, op, size class, samples, mean ns, learned (unix s).
  * class: identity, deep or shallow, the P_eff it was decided on, learned.
+ * idle (version 3): identity, the slice_idle_us a probe measured faster
+ * for sync sequential streams, its gain over the other setting, learned.
  *
  * Anything else (another first line, a short or malformed record, an
  * unknown op, a class out of range) makes the whole file "damaged": the
@@ -26,12 +29,13 @@
 #include "model/model.h"
 
 #define MAGIC "blkwise-s1"
-#define VERSION 2
+#define VERSION 3
 
 void bw_s1_store_free(struct bw_s1_store *s)
 {
 	free(s->r);
 	free(s->c);
+	free(s->v);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -55,26 +59,45 @@ struct bw_s1_rec *bw_s1_store_find(const struct bw_s1_store *s, const char *id, 
 	return NULL;
 }
 
+/* An identity a record cannot hold: a tab or newline would break the line. */
+static bool bad_id(const char *id)
+{
+	return strpbrk(id, "\t\n") || strlen(id) >= BW_ID_LEN;
+}
+
+/*
+ * A new zeroed element at the end of an array of n of cap elements of size
+ * bytes, grown by doubling from first; NULL when out of memory.
+ */
+static void *append(void **arr, int *n, int *cap, size_t size, int first)
+{
+	char *a = *arr;
+
+	if (*n == *cap) {
+		int c = *cap ? *cap * 2 : first;
+
+		a = realloc(a, c * size);
+		if (!a)
+			return NULL;
+		*arr = a;
+		*cap = c;
+	}
+	memset(a + (size_t)*n * size, 0, size);
+	return a + (size_t)(*n)++ * size;
+}
+
 /* Adds or replaces; identities with a tab or newline cannot be stored. */
 int bw_s1_store_put(struct bw_s1_store *s, const char *id, int op, int cls, const struct bw_s1 *v)
 {
 	struct bw_s1_rec *r = bw_s1_store_find(s, id, op, cls);
 
-	if (strpbrk(id, "\t\n") || strlen(id) >= BW_ID_LEN || op < 0 || op >= BW_NR_OPS ||
+	if (bad_id(id) || op < 0 || op >= BW_NR_OPS ||
 	    cls < 0 || cls >= BW_SIZE_CLASSES)
 		return -EINVAL;
 	if (!r) {
-		if (s->n == s->cap) {
-			int cap = s->cap ? s->cap * 2 : 64;
-			struct bw_s1_rec *nr = realloc(s->r, cap * sizeof(*nr));
-
-			if (!nr)
-				return -ENOMEM;
-			s->r = nr;
-			s->cap = cap;
-		}
-		r = &s->r[s->n++];
-		memset(r, 0, sizeof(*r));
+		r = append((void **)&s->r, &s->n, &s->cap, sizeof(*r), 64);
+		if (!r)
+			return -ENOMEM;
 		snprintf(r->id, sizeof(r->id), "%s", id);
 		r->op = op;
 		r->cls = cls;
@@ -122,6 +145,15 @@ int bw_s1_store_merge(struct bw_s1_store *dst, const struct bw_s1_store *src)
 		if (err)
 			return err;
 	}
+	for (i = 0; i < src->nv; i++) {
+		const struct bw_idle_rec *r = &src->v[i], *mine = bw_s1_store_idle(dst, r->id);
+
+		if (mine && mine->learned >= r->learned)
+			continue;
+		err = bw_s1_store_put_idle(dst, r->id, r->idle_us, r->gain, r->learned);
+		if (err)
+			return err;
+	}
 	return 0;
 }
 
@@ -140,24 +172,46 @@ int bw_s1_store_put_class(struct bw_s1_store *s, const char *id, enum bw_class_i
 {
 	struct bw_cls_rec *r = (struct bw_cls_rec *)bw_s1_store_class(s, id);
 
-	if (strpbrk(id, "\t\n") || strlen(id) >= BW_ID_LEN || cls == BW_CLASS_UNKNOWN ||
+	if (bad_id(id) || cls == BW_CLASS_UNKNOWN ||
 	    !(p_eff >= 0))
 		return -EINVAL;
 	if (!r) {
-		if (s->nc == s->capc) {
-			int cap = s->capc ? s->capc * 2 : 16;
-			struct bw_cls_rec *nr = realloc(s->c, cap * sizeof(*nr));
-
-			if (!nr)
-				return -ENOMEM;
-			s->c = nr;
-			s->capc = cap;
-		}
-		r = &s->c[s->nc++];
+		r = append((void **)&s->c, &s->nc, &s->capc, sizeof(*r), 16);
+		if (!r)
+			return -ENOMEM;
 		snprintf(r->id, sizeof(r->id), "%s", id);
 	}
 	r->cls = cls;
 	r->p_eff = p_eff;
+	r->learned = learned;
+	return 0;
+}
+
+const struct bw_idle_rec *bw_s1_store_idle(const struct bw_s1_store *s, const char *id)
+{
+	int i;
+
+	for (i = 0; i < s->nv; i++)
+		if (!strcmp(s->v[i].id, id))
+			return &s->v[i];
+	return NULL;
+}
+
+int bw_s1_store_put_idle(struct bw_s1_store *s, const char *id, __u32 idle_us, double gain,
+			 __s64 learned)
+{
+	struct bw_idle_rec *r = (struct bw_idle_rec *)bw_s1_store_idle(s, id);
+
+	if (bad_id(id) || !(gain >= 0) || learned <= 0)
+		return -EINVAL;
+	if (!r) {
+		r = append((void **)&s->v, &s->nv, &s->capv, sizeof(*r), 16);
+		if (!r)
+			return -ENOMEM;
+		snprintf(r->id, sizeof(r->id), "%s", id);
+	}
+	r->idle_us = idle_us;
+	r->gain = gain;
 	r->learned = learned;
 	return 0;
 }
@@ -229,6 +283,21 @@ static int parse_class(const char *rest, struct bw_s1_store *s, char *why, size_
 	return 0;
 }
 
+static int parse_idle(const char *rest, struct bw_s1_store *s, char *why, size_t len, int n)
+{
+	char id[BW_ID_LEN], extra;
+	unsigned int idle_us;
+	long long learned;
+	double gain;
+
+	if (sscanf(rest, "%255[^\t]\t%u\t%lf\t%lld %c", id, &idle_us, &gain, &learned,
+		   &extra) != 4)
+		return bad(why, len, n, "not 'idle identity slice_idle_us gain learned'");
+	if (bw_s1_store_put_idle(s, id, idle_us, gain, learned))
+		return bad(why, len, n, "bad gain or time");
+	return 0;
+}
+
 int bw_s1_store_parse(FILE *f, struct bw_s1_store *s, char *why, size_t len)
 {
 	char line[BW_ID_LEN + 128];
@@ -259,6 +328,8 @@ int bw_s1_store_parse(FILE *f, struct bw_s1_store *s, char *why, size_t len)
 			err = parse_s1(line + 3, s, why, len, n);
 		else if (!strncmp(line, "class\t", 6))
 			err = parse_class(line + 6, s, why, len, n);
+		else if (version >= 3 && !strncmp(line, "idle\t", 5))
+			err = parse_idle(line + 5, s, why, len, n);
 		else
 			err = bad(why, len, n, "unknown record type");
 		if (err)
@@ -276,7 +347,8 @@ int bw_s1_store_format(FILE *f, const struct bw_s1_store *s)
 	int i;
 
 	fprintf(f, MAGIC " %d\n# s1\tidentity\top\tsize_class\tsamples\tmean_ns\tlearned_unix\n"
-		"# class\tidentity\tdeep|shallow\tp_eff\tlearned_unix\n", VERSION);
+		"# class\tidentity\tdeep|shallow\tp_eff\tlearned_unix\n"
+		"# idle\tidentity\tslice_idle_us\tgain\tlearned_unix\n", VERSION);
 	for (i = 0; i < s->n; i++) {
 		const struct bw_s1_rec *r = &s->r[i];
 
@@ -287,5 +359,8 @@ int bw_s1_store_format(FILE *f, const struct bw_s1_store *s)
 	for (i = 0; i < s->nc; i++)
 		fprintf(f, "class\t%s\t%s\t%.3f\t%lld\n", s->c[i].id, bw_class_name(s->c[i].cls),
 			s->c[i].p_eff, (long long)s->c[i].learned);
+	for (i = 0; i < s->nv; i++)
+		fprintf(f, "idle\t%s\t%u\t%.3f\t%lld\n", s->v[i].id, s->v[i].idle_us, s->v[i].gain,
+			(long long)s->v[i].learned);
 	return ferror(f) ? -EIO : 0;
 }

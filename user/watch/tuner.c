@@ -59,6 +59,7 @@ struct tdev {
 	bool orig_saved;	/* the state file holds orig */
 	struct bw_tune_state st;
 	bool decided;		/* --once: a decision was taken */
+	bool idle_seeded;	/* the store's idling verdict handed to the policy (or none) */
 	__u64 actions[BW_TUNE_NR_ACTIONS];	/* decisions, dry runs' would-* too */
 };
 
@@ -960,6 +961,8 @@ static void act(struct bw_tuner *x, struct tdev *t, struct bw_tune_decision *d, 
 		apply(x, t, d, now);
 	if (d->learned != BW_CLASS_UNKNOWN)
 		bw_watch_learn_class(x->w, t->dev, d->learned, d->learned_peff);
+	if (d->verdict_learned)
+		bw_watch_learn_idle(x->w, t->dev, d->verdict_us, d->verdict_gain);
 	log_decision(x, t, d, name);
 	if (!trial)
 		t->decided = true;
@@ -1003,6 +1006,21 @@ static bool in_force(struct bw_tuner *x, struct tdev *t, long *idle)
 	return !t->hands_off;
 }
 
+/*
+ * The store's idling verdict, once the device has its identity: a
+ * hypothesis the policy measures again (never under a dev_t, which
+ * another device may have now).
+ */
+static void seed_verdict(struct tdev *t, const struct bw_watch_dev *wd)
+{
+	if (t->idle_seeded || !wd->info.id[0])
+		return;
+	t->idle_seeded = true;
+	if (wd->has_idle && wd->info.id_kind != BW_ID_DEVT)
+		bw_tune_seed_verdict(&t->st, wd->idle.idle_us, wd->idle.gain,
+				     difftime(time(NULL), (time_t)wd->idle.learned));
+}
+
 static void tune_dev(struct bw_tuner *x, struct tdev *t, double now)
 {
 	const struct bw_watch_dev *wd = watched(x, t->dev);
@@ -1017,17 +1035,20 @@ static void tune_dev(struct bw_tuner *x, struct tdev *t, double now)
 	}
 	if (t->hands_off || !in_force(x, t, &cur))
 		return;
+	seed_verdict(t, wd);
 	observe(x, wd, (__u32)cur, &o);
 	if (bw_tune_step(&x->a.cfg, &t->st, &o, now, &d))
 		act(x, t, &d, now);
 }
 
-/* What is known before any window: a class from the store. */
+/* What is known before any window: a class or an idling verdict from the store. */
 static void start_dev(struct bw_tuner *x, struct tdev *t)
 {
 	const struct bw_watch_dev *wd = watched(x, t->dev);
 	struct bw_tune_decision d;
 
+	if (wd)
+		seed_verdict(t, wd);
 	if (!wd || !bw_tune_start(&x->a.cfg, &t->st, class_of(wd).cls, wd->cls.stored, &d))
 		return;
 	act(x, t, &d, 0);

@@ -239,8 +239,12 @@ int bw_watch_start(struct bw_watch *w)
 static void load_stored(struct bw_watch *w, struct bw_watch_dev *s)
 {
 	const struct bw_cls_rec *c = bw_s1_store_class(&w->store, s->info.id);
+	const struct bw_idle_rec *v = bw_s1_store_idle(&w->store, s->info.id);
 
 	s->has_stored = bw_s1_store_get(&w->store, s->info.id, &s->stored) > 0;
+	s->has_idle = v;
+	if (v)
+		s->idle = *v;
 	memset(s->saved_solos, 0, sizeof(s->saved_solos));
 	if (c)
 		bw_class_seed(&s->cls, c->cls, c->p_eff, c->learned);
@@ -255,6 +259,16 @@ void bw_watch_learn_class(struct bw_watch *w, __u32 dev, enum bw_class_id cls, d
 		return;
 	bw_class_seed(&s->cls, cls, p_eff, now);
 	if (!w->o->no_state && !bw_s1_store_put_class(&w->store, s->info.id, cls, p_eff, now))
+		w->dirty = true;
+}
+
+void bw_watch_learn_idle(struct bw_watch *w, __u32 dev, __u32 idle_us, double gain)
+{
+	struct bw_watch_dev *s = bw_watch_dev(w, dev);
+
+	if (!s || !s->info.id[0] || w->o->no_state)
+		return;
+	if (!bw_s1_store_put_idle(&w->store, s->info.id, idle_us, gain, time(NULL)))
 		w->dirty = true;
 }
 

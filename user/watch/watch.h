@@ -33,6 +33,8 @@ struct bw_watch_dev {
 	struct bw_class cls;
 	bool has_stored;	/* stored holds the S1 store's values for info.id */
 	struct bw_s1_dev stored;
+	bool has_idle;		/* idle holds the store's idling verdict for info.id */
+	struct bw_idle_rec idle;
 	__u64 saved_solos[BW_NR_OPS][BW_SIZE_CLASSES];	/* live solos at the last save */
 	struct bw_interval iv;	/* the last interval, valid when row != HIDE */
 	__s64 ds_merges;	/* diskstats' merges since the last sample, or -1 */
@@ -107,6 +109,8 @@ void bw_watch_save(struct bw_watch *w);
 void bw_watch_close(struct bw_watch *w);
 /* A class found otherwise (a tuner's probe): seeds the device's, and goes to the store. */
 void bw_watch_learn_class(struct bw_watch *w, __u32 dev, enum bw_class_id cls, double p_eff);
+/* A probe's idling verdict for a device, into the store under its identity. */
+void bw_watch_learn_idle(struct bw_watch *w, __u32 dev, __u32 idle_us, double gain);
 struct bw_watch_dev *bw_watch_dev(struct bw_watch *w, __u32 dev);
 /* The devices to show, sorted by name, into out (ndevs long); how many. */
 int bw_watch_rows(struct bw_watch *w, struct bw_watch_dev **out);
