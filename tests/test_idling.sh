@@ -296,7 +296,7 @@ test_stale_class_behind_reused_path() {
 # next tuner does not probe 0 again (the first one probed within seconds).
 # A RAID-0 whose class is stored shallow but whose stored verdict is 0
 # (its readers meet on one spindle, yet it serves them faster without
-# idling): 0 at start, said so, with no probe.
+# idling): 0 at start, before any I/O, said so.
 test_stored_verdict() {
 	local dev out id probe rec t
 	id_require || return 0
@@ -337,8 +337,7 @@ test_stored_verdict() {
 	id_store "$BW_TMP/state" "$(bw_loop_identity "$dev")" shallow 0 0.580
 	out=$BW_TMP/stripe.json
 	id_tune "$out" -d "$dev" || { fail "tune start"; return; }
-	id_readers "$dev" 20
-	id_wait_for "$out" '.action == "set"' 6
+	id_wait_for "$out" '.action == "set"' 3
 	kill -INT "$ID_PID"
 	wait "$ID_PID"
 	jq -r '"    \(.action): \(.why)"' "$out"
