@@ -336,6 +336,13 @@ static void stripe_seen(const struct sim *s, __u32 idle, struct phase *p)
 		p->cls = BW_CLASS_UNKNOWN;
 }
 
+static void stripe_seen_moving(const struct sim *s, __u32 idle, struct phase *p)
+{
+	stripe_seen(s, idle, p);
+	if (!idle && ((int)(s->t / 2.5)) % 2)
+		p->streams = p->sync_seq = 3;
+}
+
 /* A verdict taken on two readers is measured on four before the class overrules it. */
 static void test_verdict_outranks_class_on_more_streams(void)
 {
@@ -357,6 +364,13 @@ static void test_verdict_outranks_class_on_more_streams(void)
 	      "one probe of idling once the four streams show, back to 0 (%d probes, %d reverts)",
 	      s.n[BW_TUNE_PROBE], s.n[BW_TUNE_REVERT]);
 	CHECK(at0 >= n - 2, "at 0 for %d of %d s", at0, n);
+	/* A count that keeps moving: 3 or 4 readers seen, by turns of 2.5 s. */
+	sim_init(&s, 8000);
+	sim_run(&s, 5, stripe_seen);
+	sim_run(&s, 115, stripe_seen_moving);
+	CHECK(s.n[BW_TUNE_PROBE] <= 1 + 115 / 10 + 1, "at most one probe per dwell: %d in 120 s",
+	      s.n[BW_TUNE_PROBE]);
+	CHECK(!s.n[BW_TUNE_SET], "and never the class's setting (%d sets)", s.n[BW_TUNE_SET]);
 }
 
 /* stripe_aligned, shallow by its class (stored) from the start. */

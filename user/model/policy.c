@@ -334,7 +334,9 @@ static bool verdict_outranks(const struct bw_tune_cfg *cfg, const struct bw_tune
 		return false;
 	if (verdict_applies(st, sig))
 		return t - st->last_probe >= cfg->probe_every_s;
-	return st->verdict_sig.sync_seq >= 2 && sig->sync_seq >= 2;
+	/* At most one such probe per dwell: a count that keeps moving is no new load. */
+	return st->verdict_sig.sync_seq >= 2 && sig->sync_seq >= 2 &&
+	       t - st->last_probe >= cfg->dwell_s;
 }
 
 /* why: what calls for the probe; NULL: the evidence is missing (rule 3). */
