@@ -37,7 +37,7 @@ test_counts_and_percentiles_vs_stat() {
 	bw_require fio jq python3 || return 0
 	# Memory-backed: completions run in the loop worker, where BPF misses
 	# almost none (docs/design.md, "Lost completions"); over a real disk it can miss
-	# more than the 0.1% the count check allows.
+	# more than the 0.5% the count check allows.
 	bw_loop dev 64 shm --direct-io=on || { fail "loop device"; return; }
 	trace=$BW_TMP/run.bwt
 	out=$BW_TMP/stat.json
