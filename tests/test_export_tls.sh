@@ -330,6 +330,12 @@ test_ab_over_tls() {
 		eval "rss$run=\$(awk '/^VmRSS/ { print \$2 }' /proc/$EX_PID/status)"
 		echo "  run $run: $(grep -E '^(Complete requests|Failed requests|Requests per second)' "$BW_TMP/ab$run" | tr -s ' ' | paste -sd';')"
 		echo "  latency: $(grep -E '^ +(50|99|100)%' "$BW_TMP/ab$run" | tr -s ' ' | paste -sd';')"
+		grep -q '^Failed requests: *0$' "$BW_TMP/ab$run" || {
+			grep -A1 '^Failed requests' "$BW_TMP/ab$run" | tail -1 | sed 's/^ */  failed: /'
+			grep -iE 'fail|error|reset|refused' "$BW_TMP/ab$run" | grep -v '^Failed' |
+				sort | uniq -c | head -5 | sed 's/^/  ab: /'
+			grep 'http: ' "$BW_TMP/l.out.err" | tail -5 | sed 's/^/  export: /'
+		}
 		assertEquals "run $run: no failed requests" 0 "$(awk '/^Failed requests/ { print $3 }' "$BW_TMP/ab$run")"
 		assertFalse "run $run: no non-2xx answers" "grep -q '^Non-2xx' $BW_TMP/ab$run"
 		assertTrue "run $run: a hundred scrapes or more served" \

@@ -25,6 +25,8 @@
 #include <pthread.h>
 #include <pwd.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -720,11 +722,49 @@ static void connection_notify(void *cls, struct MHD_Connection *c, void **sock_c
 	}
 }
 
+/*
+ * libmicrohttpd's own messages (a connection limit reached, a TLS
+ * handshake that failed, a socket error) go to stderr as warnings, at most
+ * LOG_BURST a minute: any client can cause one, and none may flood the log.
+ */
+#define LOG_BURST 10u
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static __u64 minute_ns;
+	static unsigned int said, held;
+	__u64 now = bw_now_ns();
+	char msg[256];
+	size_t n;
+
+	(void)cls;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = strlen(msg);
+	while (n && (msg[n - 1] == '\n' || msg[n - 1] == '.'))
+		msg[--n] = '\0';
+	pthread_mutex_lock(&lock);
+	if (now - minute_ns >= 60000000000ULL) {
+		if (held)
+			bw_warn("http: %u more message(s) not shown (at most %u a minute)", held, LOG_BURST);
+		minute_ns = now;
+		said = held = 0;
+	}
+	if (said < LOG_BURST) {
+		said++;
+		bw_warn("http: %s", msg);
+	} else {
+		held++;
+	}
+	pthread_mutex_unlock(&lock);
+}
+
 static struct MHD_Daemon *serve(struct export_ctx *x)
 {
 	const struct bw_webcfg *t = x->tls;
 	char prio[128];
 	struct MHD_OptionItem o[16] = {
+		{ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, x },	/* first: MHD warns otherwise */
 		{ MHD_OPTION_LISTEN_SOCKET, x->listen_fd, NULL },
 		{ MHD_OPTION_THREAD_POOL_SIZE, THREADS, NULL },
 		{ MHD_OPTION_CONNECTION_LIMIT, x->a->max_conn, NULL },
@@ -732,8 +772,8 @@ static struct MHD_Daemon *serve(struct export_ctx *x)
 		{ MHD_OPTION_CONNECTION_TIMEOUT, HEADER_TIMEOUT_S, NULL },
 		{ MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)connection_notify, x },
 	};
-	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL;
-	int n = 6;
+	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+	int n = 7;
 
 	if (t && t->tls) {
 		flags |= MHD_USE_TLS;
