@@ -25,7 +25,10 @@
 # Columns (CONFIGS, default all): every static combination of the levers the
 # tuner may use -- slice_idle_us 8000 (BFQ's default) or 0, strict_guarantees
 # 0 or 1 -- and `blkwise tune` started together with the workload, from BFQ's
-# default (8000, 0), with a store of its own for the whole table.
+# default (8000, 0), with a store of its own for the whole table.  One more
+# column, not among the defaults and never counted as a static setting:
+# idle8to0, 8000 for the first LATE_S seconds (default 2), then 0 -- what the
+# tuner does when a stored verdict says 0, without the tuner.
 # Each cell is RUNS runs (default 3) of RUN_S seconds (default 60) measured
 # after a WARM_S warm-up (default 10; fio's ramp_time, so the whole run after
 # it is measured); the cell is the median and the spread (min-max).
@@ -148,6 +151,10 @@ run_one() {
 	idle0) levers "$dev" 0 0 ;;
 	idle8strict) levers "$dev" 8000 1 ;;
 	idle0strict) levers "$dev" 0 1 ;;
+	idle8to0)
+		levers "$dev" 8000 0
+		(sleep "${LATE_S:-2}" && echo 0 >/sys/block/"$dev"/queue/iosched/slice_idle_us) &
+		;;
 	tune)
 		levers "$dev" 8000 0
 		log=$TMP/tune.$w.$dev.$RANDOM
@@ -210,11 +217,11 @@ for row in $ROWS; do
 done
 # best static: the highest MB/s, or the lowest p99; tune against it; each static's loss.
 json=$(jq '[.[] | . as $r | ($r.unit == "MB/s") as $up |
-	([$r.cells | to_entries[] | select(.key != "tune") | .value.median]) as $s |
+	([$r.cells | to_entries[] | select(.key != "tune" and .key != "idle8to0") | .value.median]) as $s |
 	(if $up then ($s | max) else ($s | min) end) as $best |
 	. + {best_static: $best,
 	     tune_vs_best: (if $r.cells.tune then (if $up then $r.cells.tune.median / $best else $best / $r.cells.tune.median end) else null end),
-	     losses: ($r.cells | with_entries(select(.key != "tune") |
+	     losses: ($r.cells | with_entries(select(.key != "tune" and .key != "idle8to0") |
 		.value = (if $up then 1 - .value.median / $best else 1 - $best / .value.median end)))}]' <<<"$json")
 echo "$json" >"$OUT.json"
 {
