@@ -6,7 +6,7 @@
 #   ROWS="a.spindle a.stripe" RUNS=1 RUN_S=60 tools/idling-table.sh
 #   ROWS=a.spindle CONFIGS="idle8 tune" RUNS=1 RUN_S=20 WARM_S=5 tools/idling-table.sh
 #
-# Devices: tools/fakedisk under a loop device, rotational=1 written before
+# Devices (tools/emulated-disks.sh): tools/fakedisk under a loop device, rotational=1 written before
 # bfq is chosen (BFQ reads it at init), a new BFQ instance for every run,
 # low_latency=0.  One spindle with a seek model (100 us per request, 8 ms
 # per MiB transferred, 1 ms per seek plus 30 us per MiB of distance), and a
@@ -51,33 +51,24 @@ BENCH_LOCK=${BENCH_LOCK:-/run/lock/blkwise-bench.lock}
 BLKWISE=${BLKWISE:-$ROOT/blkwise}
 OUT=${OUT:-build/idling-table}
 TMP=$(mktemp -d /tmp/blkwise-idling.XXXXXX)
-FD=$ROOT/tools/fakedisk.sh
-DISK_OPTS="service_us=100,xfer_us_per_mib=8000,seek_us=1000,seek_us_per_gib=30720,size_mb=1024"
 
 die() { echo "idling-table: $*" >&2; exit 1; }
-[ "$(id -u)" -eq 0 ] || die "needs root (loop devices, FUSE, sysfs)"
-for c in fio jq losetup flock; do command -v $c >/dev/null || die "$c missing: tools/deps.sh"; done
+. "$ROOT"/tools/emulated-disks.sh
+disks_check fio jq losetup flock
 [ -x "$BLKWISE" ] || die "$BLKWISE missing: run make"
-make -s -C tools/fakedisk || die "cannot build tools/fakedisk"
 
 TUNE_PID=""
 FIO_PIDS=""
 cleanup() {
 	[ -n "$TUNE_PID" ] && kill -INT "$TUNE_PID" 2>/dev/null && wait "$TUNE_PID" 2>/dev/null
 	for p in $FIO_PIDS; do kill "$p" 2>/dev/null; done
-	for d in "$TMP"/spindle "$TMP"/stripe; do [ -d "$d" ] && "$FD" down "$d" >/dev/null 2>&1; done
+	disks_down
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-up() {	# up NAME OPTS -> device name
-	"$FD" up "$TMP/$1" "$DISK_OPTS,$2" || die "fakedisk $1 ($2)"
-}
-SPINDLE=$(up spindle parallel=1)
-STRIPE=$(up stripe parallel=4,dispatch=stripe,chunk_kb=256)
-echo none >/sys/block/"$SPINDLE"/queue/scheduler
-echo none >/sys/block/"$STRIPE"/queue/scheduler
+disks_up
 
 # fio_run DEV SECS NAME [fio args]: one fio job (group), JSON to stdout.
 fio_run() {
@@ -124,16 +115,6 @@ workload() {
 }
 mbps() { awk '{ printf "%.1f", ($2 > 0 ? $1 / 1048576 / ($2 / 1000) : 0) }'; }
 
-# A new BFQ for every run: it keeps state across runs (budgets, peak rate,
-# each queue's flags, whether the device queues); rotational first.
-fresh_bfq() {
-	local q=/sys/block/$1/queue
-	echo none >$q/scheduler
-	echo 1 >$q/rotational
-	echo bfq >$q/scheduler || die "$1: no bfq"
-	echo 0 >$q/iosched/low_latency
-}
-
 # levers DEV IDLE STRICT: strict_guarantees first (BFQ raises slice_idle to
 # 8 ms when it is set), then slice_idle_us.
 levers() {
@@ -145,7 +126,7 @@ levers() {
 run_one() {
 	local w=$1 dev=$2 cfg=$3 log res policy=throughput
 	[ "$w" = e ] && policy=latency
-	fresh_bfq "$dev"
+	new_bfq "$dev"
 	case $cfg in
 	idle8) levers "$dev" 8000 0 ;;
 	idle0) levers "$dev" 0 0 ;;

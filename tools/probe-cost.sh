@@ -33,36 +33,27 @@ WAYS=${WAYS:-"none probe burst"}
 BENCH_LOCK=${BENCH_LOCK:-/run/lock/blkwise-bench.lock}
 OUT=${OUT:-build/probe-cost}
 TMP=$(mktemp -d /tmp/blkwise-probecost.XXXXXX)
-FD=$PWD/tools/fakedisk.sh
-DISK_OPTS="service_us=100,xfer_us_per_mib=8000,seek_us=1000,seek_us_per_gib=30720,size_mb=1024"
 
 die() { echo "probe-cost: $*" >&2; exit 1; }
-[ "$(id -u)" -eq 0 ] || die "needs root (loop devices, FUSE, sysfs)"
-for c in fio jq losetup flock; do command -v $c >/dev/null || die "$c missing: tools/deps.sh"; done
-make -s -C tools/fakedisk || die "cannot build tools/fakedisk"
+. tools/emulated-disks.sh
+disks_check fio jq losetup flock
 
 READERS=""
 cleanup() {
 	[ -n "$READERS" ] && kill "$READERS" 2>/dev/null && wait "$READERS" 2>/dev/null
-	for d in "$TMP"/spindle "$TMP"/stripe; do [ -d "$d" ] && "$FD" down "$d" >/dev/null 2>&1; done
+	disks_down
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-SPINDLE=$("$FD" up "$TMP/spindle" "$DISK_OPTS,parallel=1") || die "fakedisk spindle"
-STRIPE=$("$FD" up "$TMP/stripe" "$DISK_OPTS,parallel=4,dispatch=stripe,chunk_kb=256") ||
-	die "fakedisk stripe"
+disks_up
 
-# new_bfq DEV: a new BFQ instance idling at 8000, as the tuner finds it.
-new_bfq() {
-	local q=/sys/block/$1/queue
-	echo none >"$q"/scheduler
-	echo 1 >"$q"/rotational
-	echo bfq >"$q"/scheduler || die "$1: no bfq"
-	echo 0 >"$q"/iosched/low_latency
-	echo 0 >"$q"/iosched/strict_guarantees
-	echo 8000 >"$q"/iosched/slice_idle_us
+# idle8 DEV: a new BFQ idling at 8000, as the tuner finds it.
+idle8() {
+	new_bfq "$1"
+	echo 0 >/sys/block/"$1"/queue/iosched/strict_guarantees
+	echo 8000 >/sys/block/"$1"/queue/iosched/slice_idle_us
 }
 
 # burst DEV: the depth-1 and depth-8 IOPS of the burst, "IOPS1 IOPS8".
@@ -86,7 +77,7 @@ readers_mbps() {
 run_one() {
 	local dev=$1 way=$2 log=$TMP/log.$RANDOM t0 peff=-
 	mkdir -p "$log"
-	new_bfq "$dev"
+	idle8 "$dev"
 	(cd "$log" && exec fio --name=pc-readers --filename=/dev/"$dev" --direct=1 --rw=read \
 		--bs=256k --ioengine=psync --numjobs=4 --size=256m --offset_increment=256m \
 		--time_based --runtime="$RUN_S" --write_bw_log=r --log_avg_msec=1000 \
@@ -100,7 +91,7 @@ run_one() {
 		sleep "$(awk -v m="$PROBE_MS" 'BEGIN { print m / 1000 }')"
 		echo 8000 >/sys/block/"$dev"/queue/iosched/slice_idle_us ;;
 	burst)
-		peff=$(burst "$dev" | awk '{ printf "%.2f", $1 > 0 ? $2 / $1 : 0 }') ;;
+		peff=$(burst "$dev" | awk '{ printf "%.2f", ($1 > 0 ? $2 / $1 : 0) }') ;;
 	esac
 	wait "$READERS"
 	READERS=""
