@@ -468,9 +468,30 @@ static void tie(const struct sim *s, __u32 idle, struct phase *p)
 		p->p_eff = 1.7;
 }
 
+/*
+ * Four readers meeting on one spindle of a stripe, at 0: P_eff between the
+ * marks.  Probed with idling, BFQ not idling well yet: the same throughput,
+ * and a P_eff that reads shallow only because idling serves one queue at a
+ * time.
+ */
+static void tie_from_zero(const struct sim *s, __u32 idle, struct phase *p)
+{
+	stripe(s, idle, p);
+	p->mbps = 120 - (idle ? 2 : 0);
+	p->p_eff = idle ? 1.2 : 1.7;
+	p->depth = idle ? 1.6 : 2.6;
+}
+
 static void test_ties_and_latency(void)
 {
 	struct sim s;
+
+	/* A probe of idling: the tie is not settled by P_eff measured while idling. */
+	sim_init(&s, 0);
+	sim_run(&s, 3.0, tie_from_zero);
+	CHECK(s.n[BW_TUNE_PROBE] == 1 && s.last.after == 0 && s.setting == 0 &&
+	      strstr(s.last.why, "(-2%, a tie): going back"),
+	      "a probe of idling tied: back to 0 (%s)", s.last.why);
 
 	sim_init(&s, 8000);
 	sim_run(&s, 3.0, tie);

@@ -24,8 +24,9 @@
  *     marks) and two or more streams compete,
  *     probe: the other setting for probe_s, measured after settle_s, and
  *     compared with the window just before.  Throughput that differs by
- *     more than `gain` decides; a tie goes to P_eff's class as the probe
- *     measured it (deep -> 0, shallow -> idling), else back.  A probe with
+ *     more than `gain` decides; a tie goes to P_eff's class as seen with
+ *     idling off (the probe's window for a probe of 0, the window before
+ *     it for a probe of idling; deep -> 0, shallow -> idling), else back.  A probe with
  *     idling off that finds P_eff clearly deep or shallow also tells the
  *     device class (d->learned), for the store: a restarted tuner need not
  *     probe again (on a spindle BFQ needs ~2.5 s to idle well again after
@@ -373,6 +374,12 @@ static void end_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 	double need = cfg->gain;
 	bool keep, idle_probe = st->probe_to != 0;
 	const char *how;
+	/*
+	 * A tie goes to the class seen with idling off: the probe's own window
+	 * for a probe of 0, the window before it for a probe of idling (idling
+	 * serves one queue at a time and hides what the device could do).
+	 */
+	double tie_peff = idle_probe ? bw_tune_win_peff(&st->base) : peff;
 
 	/* Latency: idling holds other queues back, so it must win clearly. */
 	if (cfg->policy == BW_POLICY_LATENCY && idle_probe)
@@ -388,10 +395,10 @@ static void end_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 	} else if (rel < -cfg->gain) {
 		keep = false;
 		how = "slower";
-	} else if (!isnan(peff) && peff >= BW_DEEP_AT) {
+	} else if (!isnan(tie_peff) && tie_peff >= BW_DEEP_AT) {
 		keep = !idle_probe;
 		how = "a tie; P_eff says deep";
-	} else if (!isnan(peff) && peff <= BW_SHALLOW_AT) {
+	} else if (!isnan(tie_peff) && tie_peff <= BW_SHALLOW_AT) {
 		keep = idle_probe;
 		how = "a tie; P_eff says shallow";
 	} else {
