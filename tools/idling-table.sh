@@ -113,7 +113,7 @@ workload() {
 	f) phased "$2" "$LONG_PHASE_S" | mbps ;;
 	esac
 }
-mbps() { awk '{ printf "%.1f", ($2 > 0 ? $1 / 1048576 / ($2 / 1000) : 0) }'; }
+mbps() { awk '{ v = $2 > 0 ? $1 / 1048576 / ($2 / 1000) : 0; printf(v < 10 ? "%.2f" : "%.1f", v) }'; }
 
 # levers DEV IDLE STRICT: strict_guarantees first (BFQ raises slice_idle to
 # 8 ms when it is set), then slice_idle_us.
@@ -201,7 +201,7 @@ json=$(jq '[.[] | . as $r | ($r.unit == "MB/s") as $up |
 	([$r.cells | to_entries[] | select(.key != "tune" and .key != "idle8to0") | .value.median]) as $s |
 	(if $up then ($s | max) else ($s | min) end) as $best |
 	. + {best_static: $best,
-	     tune_vs_best: (if $r.cells.tune then (if $up then $r.cells.tune.median / $best else $best / $r.cells.tune.median end) else null end),
+	     tune_vs_best: (if $r.cells.tune and $best != null then (if $up then $r.cells.tune.median / $best else $best / $r.cells.tune.median end) else null end),
 	     losses: ($r.cells | with_entries(select(.key != "tune" and .key != "idle8to0") |
 		.value = (if $up then 1 - .value.median / $best else 1 - $best / .value.median end)))}]' <<<"$json")
 echo "$json" >"$OUT.json"
