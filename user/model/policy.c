@@ -26,11 +26,12 @@
  *     compared with the window just before.  Throughput that differs by
  *     more than `gain` decides; a tie goes to P_eff's class as seen with
  *     idling off (the probe's window for a probe of 0, the window before
- *     it for a probe of idling; deep -> 0, shallow -> idling), else back.  A probe with
- *     idling off that finds P_eff clearly deep or shallow also tells the
- *     device class (d->learned), for the store: a restarted tuner need not
- *     probe again (on a spindle BFQ needs ~2.5 s to idle well again after
- *     even 0.2 s without idling, so a probe there costs ~3 s of throughput).
+ *     it for a probe of idling; deep -> 0, shallow -> idling), else back.
+ *     A probe with idling off that finds P_eff clearly deep or shallow
+ *     also tells the device class (d->learned), for the store: a restarted
+ *     tuner need not probe again (on a spindle BFQ needs ~2.5 s to idle
+ *     well again after even 0.2 s without idling, so a probe there costs
+ *     ~3 s of throughput).
  *  4. Changes are at least dwell_s apart, a probe's start and end aside
  *     (a probe is itself bounded and rate-limited).
  * At start (bw_tune_start), a device already known deep gets 0 at once.
