@@ -262,39 +262,18 @@ static __always_inline __u32 slot_of(__u64 q, struct request *rq, struct bio *bi
  */
 static __always_inline struct bw_rq_state *rq_claim(__u64 rq, bool *lost, const bool fetch)
 {
-	__u32 h = bw_hash_ptr(rq, rq_hash_bits), i;
 	struct bw_rq_state *st;
-	__u64 owner;
 	bool own;
 
+	if (!(streams_on && fetch))
+		return bw_rq_claim(rq, lost, fetch, false);
+	st = bw_rq_claim(rq, &own, true, true);
 	*lost = false;
-	if (streams_on && fetch) {
-		st = bw_rq_claim_all(rq, &own);
-		if (st && own)
-			*lost = st->d != BW_RQ_D_NONE;
-		else if (st)
-			st->q_ts = 0;
-		return st;
-	}
-	for (i = 0; i < BW_RQ_PROBES; i++) {
-		st = bw_rq_entry(h, i);
-		if (!st)
-			return NULL;
-		owner = st->rq;
-		if (owner == rq) {
-			*lost = true;
-			return st;
-		}
-		if (owner)
-			continue;
-		if (!fetch) {
-			st->rq = rq;
-			return st;
-		}
-		if (__sync_val_compare_and_swap(&st->rq, 0, rq) == 0)
-			return st;
-	}
-	return NULL;
+	if (st && own)
+		*lost = st->d != BW_RQ_D_NONE;
+	else if (st)
+		st->q_ts = 0;
+	return st;
 }
 
 /* A slot's maps; false when the slot is not watched. */

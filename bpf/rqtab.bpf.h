@@ -57,11 +57,15 @@ static __always_inline struct bw_rq_state *bw_rq_find(__u64 rq)
 }
 
 /*
- * The request's own entry (*own), else the first free one of its probes,
- * claimed by compare-and-swap; all probes are looked at first, so a
- * request never holds two entries.  NULL when all are taken.
+ * The request's own entry (*own: still held), else the first free one of
+ * its probes, claimed by compare-and-swap, or by a plain store without
+ * fetch (kernels before 5.12 refuse compare-and-swap: bpf/core.bpf.c).
+ * With all, every probe is looked at before a free one is taken, so a
+ * request another program (Q) may have claimed never holds two entries;
+ * without, one pass takes the first free one.  NULL when all are taken.
  */
-static __always_inline struct bw_rq_state *bw_rq_claim_all(__u64 rq, bool *own)
+static __always_inline struct bw_rq_state *bw_rq_claim(__u64 rq, bool *own, const bool fetch,
+						       const bool all)
 {
 	__u32 h = bw_hash_ptr(rq, rq_hash_bits), i, first = BW_RQ_PROBES;
 	struct bw_rq_state *st;
@@ -77,10 +81,21 @@ static __always_inline struct bw_rq_state *bw_rq_claim_all(__u64 rq, bool *own)
 			*own = true;
 			return st;
 		}
-		if (!owner && first == BW_RQ_PROBES)
-			first = i;
+		if (owner)
+			continue;
+		if (all) {
+			if (first == BW_RQ_PROBES)
+				first = i;
+			continue;
+		}
+		if (!fetch) {
+			st->rq = rq;
+			return st;
+		}
+		if (__sync_val_compare_and_swap(&st->rq, 0, rq) == 0)
+			return st;
 	}
-	/* The first free one; should a racer take it, the next. */
+	/* all: the first free one; should a racer take it, the next. */
 	for (i = first; i < BW_RQ_PROBES; i++) {
 		st = bw_rq_entry(h, i);
 		if (st && __sync_val_compare_and_swap(&st->rq, 0, rq) == 0)

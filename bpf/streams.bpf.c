@@ -209,7 +209,7 @@ static __always_inline struct bw_rq_state *q_entry(const struct rq_view *v, __u3
 	bool own;
 
 	*dup = false;
-	st = bw_rq_claim_all(v->key, &own);
+	st = bw_rq_claim(v->key, &own, true, true);
 	if (!st)
 		return NULL;
 	if (!own) {
