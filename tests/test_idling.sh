@@ -155,6 +155,49 @@ test_collapse_detected_and_repaired() {
 	assertTrue "says so" "grep -q 'put back strict_guarantees 0' $out.err"
 }
 
+# One random 4 KiB reader at iodepth 8 on the emulated spindle, which
+# serves its queue in arrival order: the tuner learns the device shallow,
+# tries strict_guarantees (one request at a time, BFQ's pick of the
+# nearest) and keeps it, faster.  The disk's own counters are the oracle:
+# before the trial it served 8 at a time, after it one at a time and at
+# least 1.5x the bytes; at exit strict_guarantees is put back.
+test_random_reads_ordered() {
+	local dev fd out before t mb0 d0 mb1 d1
+	id_require || return 0
+	bw_fakedisk dev "$ID_DISK" || { fail "fakedisk"; return; }
+	fd=$BW_FAKEDISK_DIR
+	id_bfq "$dev" || { fail "bfq"; return; }
+	bw_on_cleanup "echo none >/sys/block/$dev/queue/scheduler"
+	id_sampler "$fd" "$BW_TMP/truth"
+	before=$(id_levers "$dev")
+	out=$BW_TMP/random.json
+	id_tune "$out" -d "$dev" || { fail "tune start"; return; }
+	fio --name=idr --filename=/dev/"$dev" --direct=1 --rw=randread --bs=4k --ioengine=libaio \
+		--iodepth=8 --time_based --runtime=60 --output-format=json \
+		--output="$BW_TMP/random.fio.json" >/dev/null 2>&1 &
+	ID_FIO=$!
+	bw_on_cleanup "kill $ID_FIO; wait $ID_FIO"
+	id_wait_for "$out" '(.action == "keep" or .action == "revert") and .strict_guarantees_before == 1' 30
+	sleep 3.2
+	echo "  tune: $(id_actions "$out")"
+	jq -r '"    \(.action): \(.why)"' "$out"
+	t=$(date -d "$(jq -r 'select(.action == "probe" and .strict_guarantees_after == 1) | .timestamp' "$out" | head -1)" +%s 2>/dev/null)
+	read -r mb0 d0 < <(id_truth_at "$BW_TMP/truth" "${t:-0}")
+	read -r mb1 d1 < <(tail -n 3 "$BW_TMP/truth" | awk '{ m += $2; d += $3 } END { printf "%.2f %.2f", m / NR, d / NR }')
+	echo "  the disk: $mb0 MB/s at depth $d0 before the trial, $mb1 at depth $d1 after"
+	assertTrue "a trial, with the evidence: $(jq -r 'select(.strict_guarantees_after == 1) | .why' "$out" | head -1)" \
+		"jq -e -s '[.[] | select(.action == \"probe\" and .strict_guarantees_after == 1)][0].why | test(\"1 sync random streams at depth [0-9.]+\")' $out"
+	assertEquals "kept" "keep" "$(jq -r 'select((.action == "keep" or .action == "revert") and .strict_guarantees_before == 1) | .action' "$out" | head -1)"
+	assertEquals "in force: 8000, strict_guarantees 1" "8000 1" "$(id_levers "$dev")"
+	assertTrue "the device held several before: depth $d0" "id_ge ${d0:-0} 3"
+	assertTrue "one at a time after: depth $d1" "id_ge 1.1 $d1"
+	assertTrue "and the disk serves more: $mb0 -> $mb1 MB/s" "id_ge $mb1 \$(bw_calc '1.5 * ${mb0:-999}')"
+	kill -INT "$ID_PID"
+	wait "$ID_PID"
+	assertEquals "exit status" 0 $?
+	assertEquals "put back" "$before" "$(id_levers "$dev")"
+}
+
 # analyze --what-if-tune takes the live tuner's decisions, the collapse's
 # too: a recording of the emulated spindle where BFQ idled for its readers,
 # then served them together (3 s at slice_idle_us 0 after 16 s, as a

@@ -15,6 +15,7 @@ struct phase {
 	double mbps, p_eff, depth, think;
 	enum bw_class_id cls;
 	int streams, sync_seq;
+	int sync_rand;		/* random sync streams (4 KiB requests) */
 };
 
 struct sim {
@@ -44,11 +45,12 @@ static struct bw_tune_obs obs_of(const struct phase *p, __u32 idle)
 	struct bw_tune_obs o = {
 		.secs = TICK, .bytes = p->mbps * 1048576 * TICK, .busy_s = TICK,
 		.p_eff = p->p_eff, .depth = p->depth, .s1_ms = 1.6, .s1_source = "live",
-		.cls = p->cls, .streams = p->streams, .sync_seq = p->sync_seq, .seq_pct = 100,
-		.think_p90_ms = p->think, .kb_per_rq = 256, .idle_us = idle,
+		.cls = p->cls, .streams = p->streams, .sync_seq = p->sync_seq,
+		.sync_rand = p->sync_rand, .seq_pct = p->sync_rand ? 0 : 100,
+		.think_p90_ms = p->think, .kb_per_rq = p->sync_rand ? 4 : 256, .idle_us = idle,
 	};
 
-	o.ios = (__u64)(o.bytes / 262144);
+	o.ios = (__u64)(o.bytes / (o.kb_per_rq * 1024));
 	/* The work that gives this P_eff over the tick (0: S1 unknown, undetermined). */
 	o.solo_known = isnan(p->p_eff) ? 0 : o.ios;
 	o.solo_work_s = isnan(p->p_eff) ? 0 : p->p_eff * o.busy_s;
@@ -98,16 +100,16 @@ static void sim_run(struct sim *s, double secs,
 static void stripe(const struct sim *s, __u32 idle, struct phase *p)
 {
 	(void)s;
-	*p = idle ? (struct phase){ 150, NAN, 1.0, 0.1, BW_CLASS_UNKNOWN, 4, 4 } :
-		    (struct phase){ 320, 2.6, 3.9, 0.1, BW_CLASS_UNKNOWN, 4, 4 };
+	*p = idle ? (struct phase){ 150, NAN, 1.0, 0.1, BW_CLASS_UNKNOWN, 4, 4, 0 } :
+		    (struct phase){ 320, 2.6, 3.9, 0.1, BW_CLASS_UNKNOWN, 4, 4, 0 };
 }
 
 /* One spindle: without idling the readers' requests interleave and seek. */
 static void spindle(const struct sim *s, __u32 idle, struct phase *p)
 {
 	(void)s;
-	*p = idle ? (struct phase){ 146, NAN, 1.0, 0.1, BW_CLASS_UNKNOWN, 4, 4 } :
-		    (struct phase){ 55, 0.36, 3.9, 0.1, BW_CLASS_UNKNOWN, 4, 4 };
+	*p = idle ? (struct phase){ 146, NAN, 1.0, 0.1, BW_CLASS_UNKNOWN, 4, 4, 0 } :
+		    (struct phase){ 55, 0.36, 3.9, 0.1, BW_CLASS_UNKNOWN, 4, 4, 0 };
 }
 
 static void test_probe_finds_deep(void)
@@ -186,7 +188,7 @@ static void known(const struct sim *s, __u32 idle, struct phase *p, enum bw_clas
 {
 	(void)s;
 	(void)idle;
-	*p = (struct phase){ 100, NAN, 1.0, think, cls, 4, 4 };
+	*p = (struct phase){ 100, NAN, 1.0, think, cls, 4, 4, 0 };
 }
 
 static void deep_dev(const struct sim *s, __u32 idle, struct phase *p)
@@ -255,8 +257,8 @@ static void stripe_aligned(const struct sim *s, __u32 idle, struct phase *p)
 {
 	enum bw_class_id c = s->t > 20 ? BW_CLASS_SHALLOW : BW_CLASS_UNKNOWN;
 
-	*p = idle ? (struct phase){ 60, NAN, 1.0, 0.3, c, 4, 4 } :
-		    (struct phase){ 100, 1.3, 3.9, 0.3, c, 4, 4 };
+	*p = idle ? (struct phase){ 60, NAN, 1.0, 0.3, c, 4, 4, 0 } :
+		    (struct phase){ 100, 1.3, 3.9, 0.3, c, 4, 4, 0 };
 }
 
 static void test_verdict_outranks_class(void)
@@ -278,6 +280,34 @@ static void test_verdict_outranks_class(void)
 	CHECK(s.n[BW_TUNE_PROBE] == 3, "measured again each time the verdict runs out: %d probes",
 	      s.n[BW_TUNE_PROBE]);
 	CHECK(at0 >= n - 4, "at 0 for %d of %d s", at0, n);
+}
+
+/*
+ * stripe_aligned's readers for 30 s, one random reader for 30 s, the four
+ * readers again (the phased row of the idling table): the device is known
+ * shallow by then, so the class rule would idle for the readers.
+ */
+static void stripe_phased(const struct sim *s, __u32 idle, struct phase *p)
+{
+	double t = s->t;
+
+	stripe_aligned(s, idle, p);
+	if (t > 30 && t <= 60)
+		*p = (struct phase){ 30, 1.0, 7.9, 0, BW_CLASS_SHALLOW, 1, 0, 0 };
+}
+
+static void test_phases_keep_the_verdict(void)
+{
+	struct sim s;
+
+	sim_init(&s, 8000);
+	sim_run(&s, 30, stripe_phased);
+	CHECK(s.setting == 0 && s.n[BW_TUNE_KEEP] == 1, "the probe keeps 0 (setting %u)",
+	      s.setting);
+	sim_run(&s, 60, stripe_phased);
+	CHECK(s.n[BW_TUNE_SET] == 0 && s.setting == 0, "the readers back: the verdict on them "
+	      "holds, the class rule waits for the workload to hold (%d sets, last: %s)",
+	      s.n[BW_TUNE_SET], s.last.why);
 }
 
 static void test_dwell(void)
@@ -330,8 +360,8 @@ static void test_when_to_probe(void)
  */
 static void stripe_seen(const struct sim *s, __u32 idle, struct phase *p)
 {
-	*p = idle ? (struct phase){ 60, NAN, 1.0, 0.3, BW_CLASS_UNKNOWN, 2, 2 } :
-		    (struct phase){ 100, 1.3, 3.9, 0.3, BW_CLASS_SHALLOW, 4, 4 };
+	*p = idle ? (struct phase){ 60, NAN, 1.0, 0.3, BW_CLASS_UNKNOWN, 2, 2, 0 } :
+		    (struct phase){ 100, 1.3, 3.9, 0.3, BW_CLASS_SHALLOW, 4, 4, 0 };
 	if (s->t < 8)
 		p->cls = BW_CLASS_UNKNOWN;
 }
@@ -529,8 +559,8 @@ static void collapsing(const struct sim *s, __u32 idle, struct phase *p)
 {
 	bool idles = idle && ((s->strict && s->t - s->strict_on >= 1.5) || s->t <= 10);
 
-	*p = idles ? (struct phase){ 101, NAN, 1.0, 0.1, BW_CLASS_UNKNOWN, 4, 4 } :
-		     (struct phase){ 35, 0.9, 3.9, 0.1, BW_CLASS_SHALLOW, 4, 4 };
+	*p = idles ? (struct phase){ 101, NAN, 1.0, 0.1, BW_CLASS_UNKNOWN, 4, 4, 0 } :
+		     (struct phase){ 35, 0.9, 3.9, 0.1, BW_CLASS_SHALLOW, 4, 4, 0 };
 }
 
 /* The same on a RAID-0: not idling is faster, and P_eff says deep. */
@@ -538,8 +568,8 @@ static void collapsing_deep(const struct sim *s, __u32 idle, struct phase *p)
 {
 	bool idles = idle && (s->strict || s->t <= 10);
 
-	*p = idles ? (struct phase){ 101, NAN, 1.0, 0.1, BW_CLASS_SHALLOW, 4, 4 } :
-		     (struct phase){ 210, 3.6, 3.9, 0.1, BW_CLASS_SHALLOW, 4, 4 };
+	*p = idles ? (struct phase){ 101, NAN, 1.0, 0.1, BW_CLASS_SHALLOW, 4, 4, 0 } :
+		     (struct phase){ 210, 3.6, 3.9, 0.1, BW_CLASS_SHALLOW, 4, 4, 0 };
 }
 
 /* Collapsed, and strict_guarantees does not help (some other cause). */
@@ -547,7 +577,7 @@ static void collapsing_stuck(const struct sim *s, __u32 idle, struct phase *p)
 {
 	collapsing(s, idle, p);
 	if (s->t > 10)
-		*p = (struct phase){ 35, 0.9, 3.9, 0.1, BW_CLASS_SHALLOW, 4, 4 };
+		*p = (struct phase){ 35, 0.9, 3.9, 0.1, BW_CLASS_SHALLOW, 4, 4, 0 };
 }
 
 static void test_collapse_repaired(void)
@@ -577,9 +607,9 @@ static void probe_breaks_it(const struct sim *s, __u32 idle, struct phase *p)
 {
 	bool idles = idle && (s->strict || !s->st.probes);
 
-	*p = idles ? (struct phase){ 101, NAN, 1.0, 0.1, BW_CLASS_UNKNOWN, 4, 4 } :
+	*p = idles ? (struct phase){ 101, NAN, 1.0, 0.1, BW_CLASS_UNKNOWN, 4, 4, 0 } :
 		     (struct phase){ 35, 0.9, 3.9, 0.1, s->st.probes ? BW_CLASS_SHALLOW :
-				     BW_CLASS_UNKNOWN, 4, 4 };
+				     BW_CLASS_UNKNOWN, 4, 4, 0 };
 }
 
 static void test_probe_damage_repaired(void)
@@ -631,7 +661,7 @@ static void test_collapse_never_strict_on_deep(void)
 static void strict_then_deep(const struct sim *s, __u32 idle, struct phase *p)
 {
 	(void)idle;
-	*p = (struct phase){ 200, 3.0, 3.9, 0.1, s->t > 5 ? BW_CLASS_DEEP : BW_CLASS_SHALLOW, 4, 4 };
+	*p = (struct phase){ 200, 3.0, 3.9, 0.1, s->t > 5 ? BW_CLASS_DEEP : BW_CLASS_SHALLOW, 4, 4, 0 };
 }
 
 static void test_strict_dropped(void)
@@ -650,6 +680,65 @@ static void test_strict_dropped(void)
 		CHECK(bw_tune_start(&s.cfg, &s.st, BW_CLASS_DEEP, true, &d) && !d.strict_after &&
 		      !d.after, "known deep at start: idling and strict_guarantees off");
 	}
+}
+
+/*
+ * One random reader at iodepth 8 on a shallow device that serves its queue
+ * in arrival order: one request at a time in BFQ's order is faster (the
+ * emulated spindle: 0.34 -> 0.77 MB/s), once the requests spread over the
+ * device drain (1 s).
+ */
+static void random_fifo(const struct sim *s, __u32 idle, struct phase *p)
+{
+	bool one = s->strict && s->t - s->strict_on >= 1.0;
+
+	(void)idle;
+	*p = one ? (struct phase){ 0.77, 1.0, 1.0, 0, BW_CLASS_SHALLOW, 1, 0, 1 } :
+		   (struct phase){ 0.34, 1.0, 7.9, 0, BW_CLASS_SHALLOW, 1, 0, 1 };
+}
+
+/* The same where the device orders its queue itself: nothing to gain. */
+static void random_ncq(const struct sim *s, __u32 idle, struct phase *p)
+{
+	(void)idle;
+	*p = s->strict ? (struct phase){ 0.60, 1.0, 1.0, 0, BW_CLASS_SHALLOW, 1, 0, 1 } :
+			 (struct phase){ 0.80, 1.0, 7.9, 0, BW_CLASS_SHALLOW, 1, 0, 1 };
+}
+
+/* The same on a RAID-0: deep, never one request at a time. */
+static void random_deep(const struct sim *s, __u32 idle, struct phase *p)
+{
+	(void)idle;
+	*p = (struct phase){ 1.5, 3.8, 7.9, 0, s->strict ? BW_CLASS_SHALLOW : BW_CLASS_DEEP,
+			     1, 0, 1 };
+}
+
+static void test_random_reads_ordered(void)
+{
+	struct sim s;
+
+	sim_init(&s, 8000);
+	sim_run(&s, 30, random_fifo);
+	CHECK(s.n[BW_TUNE_PROBE] == 1 && s.n[BW_TUNE_KEEP] == 1 && s.strict == 1 &&
+	      s.setting == 8000, "random reads queued in a FIFO device: strict_guarantees "
+	      "tried, faster, kept (%d trials, %d kept, strict %u)", s.n[BW_TUNE_PROBE],
+	      s.n[BW_TUNE_KEEP], s.strict);
+	CHECK(strstr(s.last.why, "faster, keeping it") != NULL, "why: %s", s.last.why);
+	sim_run(&s, 200, random_fifo);
+	CHECK(s.n[BW_TUNE_PROBE] == 1 && s.strict == 1 && !s.n[BW_TUNE_SET],
+	      "then it holds for that workload (%d sets)", s.n[BW_TUNE_SET]);
+	sim_init(&s, 8000);
+	sim_run(&s, 100, random_ncq);
+	CHECK(s.n[BW_TUNE_PROBE] == 1 && s.n[BW_TUNE_REVERT] == 1 && !s.strict,
+	      "a device that orders its queue: tried once, slower, back (%d trials)",
+	      s.n[BW_TUNE_PROBE]);
+	sim_init(&s, 8000);
+	sim_run(&s, 30, random_deep);
+	CHECK(!s.n[BW_TUNE_PROBE] && !s.strict, "deep device: never tried");
+	sim_init(&s, 8000);
+	s.cfg.policy = BW_POLICY_LATENCY;
+	sim_run(&s, 30, random_fifo);
+	CHECK(!s.n[BW_TUNE_PROBE] && !s.strict, "latency policy: never tried");
 }
 
 /* A window with nothing known (a start from a stored class) prints "-", never nan. */
@@ -678,11 +767,13 @@ int main(void)
 		UNIT(test_probe_finds_deep), UNIT(test_probe_finds_shallow),
 		UNIT(test_workload_change_reprobes), UNIT(test_class_rules), UNIT(test_dwell),
 		UNIT(test_verdict_outranks_class), UNIT(test_stored_verdict),
+		UNIT(test_phases_keep_the_verdict),
 		UNIT(test_verdict_outranks_class_on_more_streams),
 		UNIT(test_when_to_probe), UNIT(test_ties_and_latency), UNIT(test_start),
 		UNIT(test_collapse_repaired), UNIT(test_collapse_never_strict_on_deep),
 		UNIT(test_probe_damage_repaired),
-		UNIT(test_strict_dropped), UNIT(test_evidence_unknown),
+		UNIT(test_strict_dropped), UNIT(test_random_reads_ordered),
+		UNIT(test_evidence_unknown),
 	};
 
 	return unit_run("policy", tests, sizeof(tests) / sizeof(tests[0]));

@@ -61,7 +61,7 @@ const struct bw_optdoc bw_optdocs[] = {
 	{ T | E, 0, "max-idle-us", "US",
 	  "ceiling of a nonzero slice_idle_us (default 8000, bfq's default)" },
 	{ T | E, 0, "no-strict", NULL,
-	  "never set bfq's strict_guarantees (tried, and kept only if faster, where BFQ stops idling although idling is set)" },
+	  "never set bfq's strict_guarantees (tried, and kept only if faster, where BFQ stops idling although idling is set, or random sync reads queue in a shallow device)" },
 	{ T | E, 0, "run-dir", "DIR",
 	  "where the values found and the locks are kept (default /run/blkwise)" },
 	{ E, 0, "tune-window", "SECS", "the tuner's measurement window (default 1)" },

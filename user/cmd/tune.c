@@ -28,9 +28,9 @@ static void usage(FILE *f)
 		"Sets BFQ's slice_idle_us per device from its measured parallelism and streams:\n"
 		"0 on a deep device, about the streams' think time on a shallow one, probing\n"
 		"briefly when the evidence is missing.  Where BFQ stops idling although idling is\n"
-		"set (a shallow device, sync sequential streams), tries strict_guarantees and\n"
-		"keeps it only if faster.  Every change is logged with its evidence; the values\n"
-		"found are put back on exit.\n");
+		"set (a shallow device, sync sequential streams), or random sync reads queue in a\n"
+		"shallow device, tries strict_guarantees and keeps it only if faster.  Every\n"
+		"change is logged with its evidence; the values found are put back on exit.\n");
 	bw_opts_help(f, BW_CMD_TUNE);
 }
 

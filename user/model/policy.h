@@ -47,6 +47,7 @@ struct bw_tune_obs {
 	bool cls_stored;	/* cls is the store's, not yet confirmed live */
 	int streams;		/* with I/O in the interval */
 	int sync_seq;		/* of those: sync and mostly sequential */
+	int sync_rand;		/* of those: sync and mostly random */
 	double seq_pct;		/* share of sequential requests, all streams */
 	double think_p90_ms;	/* the largest p90 think time of the sync sequential ones */
 	double kb_per_rq;
@@ -63,7 +64,7 @@ struct bw_tune_win {
 	double seq_sum;		/* sum of seq_pct * ios */
 	double kb_sum;		/* sum of kb_per_rq * ios */
 	double think_p90_ms;	/* max over the window */
-	int streams, sync_seq;	/* max over the window */
+	int streams, sync_seq, sync_rand;	/* max over the window */
 	double s1_ms;
 	const char *s1_source;
 	enum bw_class_id cls;	/* the last one */
