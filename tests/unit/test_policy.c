@@ -694,7 +694,7 @@ static void random_fifo(const struct sim *s, __u32 idle, struct phase *p)
 
 	(void)idle;
 	*p = one ? (struct phase){ 0.77, 1.0, 1.0, 0, BW_CLASS_SHALLOW, 1, 0, 1 } :
-		   (struct phase){ 0.34, 1.0, 7.9, 0, BW_CLASS_SHALLOW, 1, 0, 1 };
+		   (struct phase){ 0.34, NAN, 7.9, 0, BW_CLASS_UNKNOWN, 1, 0, 1 };
 }
 
 /* The same where the device orders its queue itself: nothing to gain. */
@@ -702,15 +702,15 @@ static void random_ncq(const struct sim *s, __u32 idle, struct phase *p)
 {
 	(void)idle;
 	*p = s->strict ? (struct phase){ 0.60, 1.0, 1.0, 0, BW_CLASS_SHALLOW, 1, 0, 1 } :
-			 (struct phase){ 0.80, 1.0, 7.9, 0, BW_CLASS_SHALLOW, 1, 0, 1 };
+			 (struct phase){ 0.80, NAN, 7.9, 0, BW_CLASS_UNKNOWN, 1, 0, 1 };
 }
 
-/* The same on a RAID-0: deep, never one request at a time. */
+/* The same on a RAID-0 known deep: never one request at a time. */
 static void random_deep(const struct sim *s, __u32 idle, struct phase *p)
 {
+	(void)s;
 	(void)idle;
-	*p = (struct phase){ 1.5, 3.8, 7.9, 0, s->strict ? BW_CLASS_SHALLOW : BW_CLASS_DEEP,
-			     1, 0, 1 };
+	*p = (struct phase){ 1.5, 3.8, 7.9, 0, BW_CLASS_DEEP, 1, 0, 1 };
 }
 
 static void test_random_reads_ordered(void)

@@ -577,8 +577,12 @@ static bool watch_idling(const struct bw_tune_cfg *cfg, struct bw_tune_state *st
  * request at a time, the one nearest the head among those it holds
  * (bfq_choose_req()): on the emulated spindle, random 4 KiB reads at
  * iodepth 8 went from 0.34 to 0.77 MB/s.  A device that orders its queue
- * itself gains nothing from it, and the trial's window says so.  True,
- * with d filled, when such a trial starts.
+ * itself gains nothing from it, and the trial's window says so.  Such a
+ * workload never leaves a request alone in the device, so S1, P_eff and
+ * the class stay unknown: a device not shown deep is tried (a deep one
+ * loses the trial, 3 s once per workload and probe_every_s; the trial's
+ * requests, each alone, are S1 samples).  True, with d filled, when such a
+ * trial starts.
  */
 static bool order_trial(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 			const struct bw_tune_win *w, const struct bw_tune_sig *sig, double t,
@@ -589,15 +593,15 @@ static bool order_trial(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 	if (cfg->policy != BW_POLICY_THROUGHPUT || cfg->no_strict || st->strict ||
 	    w->sync_seq || !w->sync_rand)
 		return false;
-	if (!(depth >= LOST_DEPTH) || !shallow_evidence(w))
-		return false;	/* nothing to order, or a device that may be deep */
+	if (!(depth >= LOST_DEPTH) || w->cls == BW_CLASS_DEEP || bw_tune_win_peff(w) >= BW_DEEP_AT)
+		return false;	/* nothing to order, or a deep device */
 	if (st->windows < 2 || st->cand_n || strict_lost_here(cfg, st, sig, t))
 		return false;	/* settling, or tried on this workload and lost */
 	d->action = BW_TUNE_PROBE;
 	d->after = st->setting;
 	d->strict_after = 1;
-	snprintf(d->why, sizeof(d->why), "shallow device, %d sync random streams at depth %.2f, "
-		 "%.2f MB/s: trying strict_guarantees 1, one request at a time in BFQ's order "
+	snprintf(d->why, sizeof(d->why), "%d sync random streams at depth %.2f, %.2f MB/s, "
+		 "device not deep: trying strict_guarantees 1, one request at a time in BFQ's order "
 		 "(%.1f s, measured after %.1f s)", w->sync_rand, depth, bw_tune_win_mbps(w),
 		 cfg->window_s, cfg->trial_settle_s);
 	st->probes++;
