@@ -24,6 +24,7 @@ struct sim {
 	double t;
 	__u32 setting, strict;
 	double strict_on;		/* when strict_guarantees last went on */
+	double idle_on;			/* when idling last went on (from 0) */
 	int n[BW_TUNE_NR_ACTIONS];	/* decisions by action */
 	double last_set_t[64];
 	int nsets;
@@ -87,6 +88,8 @@ static void sim_run(struct sim *s, double secs,
 		if ((d.action == BW_TUNE_PROBE || d.action == BW_TUNE_REPAIR) && s->cfg.dry_run)
 			continue;
 		if (!s->cfg.dry_run) {
+			if (d.after && !s->setting)
+				s->idle_on = s->t;
 			s->setting = d.after;
 			if (d.strict_after && !s->strict)
 				s->strict_on = s->t;
@@ -308,6 +311,42 @@ static void test_phases_keep_the_verdict(void)
 	CHECK(s.n[BW_TUNE_SET] == 0 && s.setting == 0, "the readers back: the verdict on them "
 	      "holds, the class rule waits for the workload to hold (%d sets, last: %s)",
 	      s.n[BW_TUNE_SET], s.last.why);
+}
+
+/*
+ * stripe_aligned, where BFQ takes 1.5 s to idle after idling goes on (a
+ * 0.5 s probe of idling reads as a tie with 0), and then serves two of the
+ * four readers at a time, slower: seen on the phased rows of the idling
+ * table.  P_eff with idling off reads shallow (the readers meet on one
+ * spindle) from 20 s on.
+ */
+static void stripe_slow_idle(const struct sim *s, __u32 idle, struct phase *p)
+{
+	enum bw_class_id c = s->t > 20 ? BW_CLASS_SHALLOW : BW_CLASS_UNKNOWN;
+
+	if (idle && s->t - s->idle_on >= 1.5)
+		*p = (struct phase){ 70, NAN, 1.0, 3.7, c, 2, 2, 0 };
+	else
+		*p = (struct phase){ 100, 1.3, 3.9, 0.3, c, 4, 4, 0 };
+}
+
+static void test_tie_keeps_the_clear_verdict(void)
+{
+	struct sim s;
+	int at0 = 0, n = 0;
+
+	sim_init(&s, 8000);
+	sim_run(&s, 5, stripe_slow_idle);
+	CHECK(s.setting == 0 && s.n[BW_TUNE_KEEP] == 1, "the probe keeps 0 (setting %u)",
+	      s.setting);
+	while (s.t < 600) {
+		sim_run(&s, 1, stripe_slow_idle);
+		at0 += s.setting == 0;
+		n++;
+	}
+	CHECK(at0 >= n - 3, "a probe of idling that ties does not overturn 0, measured faster: "
+	      "at 0 for %d of %d s (%d probes, %d kept; last: %s)", at0, n, s.n[BW_TUNE_PROBE],
+	      s.n[BW_TUNE_KEEP], s.last.why);
 }
 
 static void test_dwell(void)
@@ -767,7 +806,7 @@ int main(void)
 		UNIT(test_probe_finds_deep), UNIT(test_probe_finds_shallow),
 		UNIT(test_workload_change_reprobes), UNIT(test_class_rules), UNIT(test_dwell),
 		UNIT(test_verdict_outranks_class), UNIT(test_stored_verdict),
-		UNIT(test_phases_keep_the_verdict),
+		UNIT(test_phases_keep_the_verdict), UNIT(test_tie_keeps_the_clear_verdict),
 		UNIT(test_verdict_outranks_class_on_more_streams),
 		UNIT(test_when_to_probe), UNIT(test_ties_and_latency), UNIT(test_start),
 		UNIT(test_collapse_repaired), UNIT(test_collapse_never_strict_on_deep),

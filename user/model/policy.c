@@ -24,9 +24,12 @@
  *     marks) and two or more streams compete,
  *     probe: the other setting for probe_s, measured after settle_s, and
  *     compared with the window just before.  Throughput that differs by
- *     more than `gain` decides; a tie goes to P_eff's class as seen with
- *     idling off (the probe's window for a probe of 0, the window before
- *     it for a probe of idling; deep -> 0, shallow -> idling), else back.
+ *     more than `gain` decides; a tie leaves the setting a clear
+ *     measurement chose last (a 0.5 s probe of idling cannot show
+ *     idling's gain: BFQ takes 1-2 s to idle well), else goes to P_eff's
+ *     class as seen with idling off (the probe's window for a probe of 0,
+ *     the window before it for a probe of idling; deep -> 0, shallow ->
+ *     idling), else back.
  *     A probe with idling off that finds P_eff clearly deep or shallow
  *     also tells the device class (d->learned), for the store: a restarted
  *     tuner need not probe again (on a spindle BFQ needs ~2.5 s to idle
@@ -384,9 +387,10 @@ static void end_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 	bool keep, idle_probe = st->probe_to != 0;
 	const char *how;
 	/*
-	 * A tie goes to the class seen with idling off: the probe's own window
-	 * for a probe of 0, the window before it for a probe of idling (idling
-	 * serves one queue at a time and hides what the device could do).
+	 * A tie leaves what a clear measurement chose; else it goes to the
+	 * class seen with idling off: the probe's own window for a probe of 0,
+	 * the window before it for a probe of idling (idling serves one queue
+	 * at a time and hides what the device could do).
 	 */
 	double tie_peff = idle_probe ? bw_tune_win_peff(&st->base) : peff;
 
@@ -404,6 +408,9 @@ static void end_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 	} else if (rel < -cfg->gain) {
 		keep = false;
 		how = "slower";
+	} else if (st->has_verdict && st->verdict_clear && st->verdict == st->probe_from) {
+		keep = false;
+		how = "a tie; the last clear measurement chose it";
 	} else if (!isnan(tie_peff) && tie_peff >= BW_DEEP_AT) {
 		keep = !idle_probe;
 		how = "a tie; P_eff says deep";
@@ -436,6 +443,11 @@ static void end_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 		d->verdict_us = d->after;
 		d->verdict_gain = keep ? rel : mb / mp - 1;
 	}
+	/* A tie leaves the last clear verdict as it was: nothing new was measured. */
+	if (rel > need || rel < -cfg->gain)
+		st->verdict_clear = true;
+	else if (!(st->has_verdict && st->verdict == d->after))
+		st->verdict_clear = false;
 	st->has_verdict = true;
 	st->verdict = d->after;
 	st->verdict_sig = st->sig;
@@ -632,6 +644,7 @@ static void end_strict(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 	if (keep) {
 		/* A verdict on this workload, as a probe's: no probe of 0 over it. */
 		st->has_verdict = true;
+		st->verdict_clear = true;
 		st->verdict = st->setting;
 		st->verdict_sig = st->sig;
 		st->verdict_stored = false;
@@ -684,6 +697,7 @@ static void take_stored(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 	st->has_stored = false;
 	st->has_verdict = true;
 	st->verdict_stored = true;
+	st->verdict_clear = true;
 	st->verdict = !st->stored_us ? 0 : st->setting ? st->setting :
 		bw_tune_idle_for(cfg, w->think_p90_ms);
 	st->verdict_sig = *sig;

@@ -112,6 +112,7 @@ struct bw_tune_state {
 	__u32 verdict;
 	struct bw_tune_sig verdict_sig;
 	bool verdict_stored;	/* the store's: holds for any 2+ sync sequential streams */
+	bool verdict_clear;	/* decided by more than gain (not a tie) */
 	/* The store's verdict for this device, until a window it applies to takes it. */
 	bool has_stored;
 	__u32 stored_us;
