@@ -10,6 +10,8 @@
 
 #define TICK 0.1
 
+static bool s_flat;	/* the device is not rotational */
+
 /* What the device shows in one tick. */
 struct phase {
 	double mbps, p_eff, depth, think;
@@ -49,6 +51,7 @@ static struct bw_tune_obs obs_of(const struct phase *p, __u32 idle)
 		.cls = p->cls, .streams = p->streams, .sync_seq = p->sync_seq,
 		.sync_rand = p->sync_rand, .seq_pct = p->sync_rand ? 0 : 100,
 		.think_p90_ms = p->think, .kb_per_rq = p->sync_rand ? 4 : 256, .idle_us = idle,
+		.rotational = !s_flat,
 	};
 
 	o.ios = (__u64)(o.bytes / (o.kb_per_rq * 1024));
@@ -774,6 +777,11 @@ static void test_random_reads_ordered(void)
 	sim_init(&s, 8000);
 	sim_run(&s, 30, random_deep);
 	CHECK(!s.n[BW_TUNE_PROBE] && !s.strict, "deep device: never tried");
+	s_flat = true;
+	sim_init(&s, 8000);
+	sim_run(&s, 30, random_fifo);
+	s_flat = false;
+	CHECK(!s.n[BW_TUNE_PROBE] && !s.strict, "not rotational: never tried");
 	sim_init(&s, 8000);
 	s.cfg.policy = BW_POLICY_LATENCY;
 	sim_run(&s, 30, random_fifo);

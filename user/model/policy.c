@@ -221,6 +221,7 @@ static void win_add(struct bw_tune_win *w, const struct bw_tune_obs *o)
 	w->cls = o->cls;
 	w->cls_stored = o->cls_stored;
 	w->idle_us = o->idle_us;
+	w->rotational = o->rotational;
 }
 
 static void win_reset(struct bw_tune_win *w)
@@ -589,7 +590,11 @@ static bool watch_idling(const struct bw_tune_cfg *cfg, struct bw_tune_state *st
  * request at a time, the one nearest the head among those it holds
  * (bfq_choose_req()): on the emulated spindle, random 4 KiB reads at
  * iodepth 8 went from 0.34 to 0.77 MB/s.  A device that orders its queue
- * itself gains nothing from it, and the trial's window says so.  Such a
+ * itself gains nothing from it, and the trial's window says so.  Only a
+ * device BFQ serves as a spindle (queue/rotational) seeks: elsewhere one
+ * request at a time can still measure faster (a memory-backed loop device
+ * did, +50%) but not for this reason, and it serializes every queue and
+ * hides P_eff (depth 1), so it is not tried there.  Such a
  * workload never leaves a request alone in the device, so S1, P_eff and
  * the class stay unknown: a device not shown deep is tried (a deep one
  * loses the trial, 3 s once per workload and probe_every_s; the trial's
@@ -603,7 +608,7 @@ static bool order_trial(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 	double depth = bw_tune_win_depth(w);
 
 	if (cfg->policy != BW_POLICY_THROUGHPUT || cfg->no_strict || st->strict ||
-	    w->sync_seq || !w->sync_rand)
+	    w->sync_seq || !w->sync_rand || !w->rotational)
 		return false;
 	if (!(depth >= LOST_DEPTH) || w->cls == BW_CLASS_DEEP || bw_tune_win_peff(w) >= BW_DEEP_AT)
 		return false;	/* nothing to order, or a deep device */

@@ -52,6 +52,7 @@ struct bw_tune_obs {
 	double think_p90_ms;	/* the largest p90 think time of the sync sequential ones */
 	double kb_per_rq;
 	__u32 idle_us;		/* slice_idle_us in force during the interval */
+	bool rotational;	/* queue/rotational: BFQ serves it as a spindle */
 };
 
 /* A window: observations added up. */
@@ -70,6 +71,7 @@ struct bw_tune_win {
 	enum bw_class_id cls;	/* the last one */
 	bool cls_stored;
 	__u32 idle_us;
+	bool rotational;
 };
 
 /* What the workload looks like, to notice when it changes. */

@@ -170,6 +170,7 @@ void bw_whatif_tick(struct bw_whatif *r, const struct bw_replay_tick *t)
 			whatif_log(r, w, t->t, &d);
 	}
 	bw_tune_observe(t->iv, t->cls, t->streams, t->nstreams, w->st.setting, &o);
+	o.rotational = !t->d->info || t->d->info->rotational;	/* unknown: as a spindle */
 	if (!bw_tune_step(&r->cfg, &w->st, &o, end, &d))
 		return;
 	whatif_log(r, w, end, &d);

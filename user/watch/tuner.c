@@ -831,6 +831,7 @@ static void observe(const struct bw_tuner *x, const struct bw_watch_dev *wd, __u
 		if (x->w->streams[i].s.dev == wd->dev)
 			s[n++] = &x->w->streams[i].s;
 	bw_tune_observe(&wd->iv, &c, s, n, idle_us, o);
+	o->rotational = wd->info.rotational;
 }
 
 static void stamp(char *buf, size_t len)
