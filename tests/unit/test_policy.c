@@ -352,6 +352,33 @@ static void test_tie_keeps_the_clear_verdict(void)
 	      s.n[BW_TUNE_KEEP], s.last.why);
 }
 
+/*
+ * A device that serves one request at a time (null_blk, hw_queue_depth 1):
+ * P_eff is never determined, so rule 3 probes; idling serves some of the
+ * four readers at a time, so a window sees 3 of them after the probe.
+ */
+static void one_at_a_time(const struct sim *s, __u32 idle, struct phase *p)
+{
+	int n = idle && s->t > 4 ? 3 : 4;
+
+	*p = idle ? (struct phase){ 12.4, NAN, 1.0, 0.1, BW_CLASS_UNKNOWN, n, n, 0 } :
+		    (struct phase){ 11.8, NAN, 1.0, 0.1, BW_CLASS_UNKNOWN, 4, 4, 0 };
+}
+
+static void test_count_move_reprobes_at_dwell(void)
+{
+	struct sim s;
+
+	sim_init(&s, 8000);
+	sim_run(&s, 4, one_at_a_time);
+	CHECK(s.n[BW_TUNE_PROBE] == 1 && s.setting == 8000, "probe of 0, slower, back");
+	sim_run(&s, 8, one_at_a_time);
+	CHECK(s.n[BW_TUNE_PROBE] == 1, "the readers' count moves with idling: no probe again "
+	      "within the dwell (%d probes)", s.n[BW_TUNE_PROBE]);
+	sim_run(&s, 20, one_at_a_time);
+	CHECK(s.n[BW_TUNE_PROBE] == 2, "once past it (%d probes)", s.n[BW_TUNE_PROBE]);
+}
+
 static void test_dwell(void)
 {
 	struct sim s;
@@ -815,6 +842,7 @@ int main(void)
 		UNIT(test_workload_change_reprobes), UNIT(test_class_rules), UNIT(test_dwell),
 		UNIT(test_verdict_outranks_class), UNIT(test_stored_verdict),
 		UNIT(test_phases_keep_the_verdict), UNIT(test_tie_keeps_the_clear_verdict),
+		UNIT(test_count_move_reprobes_at_dwell),
 		UNIT(test_verdict_outranks_class_on_more_streams),
 		UNIT(test_when_to_probe), UNIT(test_ties_and_latency), UNIT(test_start),
 		UNIT(test_collapse_repaired), UNIT(test_collapse_never_strict_on_deep),

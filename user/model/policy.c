@@ -353,6 +353,24 @@ static bool verdict_outranks(const struct bw_tune_cfg *cfg, const struct bw_tune
 	       t - st->last_probe >= cfg->dwell_s;
 }
 
+/*
+ * Rule 3's rate limit: once per probe_every_s, and again on a workload the
+ * last verdict does not apply to; where only the count of sync sequential
+ * streams moved (two or more either way: idling serves some of them at a
+ * time, so the count moves with the setting), at most once per dwell.
+ */
+static bool probe_again(const struct bw_tune_cfg *cfg, const struct bw_tune_state *st,
+			const struct bw_tune_sig *sig, double t)
+{
+	if (st->last_probe < 0 || t - st->last_probe >= cfg->probe_every_s)
+		return true;
+	if (!st->has_verdict || verdict_applies(st, sig))
+		return false;
+	if (st->verdict_sig.sync_seq >= 2 && sig->sync_seq >= 2)
+		return t - st->last_probe >= cfg->dwell_s;
+	return true;
+}
+
 /* why: what calls for the probe; NULL: the evidence is missing (rule 3). */
 static void begin_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 			const struct bw_tune_win *w, double t, const char *why,
@@ -776,8 +794,7 @@ bool bw_tune_step(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 		/* P_eff clear of the dead zone: the class follows in a few windows. */
 		if (w.streams < 2 || peff >= BW_DEEP_AT || peff <= BW_SHALLOW_AT)
 			return false;	/* idling cannot matter, or the class is coming */
-		if (st->last_probe >= 0 && t - st->last_probe < cfg->probe_every_s &&
-		    !(st->has_verdict && !verdict_applies(st, &sig)))
+		if (!probe_again(cfg, st, &sig, t))
 			return false;	/* rate limit: the workload has not changed */
 		if (st->windows < 2 || st->cand_n)
 			return false;	/* the workload is still settling: probe a steady one */
