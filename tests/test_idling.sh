@@ -96,6 +96,20 @@ id_lost() {
 		if (n == 3) { print t; exit } }' "$1"
 }
 
+# id_spindle_tuned OUT: the emulated spindle on a new BFQ, its sampler (the
+# disk's own MB/s and depth per second in $BW_TMP/truth) and a tuner
+# writing OUT; ID_DEV, ID_BEFORE (the levers before it).
+id_spindle_tuned() {
+	local fd
+	bw_fakedisk ID_DEV "$ID_DISK" || { fail "fakedisk"; return 1; }
+	fd=$BW_FAKEDISK_DIR
+	id_bfq "$ID_DEV" || { fail "bfq"; return 1; }
+	bw_on_cleanup "echo none >/sys/block/$ID_DEV/queue/scheduler"
+	id_sampler "$fd" "$BW_TMP/truth"
+	ID_BEFORE=$(id_levers "$ID_DEV")
+	id_tune "$1" -d "$ID_DEV" || { fail "tune start"; return 1; }
+}
+
 # The emulated spindle under 4 sequential readers, BFQ fresh at
 # slice_idle_us 8000, the tuner started with the readers and a store of
 # its own (so it probes 0 to learn the class).  Within a
@@ -111,16 +125,12 @@ id_lost() {
 ID_HORIZON=100
 
 test_collapse_detected_and_repaired() {
-	local dev fd out before t t0 mb0 d0 mb1 d1 lost
+	local dev out before t t0 mb0 d0 mb1 d1 lost
 	id_require || return 0
-	bw_fakedisk dev "$ID_DISK" || { fail "fakedisk"; return; }
-	fd=$BW_FAKEDISK_DIR
-	id_bfq "$dev" || { fail "bfq"; return; }
-	bw_on_cleanup "echo none >/sys/block/$dev/queue/scheduler"
-	id_sampler "$fd" "$BW_TMP/truth"
-	before=$(id_levers "$dev")
 	out=$BW_TMP/collapse.json
-	id_tune "$out" -d "$dev" || { fail "tune start"; return; }
+	id_spindle_tuned "$out" || return
+	dev=$ID_DEV
+	before=$ID_BEFORE
 	t0=$(date +%s)
 	id_readers "$dev" $((ID_HORIZON + 20))
 	# The end of a strict_guarantees trial.
@@ -162,16 +172,12 @@ test_collapse_detected_and_repaired() {
 # before the trial it served 8 at a time, after it one at a time and at
 # least 1.5x the bytes; at exit strict_guarantees is put back.
 test_random_reads_ordered() {
-	local dev fd out before t mb0 d0 mb1 d1
+	local dev out before t mb0 d0 mb1 d1
 	id_require || return 0
-	bw_fakedisk dev "$ID_DISK" || { fail "fakedisk"; return; }
-	fd=$BW_FAKEDISK_DIR
-	id_bfq "$dev" || { fail "bfq"; return; }
-	bw_on_cleanup "echo none >/sys/block/$dev/queue/scheduler"
-	id_sampler "$fd" "$BW_TMP/truth"
-	before=$(id_levers "$dev")
 	out=$BW_TMP/random.json
-	id_tune "$out" -d "$dev" || { fail "tune start"; return; }
+	id_spindle_tuned "$out" || return
+	dev=$ID_DEV
+	before=$ID_BEFORE
 	fio --name=idr --filename=/dev/"$dev" --direct=1 --rw=randread --bs=4k --ioengine=libaio \
 		--iodepth=8 --time_based --runtime=60 --output-format=json \
 		--output="$BW_TMP/random.fio.json" >/dev/null 2>&1 &
