@@ -333,6 +333,17 @@ static bool verdict_valid(const struct bw_tune_cfg *cfg, const struct bw_tune_st
 }
 
 /*
+ * The verdict's workload and this one both have two or more sync
+ * sequential streams: idling serves some of them at a time, so their
+ * count moves with the setting, and a count that keeps moving is no new
+ * load.  Such a move is probed again at most once per dwell.
+ */
+static bool count_moved(const struct bw_tune_state *st, const struct bw_tune_sig *sig)
+{
+	return st->verdict_sig.sync_seq >= 2 && sig->sync_seq >= 2;
+}
+
+/*
  * A probe's verdict in force that the class rule would overturn: past its
  * time on this very workload, or at once on another workload of the kind
  * idling is about (two or more sync sequential streams either way: BFQ
@@ -348,9 +359,7 @@ static bool verdict_outranks(const struct bw_tune_cfg *cfg, const struct bw_tune
 		return false;
 	if (verdict_applies(st, sig))
 		return t - st->last_probe >= cfg->probe_every_s;
-	/* At most one such probe per dwell: a count that keeps moving is no new load. */
-	return st->verdict_sig.sync_seq >= 2 && sig->sync_seq >= 2 &&
-	       t - st->last_probe >= cfg->dwell_s;
+	return count_moved(st, sig) && t - st->last_probe >= cfg->dwell_s;
 }
 
 /*
@@ -366,7 +375,7 @@ static bool probe_again(const struct bw_tune_cfg *cfg, const struct bw_tune_stat
 		return true;
 	if (!st->has_verdict || verdict_applies(st, sig))
 		return false;
-	if (st->verdict_sig.sync_seq >= 2 && sig->sync_seq >= 2)
+	if (count_moved(st, sig))
 		return t - st->last_probe >= cfg->dwell_s;
 	return true;
 }
