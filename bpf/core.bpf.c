@@ -85,7 +85,6 @@
 #include "util.bpf.h"
 #include "flight.bpf.h"
 #include "devmaps.bpf.h"
-#include "rq.bpf.h"
 #include "rqtab.bpf.h"
 #include "streams.bpf.h"
 #include "stall.bpf.h"
@@ -119,46 +118,8 @@ struct {
 /* shared is mappable: user space reads it without syscalls and heals lost counts. */
 BW_DEV_MAPS(BPF_F_MMAPABLE);
 
-/* What a handler needs from a request, read the cheap way per attach type. */
-struct rq_view {
-	__u64 rqk;		/* the request, as a key (see addr_key) */
-	__u64 qk;		/* its queue, as a key */
-	__u64 start_ns;
-	__u32 flags;		/* cmd_flags */
-	__u32 data_len;
-	__u32 nr_seg;
-};
-
-/*
- * A kernel address as a number to hash: a tp_btf argument stays a pointer
- * to the verifier, so its key is its distance from the per-request
- * table's map (bpf/rqtab.bpf.h, where the streams object computes the
- * same); raw_tp arguments and probe reads are numbers already, and keys
- * from the two kinds of program never meet in one load.
- */
-#define addr_key(p) bw_rq_key_btf(p)
-
-/* tp_btf: the request is a trusted pointer, plain loads suffice. */
-static __always_inline void view_btf(struct request *rq, struct rq_view *v)
-{
-	v->rqk = addr_key(rq);
-	v->qk = addr_key(rq->q);
-	v->flags = rq->cmd_flags;
-	v->data_len = rq->__data_len;
-	v->nr_seg = rq->nr_phys_segments;
-	v->start_ns = rq->start_time_ns;
-}
-
-/* raw_tp: every load goes through a probe read. */
-static __always_inline void view_raw(struct request *rq, struct rq_view *v)
-{
-	v->rqk = (__u64)rq;
-	v->qk = (__u64)BPF_CORE_READ(rq, q);
-	v->flags = BPF_CORE_READ(rq, cmd_flags);
-	v->data_len = BPF_CORE_READ(rq, __data_len);
-	v->nr_seg = BPF_CORE_READ(rq, nr_phys_segments);
-	v->start_ns = BPF_CORE_READ(rq, start_time_ns);
-}
+/* The request's fields the core reads (bpf/rq.bpf.h). */
+#define RQV (BW_RQV_KEY | BW_RQV_QK | BW_RQV_START | BW_RQV_FLAGS | BW_RQV_LEN | BW_RQV_SEG)
 
 static __always_inline void hist_inc(__u32 *hist, __u64 u, __u32 nbuckets)
 {
@@ -288,14 +249,14 @@ static __always_inline bool maps_of(__u32 *slot, struct bw_dev_shared **sh,
 }
 
 /* A request's device: its slot and maps; false when the device is not watched. */
-static __always_inline bool dev_of(struct request *rq, const struct rq_view *v, __u32 *slot,
+static __always_inline bool dev_of(struct request *rq, const struct bw_rqv *v, __u32 *slot,
 				   struct bw_dev_shared **sh, struct bw_dev_pcpu **pc, const bool fetch)
 {
 	*slot = slot_of(v->qk, rq, NULL, fetch);
 	return maps_of(slot, sh, pc);
 }
 
-static __always_inline void on_issue(struct request *rq, const struct rq_view *v, __u64 *ctx,
+static __always_inline void on_issue(struct request *rq, const struct bw_rqv *v, __u64 *ctx,
 				     const bool fetch)
 {
 	struct bw_rq_state *st;
@@ -342,7 +303,7 @@ flight:
  * NULL), which tells it from a data write of a flush sequence, whose last
  * completion comes again with no bytes left, after the one that counted it.
  */
-static __always_inline bool empty_flush_write(struct request *rq, const struct rq_view *v,
+static __always_inline bool empty_flush_write(struct request *rq, const struct bw_rqv *v,
 					      __u32 op, __u32 nr_bytes)
 {
 	struct bio *bio;
@@ -354,7 +315,7 @@ static __always_inline bool empty_flush_write(struct request *rq, const struct r
 }
 
 /* A completion we saw no issue for: an empty flush write, or one missed. */
-static __always_inline void count_unissued(struct request *rq, const struct rq_view *v,
+static __always_inline void count_unissued(struct request *rq, const struct bw_rqv *v,
 					   struct bw_dev_pcpu *pc, __u32 op, __u32 nr_bytes)
 {
 	if (empty_flush_write(rq, v, op, nr_bytes))
@@ -363,7 +324,7 @@ static __always_inline void count_unissued(struct request *rq, const struct rq_v
 		pc->unmatched++;
 }
 
-static __always_inline void on_complete(struct request *rq, const struct rq_view *v, int error,
+static __always_inline void on_complete(struct request *rq, const struct bw_rqv *v, int error,
 					__u32 nr_bytes, const bool fetch)
 {
 	struct bw_rq_state *st;
@@ -453,7 +414,7 @@ static __always_inline void on_complete(struct request *rq, const struct rq_view
 	}
 }
 
-static __always_inline void on_requeue(struct request *rq, const struct rq_view *v, __u64 *ctx,
+static __always_inline void on_requeue(struct request *rq, const struct bw_rqv *v, __u64 *ctx,
 				       const bool fetch)
 {
 	struct bw_rq_state *st;
@@ -494,7 +455,7 @@ static __always_inline void count_merge(__u32 slot, __u32 cmd_flags)
 		pc->op[op].merges++;
 }
 
-static __always_inline void on_rq_merge(struct request *rq, const struct rq_view *v, __u64 *ctx,
+static __always_inline void on_rq_merge(struct request *rq, const struct bw_rqv *v, __u64 *ctx,
 					const bool fetch)
 {
 	struct bw_dev_shared *sh;
@@ -510,7 +471,7 @@ static __always_inline void on_rq_merge(struct request *rq, const struct rq_view
 }
 
 /* Inserted into the scheduler or the software queue: waits for dispatch (bpf/stall.bpf.h). */
-static __always_inline void on_insert(struct request *rq, const struct rq_view *v, __u64 *ctx,
+static __always_inline void on_insert(struct request *rq, const struct bw_rqv *v, __u64 *ctx,
 				      const bool fetch)
 {
 	struct bw_dev_shared *sh;
@@ -539,12 +500,12 @@ static __always_inline void on_bio_merge(struct bio *bio, __u64 qk, const bool f
  * BW_RQ_PROG, shared with the record object, makes each.
  */
 #define RQ_PROGS(tp, name, qarg, handler)						\
-	BW_RQ_PROG("tp_btf/" #tp, name, qarg, struct rq_view, view_btf, handler, true)		\
-	BW_RQ_PROG("raw_tp/" #tp, name##_raw, qarg, struct rq_view, view_raw, handler, true)	\
-	BW_RQ_PROG("tp_btf/" #tp, name##_nf, qarg, struct rq_view, view_btf, handler, false)	\
-	BW_RQ_PROG("raw_tp/" #tp, name##_raw_nf, qarg, struct rq_view, view_raw, handler, false)
+	BW_RQ_PROG("tp_btf/" #tp, name, qarg, bw_rqv_btf, RQV, handler, true)		\
+	BW_RQ_PROG("raw_tp/" #tp, name##_raw, qarg, bw_rqv_raw, RQV, handler, true)		\
+	BW_RQ_PROG("tp_btf/" #tp, name##_nf, qarg, bw_rqv_btf, RQV, handler, false)		\
+	BW_RQ_PROG("raw_tp/" #tp, name##_raw_nf, qarg, bw_rqv_raw, RQV, handler, false)
 
-static __always_inline void complete_args(struct request *rq, const struct rq_view *v, __u64 *ctx,
+static __always_inline void complete_args(struct request *rq, const struct bw_rqv *v, __u64 *ctx,
 					  const bool fetch)
 {
 	on_complete(rq, v, (int)ctx[1], (__u32)ctx[2], fetch);
@@ -568,8 +529,8 @@ int name(__u64 *ctx)								\
 	return 0;								\
 }
 
-#define BIO_QK_BTF addr_key(bw_bio_disk_btf(bio)->queue)
-#define BIO_QK_RAW ((__u64)BPF_CORE_READ(bw_bio_disk(bio), queue))
+#define BIO_QK_BTF BW_RQ_KEY_BTF(bw_bio_disk_btf(bio)->queue)
+#define BIO_QK_RAW BW_RQ_KEY_RAW(BPF_CORE_READ(bw_bio_disk(bio), queue))
 #define BIO_PROGS(tp, name)							\
 	BIO_PROG("tp_btf/" #tp, name, BIO_QK_BTF, true)				\
 	BIO_PROG("raw_tp/" #tp, name##_raw, BIO_QK_RAW, true)			\

@@ -14,7 +14,8 @@
  *   diskstats' origin even where no Q event is seen (as in bpf/core.bpf.c).
  * - The device of a request comes from a small array indexed by the
  *   request_queue id, filled on the first event of a queue: no hash lookup
- *   per event.  The device filter is consulted only then.
+ *   per event (bpf/qdev.bpf.h, shared with the streams' Q).  The device
+ *   filter is consulted only then.
  * - A full ring buffer drops the event and counts it in a per-CPU counter
  *   user space writes into the file: never silent.
  * - Wakeups are batched: user space is woken only when a quarter of the
@@ -30,6 +31,7 @@
 #include <bpf/bpf_core_read.h>
 #include "compat.bpf.h"
 #include "rq.bpf.h"
+#include "qdev.bpf.h"
 #include "record.h"
 #include "skip.h"
 
@@ -39,36 +41,13 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile bool rq_arg_second = false;	/* pre-5.11 (q, rq) prototypes */
 const volatile bool bio_merge_old = false;	/* pre-5.11 bio merges: (q, rq, bio) */
 const volatile bool getrq_old = false;		/* pre-5.11 getrq: (q, bio, rw) */
-const volatile bool filter_on = false;
-const volatile __u32 max_qid = 4096;
 const volatile __u64 wakeup_at = 1 << 20;	/* bytes waiting before a wakeup */
 const volatile __u32 skip = 0;			/* BW_SKIP_R_*: the bench's profile only */
-
-struct rec_queue {
-	__u64 q;		/* struct request_queue address */
-	__u32 dev;
-	__u32 watched;
-};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 16 << 20);
 } events SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 4096);
-	__type(key, __u32);
-	__type(value, struct rec_queue);
-} queues SEC(".maps");
-
-/* With filter_on: the devices to record. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 256);
-	__type(key, __u32);
-	__type(value, __u8);
-} watch SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -91,37 +70,6 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } last_named SEC(".maps");
-
-/* Slow path: the first event of a queue decides whether it is recorded. */
-static __noinline __u32 queue_claim(struct rec_queue *e, __u64 q, struct gendisk *disk)
-{
-	__u32 dev = bw_disk_dev(disk);
-
-	e->dev = dev;
-	e->watched = !filter_on || bpf_map_lookup_elem(&watch, &dev);
-	/*
-	 * Published last, by a plain store (an exchange is a 5.12 atomic, which
-	 * 5.10 refuses); racers publish the same pair.
-	 */
-	barrier();
-	e->q = q;
-	return e->watched ? dev : 0;
-}
-
-/* The device of a queue, 0 when it is not recorded. */
-static __always_inline __u32 queue_dev(__u64 q, __u32 qid, struct request *rq, struct bio *bio)
-{
-	struct rec_queue *e;
-
-	if (qid >= max_qid)
-		return 0;
-	e = bpf_map_lookup_elem(&queues, &qid);
-	if (!e)
-		return 0;
-	if (e->q == q)
-		return e->watched ? e->dev : 0;
-	return queue_claim(e, q, rq ? bw_rq_disk(rq) : bw_bio_disk(bio));
-}
 
 static __always_inline void count_drop(void)
 {
@@ -187,10 +135,14 @@ static __always_inline void name_process(__u32 dev, __u64 now)
 		*last = tgid;
 }
 
+/* The request's fields a record carries (bpf/rq.bpf.h). */
+#define RQV (BW_RQV_Q | BW_RQV_QID | BW_RQV_HWQ | BW_RQV_TAG | BW_RQV_FLAGS | BW_RQV_LEN | \
+	     BW_RQV_SEG | BW_RQV_START | BW_RQV_SECTOR)
+
 static __always_inline void emit_rq(__u8 type, struct request *rq, const struct bw_rqv *v,
 				    __u32 bytes, int error)
 {
-	__u32 dev = queue_dev(v->q, v->qid, rq, NULL);
+	__u32 dev = bw_qdev_of(v->q, v->qid, rq, NULL);
 	struct bw_trec *r;
 	__u64 now;
 
@@ -252,7 +204,7 @@ static __always_inline void on_rq_merge(struct request *rq, const struct bw_rqv 
 static __always_inline void emit_bio(__u8 type, struct bio *bio)
 {
 	struct request_queue *q = BPF_CORE_READ(bw_bio_disk(bio), queue);
-	__u32 dev = queue_dev((__u64)q, BPF_CORE_READ(q, id), NULL, bio);
+	__u32 dev = bw_qdev_of((__u64)q, BPF_CORE_READ(q, id), NULL, bio);
 	struct bw_trec *r;
 	__u64 now;
 
@@ -286,12 +238,12 @@ static __always_inline void on_getrq(struct bio *bio, __u64 *ctx)
 	emit_bio(BW_EV_GETRQ, bio);
 }
 
-BW_RQ_PROGS(block_io_start, bw_rec_io_start, false, on_queue)
-BW_RQ_PROGS(block_rq_insert, bw_rec_insert, true, on_insert)
-BW_RQ_PROGS(block_rq_issue, bw_rec_issue, true, on_issue)
-BW_RQ_PROGS(block_rq_complete, bw_rec_complete, false, on_complete)
-BW_RQ_PROGS(block_rq_requeue, bw_rec_requeue, true, on_requeue)
-BW_RQ_PROGS(block_rq_merge, bw_rec_rq_merge, true, on_rq_merge)
+BW_RQ_PAIR(block_io_start, bw_rec_io_start, false, RQV, on_queue)
+BW_RQ_PAIR(block_rq_insert, bw_rec_insert, true, RQV, on_insert)
+BW_RQ_PAIR(block_rq_issue, bw_rec_issue, true, RQV, on_issue)
+BW_RQ_PAIR(block_rq_complete, bw_rec_complete, false, RQV, on_complete)
+BW_RQ_PAIR(block_rq_requeue, bw_rec_requeue, true, RQV, on_requeue)
+BW_RQ_PAIR(block_rq_merge, bw_rec_rq_merge, true, RQV, on_rq_merge)
 BW_BIO_PROGS(block_bio_backmerge, bw_rec_backmerge, bio_merge_old, 16, on_backmerge)
 BW_BIO_PROGS(block_bio_frontmerge, bw_rec_frontmerge, bio_merge_old, 16, on_frontmerge)
 BW_BIO_PROGS(block_getrq, bw_rec_getrq, getrq_old, 8, on_getrq)

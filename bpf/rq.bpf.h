@@ -3,7 +3,7 @@
  * Reading a request on the block tracepoints, shared by the BPF objects:
  * tp_btf programs get a trusted pointer (plain loads), raw_tp programs
  * (kernels whose tracepoints have no BTF) read through probe reads, and
- * BW_RQ_PROGS makes the pair from one handler.  The loader keeps one of each.
+ * BW_RQ_PAIR makes the pair from one handler.  The loader keeps one of each.
  */
 #ifndef BLKWISE_RQ_BPF_H
 #define BLKWISE_RQ_BPF_H
@@ -12,9 +12,16 @@
 #include <bpf/bpf_core_read.h>
 #include "compat.bpf.h"
 
-/* What a handler needs from a request. */
+/*
+ * What a handler needs from a request, one reader for every object.  A
+ * program names the fields it wants (BW_RQV_*, a constant: the reader's
+ * other loads, and on raw_tp their probe reads, are dropped at compile
+ * time), so each object pays for its own fields only.
+ */
 struct bw_rqv {
-	__u64 q;
+	__u64 rqk;		/* the request, as a key (BW_RQ_KEY) */
+	__u64 qk;		/* its queue, as a key */
+	__u64 q;		/* its queue's address, to compare and store */
 	__u64 start_ns;		/* rq->start_time_ns: allocation, diskstats' origin */
 	__u64 sector;
 	__u32 qid;
@@ -25,70 +32,129 @@ struct bw_rqv {
 	__u32 nr_seg;
 };
 
-static __always_inline void bw_rqv_btf(struct request *rq, struct bw_rqv *v)
+#define BW_RQV_KEY	(1u << 0)	/* rqk */
+#define BW_RQV_QK	(1u << 1)	/* qk */
+#define BW_RQV_Q	(1u << 2)	/* q */
+#define BW_RQV_QID	(1u << 3)
+#define BW_RQV_HWQ	(1u << 4)
+#define BW_RQV_TAG	(1u << 5)
+#define BW_RQV_FLAGS	(1u << 6)
+#define BW_RQV_LEN	(1u << 7)	/* data_len */
+#define BW_RQV_SEG	(1u << 8)	/* nr_seg */
+#define BW_RQV_START	(1u << 9)
+#define BW_RQV_SECTOR	(1u << 10)
+
+/*
+ * A kernel address as a number to hash.  A tp_btf argument stays a pointer
+ * to the verifier, which allows it no arithmetic but the difference of two
+ * pointers: its key is its distance from BW_RQ_KEY_BASE, the address of a
+ * map the object defines before including this header (bpf/rqtab.bpf.h's
+ * per-request table where objects share keys: the same map, so the same
+ * address, in each).  A raw_tp argument is a number: its key is itself.
+ * The keys of the two kinds of program never meet in one load.
+ */
+#ifdef BW_RQ_KEY_BASE
+#define BW_RQ_KEY_BTF(p) ((__u64)(p) - (__u64)(BW_RQ_KEY_BASE))
+#else	/* an object without a base asks for no key: if it does, it does not build */
+extern __u64 bw_rq_key_needs_a_base(void)
+	__attribute__((error("a tp_btf key needs BW_RQ_KEY_BASE defined before bpf/rq.bpf.h")));
+#define BW_RQ_KEY_BTF(p) bw_rq_key_needs_a_base()
+#endif
+#define BW_RQ_KEY_RAW(p) ((__u64)(p))
+
+/* tp_btf: the request is a trusted pointer, plain loads suffice. */
+static __always_inline void bw_rqv_btf(struct request *rq, struct bw_rqv *v, const __u32 want)
 {
 	struct request_queue *q = rq->q;
 	struct blk_mq_hw_ctx *h = rq->mq_hctx;
 
-	v->q = (__u64)q;
-	v->qid = q->id;
-	v->hwq = h ? h->queue_num : 0;
-	v->tag = rq->internal_tag >= 0 ? rq->internal_tag : rq->tag;
-	v->flags = rq->cmd_flags;
-	v->data_len = rq->__data_len;
-	v->nr_seg = rq->nr_phys_segments;
-	v->start_ns = rq->start_time_ns;
-	v->sector = rq->__sector;
+	if (want & BW_RQV_KEY)
+		v->rqk = BW_RQ_KEY_BTF(rq);
+	if (want & BW_RQV_QK)
+		v->qk = BW_RQ_KEY_BTF(q);
+	if (want & BW_RQV_Q)
+		v->q = (__u64)q;
+	if (want & BW_RQV_QID)
+		v->qid = q->id;
+	if (want & BW_RQV_HWQ)
+		v->hwq = h ? h->queue_num : 0;
+	if (want & BW_RQV_TAG)
+		v->tag = rq->internal_tag >= 0 ? rq->internal_tag : rq->tag;
+	if (want & BW_RQV_FLAGS)
+		v->flags = rq->cmd_flags;
+	if (want & BW_RQV_LEN)
+		v->data_len = rq->__data_len;
+	if (want & BW_RQV_SEG)
+		v->nr_seg = rq->nr_phys_segments;
+	if (want & BW_RQV_START)
+		v->start_ns = rq->start_time_ns;
+	if (want & BW_RQV_SECTOR)
+		v->sector = rq->__sector;
 }
 
-static __always_inline void bw_rqv_raw(struct request *rq, struct bw_rqv *v)
+/* raw_tp: every load is a probe read, the queue's address read once. */
+static __always_inline void bw_rqv_raw(struct request *rq, struct bw_rqv *v, const __u32 want)
 {
-	int itag = BPF_CORE_READ(rq, internal_tag);
+	struct request_queue *q = NULL;
+	int itag;
 
-	v->q = (__u64)BPF_CORE_READ(rq, q);
-	v->qid = BPF_CORE_READ(rq, q, id);
-	v->hwq = BPF_CORE_READ(rq, mq_hctx, queue_num);
-	v->tag = itag >= 0 ? itag : BPF_CORE_READ(rq, tag);
-	v->flags = BPF_CORE_READ(rq, cmd_flags);
-	v->data_len = BPF_CORE_READ(rq, __data_len);
-	v->nr_seg = BPF_CORE_READ(rq, nr_phys_segments);
-	v->start_ns = BPF_CORE_READ(rq, start_time_ns);
-	v->sector = BPF_CORE_READ(rq, __sector);
+	if (want & (BW_RQV_QK | BW_RQV_Q | BW_RQV_QID))
+		q = BPF_CORE_READ(rq, q);
+	if (want & BW_RQV_KEY)
+		v->rqk = BW_RQ_KEY_RAW(rq);
+	if (want & BW_RQV_QK)
+		v->qk = BW_RQ_KEY_RAW(q);
+	if (want & BW_RQV_Q)
+		v->q = (__u64)q;
+	if (want & BW_RQV_QID)
+		v->qid = BPF_CORE_READ(q, id);
+	if (want & BW_RQV_HWQ)
+		v->hwq = BPF_CORE_READ(rq, mq_hctx, queue_num);
+	if (want & BW_RQV_TAG) {
+		itag = BPF_CORE_READ(rq, internal_tag);
+		v->tag = itag >= 0 ? itag : BPF_CORE_READ(rq, tag);
+	}
+	if (want & BW_RQV_FLAGS)
+		v->flags = BPF_CORE_READ(rq, cmd_flags);
+	if (want & BW_RQV_LEN)
+		v->data_len = BPF_CORE_READ(rq, __data_len);
+	if (want & BW_RQV_SEG)
+		v->nr_seg = BPF_CORE_READ(rq, nr_phys_segments);
+	if (want & BW_RQV_START)
+		v->start_ns = BPF_CORE_READ(rq, start_time_ns);
+	if (want & BW_RQV_SECTOR)
+		v->sector = BPF_CORE_READ(rq, __sector);
 }
 
 /*
- * One program on a request tracepoint: the request read into a vtype by
- * view, then handler(rq, &v, ctx, extra arguments).  Before 5.11
- * insert/issue/merge/requeue passed (q, rq) (commit a54895fa057c, "block:
- * remove the request_queue to argument request based tracepoints");
- * complete and io_start never had q.  The object defines
- * `const volatile bool rq_arg_second`.
+ * One program on a request tracepoint: the fields want of the request read
+ * by reader (bw_rqv_btf or bw_rqv_raw), then handler(rq, &v, ctx, extra
+ * arguments).  Before 5.11 insert/issue/merge/requeue passed (q, rq)
+ * (commit a54895fa057c, "block: remove the request_queue to argument
+ * request based tracepoints"); complete and io_start never had q.  The
+ * object defines `const volatile bool rq_arg_second`.
  */
-#define BW_RQ_PROG(sec, name, qarg, vtype, view, handler, ...)			\
+#define BW_RQ_PROG(sec, name, qarg, reader, want, handler, ...)		\
 SEC(sec)									\
 int name(__u64 *ctx)								\
 {										\
 	struct request *rq;							\
-	vtype v;								\
+	struct bw_rqv v;							\
 										\
 	rq = (void *)(qarg && rq_arg_second ? CTX_ARG(ctx, 8) : CTX_ARG(ctx, 0));	\
-	view(rq, &v);								\
+	reader(rq, &v, want);							\
 	handler(rq, &v, ctx, ##__VA_ARGS__);					\
 	return 0;								\
 }
 
 /*
  * One handler, two programs: tp_btf (name) and raw_tp (name_raw), each
- * reading the request into vtype with its own view.  The loader keeps one
+ * reading the fields want its own way.  The loader keeps one
  * (bw_prog_pair).
  */
-#define BW_RQ_PAIR(tp, name, qarg, vtype, view_btf, view_raw, handler, ...)	\
-	BW_RQ_PROG("tp_btf/" #tp, name, qarg, vtype, view_btf, handler, ##__VA_ARGS__)	\
-	BW_RQ_PROG("raw_tp/" #tp, name##_raw, qarg, vtype, view_raw, handler, ##__VA_ARGS__)
-
-/* The pair with the full view, struct bw_rqv. */
-#define BW_RQ_PROGS(tp, name, qarg, handler)					\
-	BW_RQ_PAIR(tp, name, qarg, struct bw_rqv, bw_rqv_btf, bw_rqv_raw, handler)
+#define BW_RQ_PAIR(tp, name, qarg, want, handler, ...)				\
+	BW_RQ_PROG("tp_btf/" #tp, name, qarg, bw_rqv_btf, want, handler, ##__VA_ARGS__)	\
+	BW_RQ_PROG("raw_tp/" #tp, name##_raw, qarg, bw_rqv_raw, want, handler, ##__VA_ARGS__)
 
 /*
  * A bio's tracepoint: the bio is the first argument since 5.11; before, it

@@ -10,8 +10,7 @@
  * streams object.
  *
  * A request is keyed by its address as a number every object computes
- * alike: for tp_btf (a trusted pointer, on which the verifier allows no
- * arithmetic but the difference of two pointers) its distance from this
+ * alike (bpf/rq.bpf.h's BW_RQV_KEY): for tp_btf its distance from this
  * table's struct bpf_map, the same map, so the same address, in every
  * object (a kernel symbol would do, but kallsyms lists no data symbols
  * without CONFIG_KALLSYMS_ALL); for raw_tp the address itself.
@@ -32,8 +31,9 @@ struct {
 	__type(value, struct bw_rq_state);
 } rqs SEC(".maps");
 
-#define bw_rq_key_btf(p) ((__u64)(p) - (__u64)&rqs)
-#define bw_rq_key_raw(p) ((__u64)(p))
+/* Every object's request keys are distances from this map (bpf/rq.bpf.h). */
+#define BW_RQ_KEY_BASE (&rqs)
+#include "rq.bpf.h"
 
 static __always_inline struct bw_rq_state *bw_rq_entry(__u32 h, __u32 i)
 {

@@ -22,8 +22,9 @@
  *   leaves its stream (stale), its entry is reused and marked for the
  *   core's D, which counts the lost completion as it would have.
  * - The device of a queue, and whether it is watched, come from a small
- *   array indexed by the queue's id, filled at a queue's first Q: no hash
- *   lookup per Q for the device filter (the tuner always filters).
+ *   array indexed by the queue's id, filled at a queue's first Q
+ *   (bpf/qdev.bpf.h): no hash lookup per Q for the device filter (the
+ *   tuner always filters).
  * - Q time is a clock read at block_io_start.  The kernel's allocation
  *   stamp, rq->start_time_ns, would save it, but a synchronous reader's
  *   next request then shows no think time at all (its stamp does not
@@ -55,42 +56,18 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
-#include "rq.bpf.h"
 #include "streams.bpf.h"
+#include "qdev.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
 /* Set by the loader before load. */
 const volatile bool rq_arg_second = false;	/* pre-5.11 (q, rq) prototypes */
-const volatile bool filter_on = false;
 const volatile bool fallback_q = false;		/* no block_io_start: insert or issue */
 const volatile __u32 skip = 0;			/* BW_SKIP_S_*: the bench's profile only */
 
 /* Written by user space. */
 __u64 epoch;
-
-#define SQ_QUEUES 4096
-
-struct sq_queue {
-	__u64 q;		/* struct request_queue address; 0: not seen yet */
-	__u32 dev;
-	__u32 watched;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, SQ_QUEUES);
-	__type(key, __u32);
-	__type(value, struct sq_queue);
-} squeues SEC(".maps");
-
-/* With filter_on: the devices whose streams are kept. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 256);
-	__type(key, __u32);
-	__type(value, __u8);
-} watched SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -99,40 +76,9 @@ struct {
 	__type(value, struct bw_stream);
 } stream_scratch SEC(".maps");
 
-/* What Q needs from a request, read the cheap way per attach type. */
-struct rq_view {
-	__u64 key;		/* the request, as the per-request table's key */
-	__u64 q;
-	__u64 start_ns;
-	__u64 sector;
-	__u32 qid;
-	__u32 len;
-	__u32 flags;
-};
-
-static __always_inline void view_btf(struct request *rq, struct rq_view *v)
-{
-	struct request_queue *q = rq->q;
-
-	v->key = bw_rq_key_btf(rq);
-	v->q = (__u64)q;
-	v->qid = q->id;
-	v->start_ns = rq->start_time_ns;
-	v->sector = rq->__sector;
-	v->len = rq->__data_len;
-	v->flags = rq->cmd_flags;
-}
-
-static __always_inline void view_raw(struct request *rq, struct rq_view *v)
-{
-	v->key = bw_rq_key_raw(rq);
-	v->q = (__u64)BPF_CORE_READ(rq, q);
-	v->qid = BPF_CORE_READ(rq, q, id);
-	v->start_ns = BPF_CORE_READ(rq, start_time_ns);
-	v->sector = BPF_CORE_READ(rq, __sector);
-	v->len = BPF_CORE_READ(rq, __data_len);
-	v->flags = BPF_CORE_READ(rq, cmd_flags);
-}
+/* The request's fields Q reads (bpf/rq.bpf.h); merge reads only its key. */
+#define RQV_Q (BW_RQV_KEY | BW_RQV_Q | BW_RQV_QID | BW_RQV_START | BW_RQV_SECTOR | \
+	       BW_RQV_LEN | BW_RQV_FLAGS)
 
 static __always_inline bool is_sync(__u32 cmd_flags)
 {
@@ -144,37 +90,6 @@ static __always_inline void count_no_room(struct bw_scount *sc)
 {
 	if (sc)
 		sc->no_room++;
-}
-
-/*
- * Slow path: the first Q of a queue names its device and decides whether
- * it is watched.  Published last by a plain store; racers publish the same.
- */
-static __noinline __u32 queue_claim(struct sq_queue *e, __u64 q, struct request *rq)
-{
-	__u32 dev = bw_disk_dev(bw_rq_disk(rq));
-
-	e->dev = dev;
-	e->watched = !filter_on || bpf_map_lookup_elem(&watched, &dev);
-	barrier();
-	e->q = q;
-	return e->watched ? dev : 0;
-}
-
-/* The device of a request's queue, 0 when its streams are not kept. */
-static __always_inline __u32 queue_dev(struct request *rq, const struct rq_view *v)
-{
-	struct sq_queue *e;
-	__u32 qid = v->qid;
-
-	if (qid >= SQ_QUEUES)
-		return 0;
-	e = bpf_map_lookup_elem(&squeues, &qid);
-	if (!e)
-		return 0;
-	if (e->q == v->q)
-		return e->watched ? e->dev : 0;
-	return queue_claim(e, v->q, rq);
 }
 
 static __always_inline struct bw_stream *stream_get(const struct bw_skey *key)
@@ -202,14 +117,14 @@ static __always_inline struct bw_stream *stream_get(const struct bw_skey *key)
  * one.  A request found issued and never completed is marked for the D
  * that follows (BW_RQ_D_LOST), as the core's D would have found it.
  */
-static __always_inline struct bw_rq_state *q_entry(const struct rq_view *v, __u32 dev,
+static __always_inline struct bw_rq_state *q_entry(const struct bw_rqv *v, __u32 dev,
 						   __u64 q_ts, struct bw_scount *sc, bool *dup)
 {
 	struct bw_rq_state *st;
 	bool own;
 
 	*dup = false;
-	st = bw_rq_claim(v->key, &own, true, true);
+	st = bw_rq_claim(v->rqk, &own, true, true);
 	if (!st)
 		return NULL;
 	if (!own) {
@@ -232,7 +147,7 @@ static __always_inline struct bw_rq_state *q_entry(const struct rq_view *v, __u3
 	return st;
 }
 
-static __always_inline void on_queue(struct request *rq, const struct rq_view *v)
+static __always_inline void on_queue(struct request *rq, const struct bw_rqv *v)
 {
 	struct bw_rq_state *st;
 	struct bw_scount *sc;
@@ -241,7 +156,7 @@ static __always_inline void on_queue(struct request *rq, const struct rq_view *v
 	__u64 q_ts;
 	bool dup;
 
-	skey.dev = queue_dev(rq, v);
+	skey.dev = bw_qdev_of(v->q, v->qid, rq, NULL);
 	if (!skey.dev)
 		return;
 	if (skip & BW_SKIP_S_BODY)
@@ -271,20 +186,19 @@ static __always_inline void on_queue(struct request *rq, const struct rq_view *v
 	st->q_ts = q_ts;
 	if (sc)
 		sc->q_events++;
-	bw_stream_enter(s, q_ts, v->sector, v->len, is_sync(v->flags), epoch);
+	bw_stream_enter(s, q_ts, v->sector, v->data_len, is_sync(v->flags), epoch);
 }
 
 /* A request merged into another before its D: it leaves its stream, uncompleted. */
 static __always_inline void on_merge(struct request *rq, __u64 key)
 {
 	struct bw_rq_state *st = bw_rq_find(key);
-	struct rq_view v;
+	struct bw_rqv v;
 
 	if (!st || !st->q_ts)
 		return;
-	v.qid = BPF_CORE_READ(rq, q, id);
-	v.q = (__u64)BPF_CORE_READ(rq, q);
-	bw_streams_leave(st, queue_dev(rq, &v), bpf_ktime_get_ns(), 0, false, true);
+	bw_rqv_raw(rq, &v, BW_RQV_Q | BW_RQV_QID);	/* rare: probe reads in either program */
+	bw_streams_leave(st, bw_qdev_of(v.q, v.qid, rq, NULL), bpf_ktime_get_ns(), 0, false, true);
 	if (st->d > BW_RQ_D_LOST)	/* issued: the core's C frees it */
 		return;
 	barrier();	/* read before the entry is free for another request */
@@ -292,24 +206,14 @@ static __always_inline void on_merge(struct request *rq, __u64 key)
 }
 
 /* The Q and merge handlers as bpf/rq.bpf.h's BW_RQ_PROG calls them. */
-static __always_inline void q_args(struct request *rq, struct rq_view *v, __u64 *ctx)
+static __always_inline void q_args(struct request *rq, struct bw_rqv *v, __u64 *ctx)
 {
 	on_queue(rq, v);
 }
 
-static __always_inline void merge_args(struct request *rq, struct rq_view *v, __u64 *ctx)
+static __always_inline void merge_args(struct request *rq, struct bw_rqv *v, __u64 *ctx)
 {
-	on_merge(rq, v->key);
-}
-
-static __always_inline void key_btf(struct request *rq, struct rq_view *v)
-{
-	v->key = bw_rq_key_btf(rq);
-}
-
-static __always_inline void key_raw(struct request *rq, struct rq_view *v)
-{
-	v->key = bw_rq_key_raw(rq);
+	on_merge(rq, v->rqk);
 }
 
 /*
@@ -317,7 +221,7 @@ static __always_inline void key_raw(struct request *rq, struct rq_view *v)
  * loader keeps one of each pair, as for the core.  Merge reads only the
  * request's key.
  */
-BW_RQ_PAIR(block_io_start, bw_st_io_start, false, struct rq_view, view_btf, view_raw, q_args)
-BW_RQ_PAIR(block_rq_insert, bw_st_insert, true, struct rq_view, view_btf, view_raw, q_args)
-BW_RQ_PAIR(block_rq_issue, bw_st_issue, true, struct rq_view, view_btf, view_raw, q_args)
-BW_RQ_PAIR(block_rq_merge, bw_st_merge, true, struct rq_view, key_btf, key_raw, merge_args)
+BW_RQ_PAIR(block_io_start, bw_st_io_start, false, RQV_Q, q_args)
+BW_RQ_PAIR(block_rq_insert, bw_st_insert, true, RQV_Q, q_args)
+BW_RQ_PAIR(block_rq_issue, bw_st_issue, true, RQV_Q, q_args)
+BW_RQ_PAIR(block_rq_merge, bw_st_merge, true, BW_RQV_KEY, merge_args)

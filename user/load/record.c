@@ -14,7 +14,6 @@
 #include "record.h"
 #include "record.skel.h"
 
-#define REC_MAX_QID 4096
 
 struct bw_rec {
 	struct record_bpf *skel;
@@ -93,11 +92,9 @@ int bw_rec_open(struct bw_rec **out, const struct bw_core_opts *o, __u32 ring_by
 	}
 	pick_programs(r, btf, &env);
 	r->skel->rodata->filter_on = o->nr_watch > 0;
-	r->skel->rodata->max_qid = REC_MAX_QID;
 	r->skel->rodata->wakeup_at = ring_bytes / 4;
 	r->skel->rodata->skip = bw_bench_skip();
 	err = bpf_map__set_max_entries(r->skel->maps.events, ring_bytes);
-	err = err ?: bpf_map__set_max_entries(r->skel->maps.queues, REC_MAX_QID);
 	if (err) {
 		bw_err("sizing the ring buffer (%u bytes): %s", ring_bytes, strerror(-err));
 		goto fail;
@@ -107,7 +104,7 @@ int bw_rec_open(struct bw_rec **out, const struct bw_core_opts *o, __u32 ring_by
 		bw_explain_load_error(err);
 		goto fail;
 	}
-	err = bw_fill_watch_map(bpf_map__fd(r->skel->maps.watch), o->nr_watch, o->watch,
+	err = bw_fill_watch_map(bpf_map__fd(r->skel->maps.qwatch), o->nr_watch, o->watch,
 				"the device filter map");
 	if (err)
 		goto fail;

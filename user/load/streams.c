@@ -78,7 +78,7 @@ int bw_streams_open(struct bw_streams **out, const struct bw_core_opts *o,
 		bw_err("loading the streams BPF programs: %s; rerun with --verbose", strerror(-err));
 		goto fail;
 	}
-	err = fill_watched(bpf_map__fd(st->skel->maps.watched), o);
+	err = fill_watched(bpf_map__fd(st->skel->maps.qwatch), o);
 	if (err)
 		goto fail;
 	err = streams_bpf__attach(st->skel);
