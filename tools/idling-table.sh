@@ -28,10 +28,14 @@
 # default (8000, 0), with a store of its own for the whole table.  One more
 # column, not among the defaults and never counted as a static setting:
 # idle8to0, 8000 for the first LATE_S seconds (default 2), then 0 -- what the
-# tuner does when a stored verdict says 0, without the tuner.
+# tuner does when a stored verdict says 0, without the tuner; and watch0,
+# slice_idle_us 0 with `blkwise tune --dry-run` watching (the tuner's BPF and
+# sampling, no setting written) -- what watching alone does to the device.
 # Each cell is RUNS runs (default 3) of RUN_S seconds (default 60) measured
 # after a WARM_S warm-up (default 10; fio's ramp_time, so the whole run after
-# it is measured); the cell is the median and the spread (min-max).
+# it is measured); the cell is the median and the spread (min-max).  The
+# runs are interleaved: run 1 of every column, then run 2 of every column,
+# so that a slow minute of the machine falls on every column alike.
 # Throughput rows: fio's own bytes over fio's own runtime, MB/s (MiB/s).
 # Every run takes the lock BENCH_LOCK (default /run/lock/blkwise-bench.lock) for itself, so no other
 # benchmark runs at the same time; BLKWISE names the binary (a copy keeps a
@@ -136,19 +140,26 @@ run_one() {
 		levers "$dev" 8000 0
 		(sleep "${LATE_S:-2}" && echo 0 >/sys/block/"$dev"/queue/iosched/slice_idle_us) &
 		;;
-	tune)
-		levers "$dev" 8000 0
+	tune | watch0)
 		log=$TMP/tune.$w.$dev.$RANDOM
-		"$BLKWISE" tune -d "$dev" --json --policy "$policy" --state-dir "$TMP/state" \
-			--run-dir "$TMP/run" >"$log.json" 2>"$log.err" &
+		if [ "$cfg" = tune ]; then
+			levers "$dev" 8000 0
+			set -- --state-dir "$TMP/state" --run-dir "$TMP/run"
+		else
+			levers "$dev" 0 0
+			set -- --dry-run --no-state --run-dir "$TMP/run.dry"
+		fi
+		"$BLKWISE" tune -d "$dev" --json --policy "$policy" "$@" >"$log.json" 2>"$log.err" &
 		TUNE_PID=$!
 		;;
 	esac
 	res=$(workload "$w" "$dev")
-	if [ "$cfg" = tune ]; then
+	if [ -n "$TUNE_PID" ]; then
 		kill -INT "$TUNE_PID"
 		wait "$TUNE_PID" || die "blkwise tune exited $? (see $log.err)"
 		TUNE_PID=""
+	fi
+	if [ "$cfg" = tune ]; then
 		jq -s -r '[.[] | .action] | group_by(.) | map("\(.[0]) \(length)") | join(", ")' \
 			"$log.json" >"$TMP/note"
 		cat "$log.json" >>"$OUT.$w.$(kind_of "$dev").json"
@@ -173,36 +184,39 @@ for row in $ROWS; do
 	kind=${row#*.}
 	dev=$SPINDLE
 	[ "$kind" = stripe ] && dev=$STRIPE
-	cells="{}"
-	for cfg in $CONFIGS; do
-		vals=()
-		notes=()
-		for r in $(seq "$RUNS"); do
+	declare -A VALS=() NOTES=()
+	for r in $(seq "$RUNS"); do
+		for cfg in $CONFIGS; do
 			: >"$TMP/note"
 			flock 9
 			v=$(run_one "$w" "$dev" "$cfg")
 			flock -u 9
 			TUNE_NOTE=$(cat "$TMP/note")
-			vals+=("$v")
-			[ "$cfg" = tune ] && notes+=("$TUNE_NOTE")
+			VALS[$cfg]+="$v "
+			[ "$cfg" = tune ] && NOTES[$cfg]+="$TUNE_NOTE; "
 			echo "  $row $cfg run $r: $v${TUNE_NOTE:+ ($TUNE_NOTE)}" >&2
 		done
-		cells=$(jq -c --arg c "$cfg" --argjson m "$(printf '%s\n' "${vals[@]}" | median)" \
-			--arg s "$(printf '%s\n' "${vals[@]}" | spread)" --arg runs "${vals[*]}" \
-			--arg notes "$(printf '%s; ' "${notes[@]}")" \
+	done
+	cells="{}"
+	for cfg in $CONFIGS; do
+		vals=${VALS[$cfg]% }
+		cells=$(jq -c --arg c "$cfg" --argjson m "$(tr ' ' '\n' <<<"$vals" | median)" \
+			--arg s "$(tr ' ' '\n' <<<"$vals" | spread)" --arg runs "$vals" \
+			--arg notes "${NOTES[$cfg]:-}" \
 			'. + {($c): {median: $m, spread: $s, runs: $runs, tune: $notes}}' <<<"$cells")
 	done
+	unset VALS NOTES
 	json=$(jq -c --arg row "$row" --arg seed "${SEED[$row]}" --argjson cells "$cells" \
 		--arg unit "$([ "$w" = e ] && echo "p99 read ms" || echo "MB/s")" \
 		'. + [{row: $row, unit: $unit, cells: $cells, seed000: $seed}]' <<<"$json")
 done
 # best static: the highest MB/s, or the lowest p99; tune against it; each static's loss.
 json=$(jq '[.[] | . as $r | ($r.unit == "MB/s") as $up |
-	([$r.cells | to_entries[] | select(.key != "tune" and .key != "idle8to0") | .value.median]) as $s |
+	([$r.cells | to_entries[] | select(.key | IN("tune", "idle8to0", "watch0") | not) | .value.median]) as $s |
 	(if $up then ($s | max) else ($s | min) end) as $best |
 	. + {best_static: $best,
 	     tune_vs_best: (if $r.cells.tune and $best != null then (if $up then $r.cells.tune.median / $best else $best / $r.cells.tune.median end) else null end),
-	     losses: ($r.cells | with_entries(select(.key != "tune" and .key != "idle8to0") |
+	     losses: ($r.cells | with_entries(select(.key | IN("tune", "idle8to0", "watch0") | not) |
 		.value = (if $up then 1 - .value.median / $best else 1 - $best / .value.median end)))}]' <<<"$json")
 echo "$json" >"$OUT.json"
 {
