@@ -620,16 +620,21 @@ static void test_start(void)
 /*
  * One spindle under 4 sequential readers where BFQ stops idling after 10 s
  * with slice_idle_us unchanged (bfq_better_to_idle(): the queues lost
- * their IO-bound flag); strict_guarantees makes it idle again, 1.5 s after
- * it goes on (the spread requests drain first; seen 1-2 s on the emulated
- * spindle).
+ * their IO-bound flag); strict_guarantees makes it idle again, but only
+ * after a dip: from 2 s to 10 s after it goes on, one request at a time
+ * and no idling, 15 MB/s (seen on the emulated spindle: 64 -> 15 for about
+ * 8 s, then 60-66).
  */
 static void collapsing(const struct sim *s, __u32 idle, struct phase *p)
 {
-	bool idles = idle && ((s->strict && s->t - s->strict_on >= 1.5) || s->t <= 10);
+	double on = s->t - s->strict_on;
+	bool idles = idle && ((s->strict && on >= 10) || s->t <= 10);
 
-	*p = idles ? (struct phase){ 101, NAN, 1.0, 0.1, BW_CLASS_UNKNOWN, 4, 4, 0 } :
-		     (struct phase){ 35, 0.9, 3.9, 0.1, BW_CLASS_SHALLOW, 4, 4, 0 };
+	if (idle && s->strict && on >= 2 && on < 10)
+		*p = (struct phase){ 15, NAN, 1.0, 0.1, BW_CLASS_UNKNOWN, 4, 4, 0 };
+	else
+		*p = idles ? (struct phase){ 101, NAN, 1.0, 0.1, BW_CLASS_UNKNOWN, 4, 4, 0 } :
+			     (struct phase){ 35, 0.9, 3.9, 0.1, BW_CLASS_SHALLOW, 4, 4, 0 };
 }
 
 /* The same on a RAID-0: not idling is faster, and P_eff says deep. */
@@ -664,6 +669,9 @@ static void test_collapse_repaired(void)
 	CHECK(strstr(s.repair_why, "BFQ stopped idling at slice_idle_us 8000: depth 1.00 -> 3.90, "
 		     "101 -> 35 MB/s"), "the evidence in one line: %s", s.repair_why);
 	sim_run(&s, 3.2, collapsing);
+	CHECK(!s.n[BW_TUNE_KEEP] && !s.n[BW_TUNE_REVERT] && s.strict == 1,
+	      "not judged in the dip after the switch");
+	sim_run(&s, 10, collapsing);
 	CHECK(s.n[BW_TUNE_KEEP] == 1 && s.strict == 1, "the trial, measured once BFQ could "
 	      "idle again: faster, kept (%s)", s.last.why);
 	sim_run(&s, 200, collapsing);

@@ -55,10 +55,13 @@
  * slower than it, on a device not deep, is BFQ no longer idling: said with
  * the evidence, and strict_guarantees (bfq_better_to_idle() returns true
  * whatever the queue's flags) is tried for a window against the window that
- * showed it, kept only if faster; the trial's window starts trial_settle_s
- * after the switch (BFQ takes 1-2 s to idle well again: the requests it
- * had spread over the readers drain first, and each reader's run starts
- * over).  A trial that lost is not repeated on the
+ * showed it, kept only if faster; the trial's window starts
+ * repair_settle_s after the switch (on the emulated spindle under four
+ * readers with 1 ms of think time, switching strict_guarantees on while
+ * BFQ idled well dropped it from 64 to 15 MB/s, the rate of no idling,
+ * for about 8 s from 2-3 s after the switch, before 60-66 again: a window
+ * 2 s after the switch measured that dip and went back).  A trial that
+ * lost is not repeated on the
  * same workload for probe_every_s.  The same trial is made for sync random
  * streams queued two or more deep in a shallow device (order_trial()): one
  * request at a time, BFQ picks the nearest, where the device would serve
@@ -90,6 +93,7 @@ const struct bw_tune_cfg bw_tune_cfg_default = {
 	.window_s = 1.0,
 	.settle_s = 0.1,
 	.trial_settle_s = 2.0,
+	.repair_settle_s = 12.0,
 	.probe_s = 0.5,
 	.probe_every_s = 300,
 	.dwell_s = 10,
@@ -539,8 +543,10 @@ static bool shallow_evidence(const struct bw_tune_win *w)
 
 /* A window with strict_guarantees on, judged against w, the window without. */
 static void start_strict(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
-			 const struct bw_tune_win *w, const struct bw_tune_sig *sig, double t)
+			 const struct bw_tune_win *w, const struct bw_tune_sig *sig, double t,
+			 double settle)
 {
+	st->strict_settle = settle;
 	st->strict_tried = true;
 	st->strict_won = false;
 	st->strict_at = t;
@@ -592,12 +598,12 @@ static bool watch_idling(const struct bw_tune_cfg *cfg, struct bw_tune_state *st
 			 "%.2f -> %.2f, %.0f -> %.0f MB/s; trying strict_guarantees 1 (%.1f s, "
 			 "measured after %.1f s)", st->setting, bw_tune_win_depth(was), depth,
 			 bw_tune_win_mbps(was), bw_tune_win_mbps(w), cfg->window_s,
-			 cfg->trial_settle_s);
+			 cfg->repair_settle_s);
 	else
 		snprintf(d->why, sizeof(d->why), "BFQ is not idling at slice_idle_us %u: depth "
 			 "%.2f under %d sync sequential streams, %.0f MB/s; trying "
 			 "strict_guarantees 1 (%.1f s, measured after %.1f s)", st->setting, depth,
-			 w->sync_seq, bw_tune_win_mbps(w), cfg->window_s, cfg->trial_settle_s);
+			 w->sync_seq, bw_tune_win_mbps(w), cfg->window_s, cfg->repair_settle_s);
 	if (st->after_probe) {
 		size_t n = strlen(d->why);
 
@@ -606,7 +612,7 @@ static bool watch_idling(const struct bw_tune_cfg *cfg, struct bw_tune_state *st
 	}
 	st->repairs++;
 	st->lost_n = 0;
-	start_strict(cfg, st, w, sig, t);
+	start_strict(cfg, st, w, sig, t, cfg->repair_settle_s);
 	return true;
 }
 
@@ -649,7 +655,7 @@ static bool order_trial(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 		 "(%.1f s, measured after %.1f s)", w->sync_rand, depth, bw_tune_win_mbps(w),
 		 cfg->window_s, cfg->trial_settle_s);
 	st->probes++;
-	start_strict(cfg, st, w, sig, t);
+	start_strict(cfg, st, w, sig, t, cfg->trial_settle_s);
 	return true;
 }
 
@@ -682,7 +688,7 @@ static void end_strict(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 		st->verdict_stored = false;
 		st->last_probe = st->strict_at;
 	}
-	st->probe_cost_s += p->secs + cfg->trial_settle_s;
+	st->probe_cost_s += p->secs + st->strict_settle;
 	st->phase = BW_PH_MEASURE;
 }
 
@@ -837,7 +843,7 @@ void bw_tune_applied(const struct bw_tune_cfg *cfg, struct bw_tune_state *st, __
 {
 	st->setting = v;
 	st->strict = strict;
-	st->settle_until = t + (st->phase == BW_PH_STRICT ? cfg->trial_settle_s : cfg->settle_s);
+	st->settle_until = t + (st->phase == BW_PH_STRICT ? st->strict_settle : cfg->settle_s);
 	if (st->phase == BW_PH_MEASURE)
 		st->last_change = t;
 	win_reset(&st->win);

@@ -19,6 +19,7 @@ struct bw_tune_cfg {
 	double window_s;	/* one measurement window */
 	double settle_s;	/* left out after every change: BFQ finishes its slice */
 	double trial_settle_s;	/* left out before a strict_guarantees trial's window */
+	double repair_settle_s;	/* the same when BFQ stopped idling: it takes longer to recover */
 	double probe_s;		/* a probe's measured part */
 	double probe_every_s;	/* at most one probe per device this often ... */
 	double dwell_s;		/* ... and no two changes closer than this, but for a probe's end */
@@ -101,6 +102,7 @@ struct bw_tune_state {
 	/* The last strict_guarantees trial: on what workload, when, and whether it won. */
 	bool strict_tried, strict_won;
 	double strict_at;
+	double strict_settle;	/* the trial's trial_settle_s or repair_settle_s */
 	struct bw_tune_sig strict_sig;
 	int repairs;
 	double settle_until;
