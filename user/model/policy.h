@@ -83,8 +83,9 @@ struct bw_tune_sig {
 };
 
 /*
- * BW_PH_STRICT: strict_guarantees on for one window, after trial_settle_s,
- * once BFQ stopped idling, compared with the window that showed it.
+ * BW_PH_STRICT: strict_guarantees on for one window, after repair_settle_s
+ * once BFQ stopped idling, or after trial_settle_s for random sync reads,
+ * compared with the window before.
  */
 enum bw_tune_phase { BW_PH_MEASURE, BW_PH_PROBE, BW_PH_STRICT };
 
