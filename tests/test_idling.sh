@@ -62,13 +62,15 @@ id_identity() {
 	"$BW_BIN" stat --json --no-state -d "$1" -i 0.2 -c 1 2>/dev/null | jq -r '.devices[0].identity'
 }
 
-# id_store DIR ID CLASS [IDLE_US GAIN]: a store that knows the device named
-# ID as CLASS, and with IDLE_US, that a probe found IDLE_US faster by GAIN.
+# id_store DIR ID CLASS [IDLE_US GAIN [STRICT]]: a store that knows the
+# device named ID as CLASS, and with IDLE_US, that a probe found IDLE_US
+# faster by GAIN (with STRICT 1: that strict_guarantees won as a repair).
 id_store() {
 	mkdir -p "$1"
-	printf 'blkwise-s1 3\nclass\t%s\t%s\t%s\t%s\n' "$2" "$3" \
+	printf 'blkwise-s1 4\nclass\t%s\t%s\t%s\t%s\n' "$2" "$3" \
 		"$([ "$3" = deep ] && echo 3.000 || echo 1.000)" "$(date +%s)" >"$1/s1"
-	[ $# -lt 5 ] || printf 'idle\t%s\t%s\t%s\t%s\n' "$2" "$4" "$5" $(($(date +%s) - 600)) >>"$1/s1"
+	[ $# -lt 5 ] || printf 'idle\t%s\t%s\t%s\t%s\t%s\n' "$2" "$4" "$5" \
+		$(($(date +%s) - 600)) "${6:-0}" >>"$1/s1"
 }
 
 # id_sampler DIR OUT: every second, "unix-time MB/s depth" as the emulated
@@ -163,6 +165,33 @@ test_collapse_detected_and_repaired() {
 	assertEquals "exit status" 0 $?
 	assertEquals "put back" "$before" "$(id_levers "$dev")"
 	assertTrue "says so" "grep -q 'put back strict_guarantees 0' $out.err"
+	assertEquals "the repair stored as the device's verdict: slice_idle_us, strict_guarantees" \
+		"8000 1" "$(awk -F'\t' -v id="$(bw_loop_identity "$dev")" \
+			'$1 == "idle" && $2 == id { print $3, $6 }' "$BW_TMP/state/s1")"
+}
+
+# A stored repair: strict_guarantees 1 at start, before any window, said
+# with the store's evidence, and put back at exit.
+test_stored_repair_at_start() {
+	local dev out before
+	id_require || return 0
+	bw_fakedisk dev "$ID_DISK" || { fail "fakedisk"; return; }
+	id_bfq "$dev" || { fail "bfq"; return; }
+	bw_on_cleanup "echo none >/sys/block/$dev/queue/scheduler"
+	before=$(id_levers "$dev")
+	id_store "$BW_TMP/state" "$(bw_loop_identity "$dev")" shallow 8000 4.372 1
+	out=$BW_TMP/stored-repair.json
+	id_tune "$out" -d "$dev" || { fail "tune start"; return; }
+	id_wait_for "$out" '.action == "set"' 3
+	assertEquals "in force while it runs" "8000 1" "$(id_levers "$dev")"
+	kill -INT "$ID_PID"
+	wait "$ID_PID"
+	jq -r '"    \(.action): \(.why)"' "$out"
+	assertEquals "strict_guarantees at once, nothing else" "set 8000->8000 strict 0->1" \
+		"$(id_actions "$out")"
+	assertTrue "says why" "jq -r 'select(.action == \"set\") | .why' $out | grep -q \
+		'^the stored verdict for this device: strict_guarantees, once BFQ had stopped idling, won by 437% for sync sequential streams, 10 min before this run: strict_guarantees 1 from the start'"
+	assertEquals "put back" "$before" "$(id_levers "$dev")"
 }
 
 # One random 4 KiB reader at iodepth 8 on the emulated spindle, which

@@ -142,7 +142,7 @@ test_corrupt_store_ignored_once() {
 		"grep -q 'ignoring the S1 store $dir/s1: line 2' $ST_ERR"
 	assertTrue "damaged file kept aside" "cmp -s $dir/s1.damaged $BW_TMP/corrupt.orig"
 	assertTrue "a good store written" \
-		"head -n 1 $dir/s1 | grep -qx 'blkwise-s1 3' && grep -q \"^s1	loop:.*	read	0	\" $dir/s1"
+		"head -n 1 $dir/s1 | grep -qx 'blkwise-s1 4' && grep -q \"^s1	loop:.*	read	0	\" $dir/s1"
 	assertEquals "no temporary file left" "" "$(ls -A "$dir" | grep tmp)"
 	# A foreign file (not ours at all) and an unreadable store: the same.
 	head -c 300 "$BW_BIN" >"$dir/s1"

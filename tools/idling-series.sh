@@ -7,7 +7,10 @@
 #
 #   tools/idling-series.sh [SLICE_IDLE_US [STRICT [SECS [STEP]]]]   (root)
 #   tools/idling-series.sh 8000 0 30 3
+#   WATCH=1 tools/idling-series.sh 8000 1 70 2
 #
+# WATCH=1 runs `blkwise tune --dry-run` on the device for the whole run (the
+# tuner's BPF and sampling, no setting written), to compare with watching.
 # A new BFQ instance (rotational=1 first, low_latency=0), levers set before
 # the readers start.  Prints one line: MB/s@depth per step, and fio's total.
 set -u
@@ -20,13 +23,19 @@ die() { echo "idling-series: $*" >&2; exit 1; }
 TMP=$(mktemp -d /tmp/blkwise-series.XXXXXX)
 . tools/emulated-disks.sh
 disks_check fio jq losetup
-trap 'disks_down; rm -rf "$TMP"' EXIT
+tune=""
+trap '[ -z "$tune" ] || { kill -INT "$tune"; wait "$tune"; } 2>/dev/null; disks_down; rm -rf "$TMP"' EXIT
 trap 'exit 130' INT TERM
 dev=$(disk_up spindle) || exit 1
 new_bfq "$dev"
 q=/sys/block/$dev/queue
 echo "$STRICT" >$q/iosched/strict_guarantees
 echo "$IDLE" >$q/iosched/slice_idle_us
+if [ "${WATCH:-0}" = 1 ]; then
+	"${BLKWISE:-./blkwise}" tune -d "$dev" --dry-run --no-state --run-dir "$TMP/run" >"$TMP/tune.log" 2>&1 &
+	tune=$!
+	sleep 1
+fi
 fio --name=series --filename=/dev/"$dev" --direct=1 --rw=read --bs=256k --ioengine=psync \
 	--numjobs=4 --size=256m --offset_increment=256m --time_based --runtime="$SECS" \
 	--group_reporting --output-format=json --output="$TMP/fio.json" >/dev/null 2>&1 &
@@ -38,4 +47,7 @@ for _ in $(seq $((SECS / STEP))); do
 	line="$line $(jq -r --argjson s "$STEP" '"\(.bytes / 1048576 / $s | floor)@\(.inflight_avg_busy * 100 | round / 100)"' "$TMP/spindle/stats")"
 done
 wait "$fio"
-echo "slice_idle_us $IDLE strict_guarantees $STRICT:$line; total $(jq '.jobs[0].read.bw_bytes / 1048576 | floor' "$TMP/fio.json") MB/s"
+[ -z "$tune" ] || { kill -INT "$tune"; wait "$tune"; }
+watched=$tune
+tune=""
+echo "slice_idle_us $IDLE strict_guarantees $STRICT${watched:+ (watched)}:$line; total $(jq '.jobs[0].read.bw_bytes / 1048576 | floor' "$TMP/fio.json") MB/s"

@@ -505,8 +505,8 @@ static void test_stored_verdict(void)
 	      "the winner's gain over the loser: %g", s.last.verdict_gain);
 	/* The stripe, its class stored shallow, its verdict stored 0: 0 before any window. */
 	sim_init(&s, 8000);
-	bw_tune_seed_verdict(&s.st, 0, gain, 600);
-	CHECK(bw_tune_start(&s.cfg, &s.st, BW_CLASS_SHALLOW, true, &s.last) &&
+	bw_tune_seed_verdict(&s.st, 0, 0, gain, 600);
+	CHECK(bw_tune_start(&s.cfg, &s.st, BW_CLASS_SHALLOW, true, true, &s.last) &&
 	      s.last.action == BW_TUNE_SET && s.last.after == 0, "0 at start");
 	CHECK(strstr(s.last.why, "the stored verdict for this device: 0 us won by 67%") &&
 	      strstr(s.last.why, "10 min before this run"), "why: %s", s.last.why);
@@ -527,7 +527,7 @@ static void test_stored_verdict(void)
 	for (us = 0; us <= 8000; us += 8000) {
 		sim_init(&s, 8000);
 		if (us)
-			bw_tune_seed_verdict(&s.st, us, 1.65, 60);
+			bw_tune_seed_verdict(&s.st, us, 0, 1.65, 60);
 		sim_run(&s, 60, spindle);
 		CHECK(us ? !s.n[BW_TUNE_PROBE] && !s.any : s.n[BW_TUNE_PROBE] == 1,
 		      "%s: %d probes", us ? "verdict 8000 stored" : "none stored",
@@ -536,23 +536,23 @@ static void test_stored_verdict(void)
 	}
 	/* A stored verdict waits for the workload it is about: one stream is not it. */
 	sim_init(&s, 8000);
-	bw_tune_seed_verdict(&s.st, 0, 0.6, 60);
+	bw_tune_seed_verdict(&s.st, 0, 0, 0.6, 60);
 	sim_run(&s, 20, lone);
 	CHECK(!s.any && s.st.has_stored, "one stream: nothing done, the verdict kept for later");
 	sim_run(&s, 2.0, stripe_aligned_stored);
 	CHECK(s.setting == 0, "four streams, held two windows: taken (setting %u)", s.setting);
 	/* 8000 stored, or the latency policy: nothing at start. */
 	sim_init(&s, 8000);
-	bw_tune_seed_verdict(&s.st, 8000, 1.65, 60);
-	CHECK(!bw_tune_start(&s.cfg, &s.st, BW_CLASS_UNKNOWN, false, &s.last), "8000: no start");
+	bw_tune_seed_verdict(&s.st, 8000, 0, 1.65, 60);
+	CHECK(!bw_tune_start(&s.cfg, &s.st, BW_CLASS_UNKNOWN, false, true, &s.last), "8000: no start");
 	sim_init(&s, 8000);
 	s.cfg.policy = BW_POLICY_LATENCY;
-	bw_tune_seed_verdict(&s.st, 0, 0.6, 60);
-	CHECK(!bw_tune_start(&s.cfg, &s.st, BW_CLASS_UNKNOWN, false, &s.last), "latency: no start");
+	bw_tune_seed_verdict(&s.st, 0, 0, 0.6, 60);
+	CHECK(!bw_tune_start(&s.cfg, &s.st, BW_CLASS_UNKNOWN, false, true, &s.last), "latency: no start");
 	/* The latency policy decides by latency: a throughput verdict is not its. */
 	sim_init(&s, 8000);
 	s.cfg.policy = BW_POLICY_LATENCY;
-	bw_tune_seed_verdict(&s.st, 8000, 1.65, 60);
+	bw_tune_seed_verdict(&s.st, 8000, 0, 1.65, 60);
 	sim_run(&s, 5, spindle);
 	CHECK(s.n[BW_TUNE_PROBE] == 1 && !s.last.verdict_learned,
 	      "latency: probed, and nothing stored from it");
@@ -607,14 +607,14 @@ static void test_start(void)
 	struct sim s;
 
 	sim_init(&s, 8000);
-	CHECK(bw_tune_start(&s.cfg, &s.st, BW_CLASS_DEEP, true, &d) && d.action == BW_TUNE_SET &&
+	CHECK(bw_tune_start(&s.cfg, &s.st, BW_CLASS_DEEP, true, true, &d) && d.action == BW_TUNE_SET &&
 	      d.after == 0 && strstr(d.why, "stored"), "known deep: 0 at once");
 	sim_init(&s, 0);
-	CHECK(!bw_tune_start(&s.cfg, &s.st, BW_CLASS_DEEP, true, &d), "already 0: nothing");
+	CHECK(!bw_tune_start(&s.cfg, &s.st, BW_CLASS_DEEP, true, true, &d), "already 0: nothing");
 	sim_init(&s, 8000);
-	CHECK(!bw_tune_start(&s.cfg, &s.st, BW_CLASS_SHALLOW, true, &d),
+	CHECK(!bw_tune_start(&s.cfg, &s.st, BW_CLASS_SHALLOW, true, true, &d),
 	      "shallow: waits for the streams' think time");
-	CHECK(!bw_tune_start(&s.cfg, &s.st, BW_CLASS_UNKNOWN, false, &d), "unknown: nothing");
+	CHECK(!bw_tune_start(&s.cfg, &s.st, BW_CLASS_UNKNOWN, false, true, &d), "unknown: nothing");
 }
 
 /*
@@ -674,6 +674,11 @@ static void test_collapse_repaired(void)
 	sim_run(&s, 10, collapsing);
 	CHECK(s.n[BW_TUNE_KEEP] == 1 && s.strict == 1, "the trial, measured once BFQ could "
 	      "idle again: faster, kept (%s)", s.last.why);
+	CHECK(s.last.verdict_learned && s.last.verdict_us == 8000 && s.last.verdict_strict == 1 &&
+	      s.last.verdict_gain > 1.8 && s.last.verdict_gain < 2.0,
+	      "the store learns it: 8000 with strict_guarantees, +189%% (%d, %u, %u, %g)",
+	      s.last.verdict_learned, s.last.verdict_us, s.last.verdict_strict,
+	      s.last.verdict_gain);
 	sim_run(&s, 200, collapsing);
 	CHECK(s.n[BW_TUNE_REPAIR] == 1 && !s.n[BW_TUNE_PROBE] && s.strict == 1 &&
 	      s.setting == 8000, "then it holds: no second repair, no probe");
@@ -754,7 +759,7 @@ static void test_strict_dropped(void)
 	{
 		struct bw_tune_decision d;
 
-		CHECK(bw_tune_start(&s.cfg, &s.st, BW_CLASS_DEEP, true, &d) && !d.strict_after &&
+		CHECK(bw_tune_start(&s.cfg, &s.st, BW_CLASS_DEEP, true, true, &d) && !d.strict_after &&
 		      !d.after, "known deep at start: idling and strict_guarantees off");
 	}
 }
@@ -788,6 +793,68 @@ static void random_deep(const struct sim *s, __u32 idle, struct phase *p)
 	(void)s;
 	(void)idle;
 	*p = (struct phase){ 1.5, 3.8, 7.9, 0, BW_CLASS_DEEP, 1, 0, 1 };
+}
+
+/* A tuner started on a spindle whose stored verdict is a repair. */
+static void started_strict(struct sim *s)
+{
+	sim_init(s, 8000);
+	bw_tune_seed_verdict(&s->st, 8000, 1, 1.89, 600);
+	bw_tune_start(&s->cfg, &s->st, BW_CLASS_UNKNOWN, false, true, &s->last);
+	s->strict = 1;
+	bw_tune_applied(&s->cfg, &s->st, 8000, 1, 0);
+}
+
+/*
+ * The store says a repair won on this spindle: strict_guarantees from the
+ * start, so BFQ idles throughout (the collapse, then the dip, never come).
+ */
+static void test_stored_repair(void)
+{
+	struct sim s;
+	int i;
+
+	sim_init(&s, 8000);
+	bw_tune_seed_verdict(&s.st, 8000, 1, 1.89, 600);
+	CHECK(bw_tune_start(&s.cfg, &s.st, BW_CLASS_UNKNOWN, false, true, &s.last) &&
+	      s.last.action == BW_TUNE_SET && s.last.after == 8000 && s.last.strict_after == 1,
+	      "strict_guarantees at start (%d, %u, %u)", s.last.action, s.last.after,
+	      s.last.strict_after);
+	CHECK(strstr(s.last.why, "strict_guarantees, once BFQ had stopped idling, won by 189%") &&
+	      strstr(s.last.why, "from the start"), "why: %s", s.last.why);
+	s.strict = 1;
+	s.strict_on = 0;
+	bw_tune_applied(&s.cfg, &s.st, 8000, 1, 0);
+	sim_run(&s, 300, collapsing);
+	CHECK(!s.any && s.strict == 1 && s.setting == 8000,
+	      "it holds: no repair, no probe, no change (%d repairs, %d probes, %d sets)",
+	      s.n[BW_TUNE_REPAIR], s.n[BW_TUNE_PROBE], s.n[BW_TUNE_SET]);
+	/* Not where it does not belong, nor where it may not be set. */
+	for (i = 0; i < 5; i++) {
+		struct bw_tune_decision d;
+		enum bw_class_id cls = i == 0 ? BW_CLASS_DEEP : BW_CLASS_UNKNOWN;
+
+		sim_init(&s, 8000);
+		s.cfg.policy = i == 1 ? BW_POLICY_LATENCY : BW_POLICY_THROUGHPUT;
+		s.cfg.no_strict = i == 2;
+		bw_tune_seed_verdict(&s.st, 8000, i != 4, 1.89, 600);
+		CHECK(!bw_tune_start(&s.cfg, &s.st, cls, false, i != 3, &d) ? i != 0 :
+		      i == 0 && !d.strict_after && !d.after, "case %d: %s", i,
+		      (const char *[]){ "deep: 0, no strict", "latency: nothing", "--no-strict: "
+					"nothing", "not rotational: nothing", "no repair stored: "
+					"nothing" }[i]);
+	}
+	/* A stored repair is a hypothesis: the first window showing deep drops it. */
+	started_strict(&s);
+	sim_run(&s, 1.0, strict_then_deep);
+	sim_run(&s, 5.0, strict_then_deep);
+	CHECK(s.n[BW_TUNE_SET] >= 1 && !s.strict, "P_eff deep: strict_guarantees off (%d sets)",
+	      s.n[BW_TUNE_SET]);
+	/* ... and so does a workload without sync sequential streams. */
+	started_strict(&s);
+	sim_run(&s, 1.0, random_ncq);
+	CHECK(!s.strict && strstr(s.last.why, "no sync sequential stream left"),
+	      "random readers: off (%s)", s.last.why);
 }
 
 static void test_random_reads_ordered(void)
@@ -853,7 +920,8 @@ int main(void)
 		UNIT(test_count_move_reprobes_at_dwell),
 		UNIT(test_verdict_outranks_class_on_more_streams),
 		UNIT(test_when_to_probe), UNIT(test_ties_and_latency), UNIT(test_start),
-		UNIT(test_collapse_repaired), UNIT(test_collapse_never_strict_on_deep),
+		UNIT(test_collapse_repaired), UNIT(test_stored_repair),
+		UNIT(test_collapse_never_strict_on_deep),
 		UNIT(test_probe_damage_repaired),
 		UNIT(test_strict_dropped), UNIT(test_random_reads_ordered),
 		UNIT(test_evidence_unknown),

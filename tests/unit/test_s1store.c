@@ -48,12 +48,16 @@ static void test_damaged(void)
 	static const char *const bad[] = {
 		"",
 		"something else\n",
-		"blkwise-s1 4\n",
+		"blkwise-s1 5\n",
 		"blkwise-s1 2\nloop:/a\tread\t0\t10\t10\t10\n",	/* v2 records are typed */
 		"blkwise-s1 2\nidle\tloop:/a\t0\t0.5\t10\n",		/* idle records are v3's */
 		"blkwise-s1 3\nidle\tloop:/a\t0\t-0.5\t10\n",
 		"blkwise-s1 3\nidle\tloop:/a\tx\t0.5\t10\n",
 		"blkwise-s1 3\nidle\tloop:/a\t0\t0.5\n",
+		"blkwise-s1 3\nidle\tloop:/a\t0\t0.5\t10\t1\n",	/* strict is v4's */
+		"blkwise-s1 4\nidle\tloop:/a\t8000\t0.5\t10\n",	/* v4 names strict */
+		"blkwise-s1 4\nidle\tloop:/a\t8000\t0.5\t10\t2\n",
+		"blkwise-s1 4\nidle\tloop:/a\t0\t0.5\t10\t1\n",	/* strict needs idling */
 		"blkwise-s1 2\nclass\tloop:/a\tmedium\t1.0\t10\n",
 		"blkwise-s1 2\nclass\tloop:/a\tdeep\t-1\t10\n",
 		"blkwise-s1 1\nloop:/a\tread\t0\t10\n",
@@ -120,29 +124,44 @@ static void test_idle_verdicts(void)
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
-	CHECK(!bw_s1_store_put_idle(&a, "loop:/stripe#254:0:12", 0, 0.58, 100), "put 0");
-	CHECK(!bw_s1_store_put_idle(&a, "serial:S", 8000, 5.2, 200), "put 8000");
-	CHECK(bw_s1_store_put_idle(&a, "serial:T", 0, -0.1, 1) == -EINVAL, "negative gain refused");
-	CHECK(bw_s1_store_put_idle(&a, "bad\tid", 0, 0.1, 1) == -EINVAL, "tab refused");
+	CHECK(!bw_s1_store_put_idle(&a, "loop:/stripe#254:0:12", 0, 0, 0.58, 100), "put 0");
+	CHECK(!bw_s1_store_put_idle(&a, "serial:S", 8000, 0, 5.2, 200), "put 8000");
+	CHECK(!bw_s1_store_put_idle(&a, "loop:/spindle#254:0:13", 8000, 1, 4.3, 250),
+	      "put 8000 with strict");
+	CHECK(bw_s1_store_put_idle(&a, "serial:T", 0, 0, -0.1, 1) == -EINVAL,
+	      "negative gain refused");
+	CHECK(bw_s1_store_put_idle(&a, "serial:T", 0, 1, 0.1, 1) == -EINVAL,
+	      "strict without idling refused");
+	CHECK(bw_s1_store_put_idle(&a, "bad\tid", 0, 0, 0.1, 1) == -EINVAL, "tab refused");
 	bw_s1_store_put_class(&a, "serial:S", BW_CLASS_SHALLOW, 1.0, 200);
 	bw_s1_store_format(f, &a);
 	fclose(f);
-	CHECK(strstr(buf, "blkwise-s1 3\n") == buf, "written as version 3");
+	CHECK(strstr(buf, "blkwise-s1 4\n") == buf, "written as version 4");
 	CHECK(!parse_text(buf, &b, why, sizeof(why)), "parse back: %s", why);
 	v = bw_s1_store_idle(&b, "loop:/stripe#254:0:12");
 	CHECK(v && v->idle_us == 0 && fabs(v->gain - 0.58) < 1e-9 && v->learned == 100,
 	      "0 verdict intact");
 	v = bw_s1_store_idle(&b, "serial:S");
-	CHECK(v && v->idle_us == 8000 && fabs(v->gain - 5.2) < 1e-9, "8000 verdict intact");
+	CHECK(v && v->idle_us == 8000 && !v->strict && fabs(v->gain - 5.2) < 1e-9,
+	      "8000 verdict intact");
+	v = bw_s1_store_idle(&b, "loop:/spindle#254:0:13");
+	CHECK(v && v->idle_us == 8000 && v->strict == 1 && fabs(v->gain - 4.3) < 1e-9,
+	      "strict verdict intact");
 	CHECK(bw_s1_store_class(&b, "serial:S"), "class beside it");
 	CHECK(!bw_s1_store_idle(&b, "serial:T"), "nothing for another identity");
 	/* Merge: the newer verdict wins, whichever it says. */
-	bw_s1_store_put_idle(&a, "serial:S", 0, 0.3, 150);
+	bw_s1_store_put_idle(&a, "serial:S", 0, 0, 0.3, 150);
 	bw_s1_store_merge(&b, &a);
 	CHECK(bw_s1_store_idle(&b, "serial:S")->idle_us == 8000, "older verdict loses");
-	bw_s1_store_put_idle(&a, "serial:S", 0, 0.3, 300);
+	bw_s1_store_put_idle(&a, "serial:S", 0, 0, 0.3, 300);
 	bw_s1_store_merge(&b, &a);
 	CHECK(bw_s1_store_idle(&b, "serial:S")->idle_us == 0, "newer verdict wins");
+	/* A version 3 store (no strict column) is still read: no strict. */
+	bw_s1_store_free(&b);
+	CHECK(!parse_text("blkwise-s1 3\nidle\tloop:/a\t8000\t0.5\t10\n", &b, why, sizeof(why)),
+	      "version 3 read: %s", why);
+	v = bw_s1_store_idle(&b, "loop:/a");
+	CHECK(v && v->idle_us == 8000 && !v->strict, "version 3: idling, no strict");
 	free(buf);
 	bw_s1_store_free(&a);
 	bw_s1_store_free(&b);

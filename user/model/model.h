@@ -329,11 +329,13 @@ struct bw_cls_rec {
 /*
  * A device's idling verdict: the idle setting a probe measured faster for
  * two or more sync sequential streams (0, or the nonzero setting it
- * tried), by how much, and when.
+ * tried), or strict_guarantees with idling where a repair won (BFQ had
+ * stopped idling), by how much, and when.
  */
 struct bw_idle_rec {
 	char id[BW_ID_LEN];
 	__u32 idle_us;
+	__u32 strict;		/* 1: strict_guarantees with idle_us */
 	double gain;		/* the winner's throughput over the loser's, less 1 */
 	__s64 learned;
 };
@@ -353,8 +355,8 @@ int bw_s1_store_merge(struct bw_s1_store *dst, const struct bw_s1_store *src);
 int bw_s1_store_put_class(struct bw_s1_store *s, const char *id, enum bw_class_id cls,
 			  double p_eff, __s64 learned);
 const struct bw_cls_rec *bw_s1_store_class(const struct bw_s1_store *s, const char *id);
-int bw_s1_store_put_idle(struct bw_s1_store *s, const char *id, __u32 idle_us, double gain,
-			 __s64 learned);
+int bw_s1_store_put_idle(struct bw_s1_store *s, const char *id, __u32 idle_us, __u32 strict,
+			 double gain, __s64 learned);
 const struct bw_idle_rec *bw_s1_store_idle(const struct bw_s1_store *s, const char *id);
 void bw_s1_store_prune(struct bw_s1_store *s, int max);
 int bw_s1_store_parse(FILE *f, struct bw_s1_store *s, char *why, size_t len);

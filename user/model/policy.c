@@ -541,12 +541,16 @@ static bool shallow_evidence(const struct bw_tune_win *w)
 	return w->cls == BW_CLASS_SHALLOW && !(peff >= BW_DEEP_AT);
 }
 
-/* A window with strict_guarantees on, judged against w, the window without. */
+/*
+ * A window with strict_guarantees on, judged against w, the window without:
+ * a repair (BFQ stopped idling) or a trial for random reads.
+ */
 static void start_strict(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 			 const struct bw_tune_win *w, const struct bw_tune_sig *sig, double t,
-			 double settle)
+			 bool repair)
 {
-	st->strict_settle = settle;
+	st->strict_settle = repair ? cfg->repair_settle_s : cfg->trial_settle_s;
+	st->strict_repair = repair;
 	st->strict_tried = true;
 	st->strict_won = false;
 	st->strict_at = t;
@@ -612,7 +616,7 @@ static bool watch_idling(const struct bw_tune_cfg *cfg, struct bw_tune_state *st
 	}
 	st->repairs++;
 	st->lost_n = 0;
-	start_strict(cfg, st, w, sig, t, cfg->repair_settle_s);
+	start_strict(cfg, st, w, sig, t, true);
 	return true;
 }
 
@@ -655,7 +659,7 @@ static bool order_trial(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 		 "(%.1f s, measured after %.1f s)", w->sync_rand, depth, bw_tune_win_mbps(w),
 		 cfg->window_s, cfg->trial_settle_s);
 	st->probes++;
-	start_strict(cfg, st, w, sig, t, cfg->trial_settle_s);
+	start_strict(cfg, st, w, sig, t, false);
 	return true;
 }
 
@@ -679,6 +683,13 @@ static void end_strict(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 		d->learned = BW_CLASS_SHALLOW;
 	d->learned_peff = peff;
 	st->strict_won = keep;
+	/* A repair won on the workload idling is about: the device's verdict, with strict. */
+	if (keep && st->strict_repair && st->base.sync_seq >= 2 && mb > 0) {
+		d->verdict_learned = true;
+		d->verdict_us = st->setting;
+		d->verdict_strict = 1;
+		d->verdict_gain = rel;
+	}
 	if (keep) {
 		/* A verdict on this workload, as a probe's: no probe of 0 over it. */
 		st->has_verdict = true;
@@ -710,10 +721,12 @@ static const char *strict_unwanted(const struct bw_tune_state *st, const struct 
 	return NULL;
 }
 
-void bw_tune_seed_verdict(struct bw_tune_state *st, __u32 idle_us, double gain, double age_s)
+void bw_tune_seed_verdict(struct bw_tune_state *st, __u32 idle_us, __u32 strict, double gain,
+			  double age_s)
 {
 	st->has_stored = true;
 	st->stored_us = idle_us;
+	st->stored_strict = idle_us && strict;
 	st->stored_gain = gain;
 	st->stored_age_s = age_s;
 }
@@ -721,8 +734,9 @@ void bw_tune_seed_verdict(struct bw_tune_state *st, __u32 idle_us, double gain, 
 static void stored_why(const struct bw_tune_state *st, char *why, size_t len)
 {
 	snprintf(why, len, "the stored verdict for this device: %s won by %.0f%% for sync "
-		 "sequential streams, %.0f min before this run", st->stored_us ? "idling" : "0 us",
-		 st->stored_gain * 100, st->stored_age_s / 60);
+		 "sequential streams, %.0f min before this run",
+		 st->stored_strict ? "strict_guarantees, once BFQ had stopped idling," :
+		 st->stored_us ? "idling" : "0 us", st->stored_gain * 100, st->stored_age_s / 60);
 }
 
 /*
@@ -850,29 +864,66 @@ void bw_tune_applied(const struct bw_tune_cfg *cfg, struct bw_tune_state *st, __
 }
 
 /*
+ * A stored repair (strict_guarantees won once BFQ had stopped idling on
+ * this device) is set before the first window: BFQ loses idling within
+ * seconds of a start as often as later, and strict_guarantees then dips
+ * for seconds before BFQ idles again; from the start it idles throughout.
+ * Not on a device known deep, nor one no longer served as a spindle.  It
+ * is the store's verdict, taken now: it stands for probe_every_s, and
+ * strict_unwanted() drops it as soon as a window shows P_eff deep or no
+ * sync sequential stream.
+ */
+static bool start_strict_stored(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
+				enum bw_class_id cls, bool rotational, struct bw_tune_decision *d)
+{
+	size_t n;
+
+	if (!st->has_stored || !st->stored_strict || !rotational || cls == BW_CLASS_DEEP ||
+	    cfg->policy != BW_POLICY_THROUGHPUT || cfg->no_strict || st->strict)
+		return false;
+	d->action = BW_TUNE_SET;
+	d->after = st->setting ? st->setting : st->stored_us;
+	d->strict_after = 1;
+	stored_why(st, d->why, sizeof(d->why));
+	n = strlen(d->why);
+	snprintf(d->why + n, sizeof(d->why) - n, ": strict_guarantees 1 from the start");
+	st->has_stored = false;
+	st->has_verdict = true;
+	st->verdict_stored = true;
+	st->verdict_clear = true;
+	st->verdict = d->after;
+	st->last_probe = 0;
+	st->changes++;
+	return true;
+}
+
+/*
  * Before the first window: a device known deep (the store), or whose
- * stored verdict is 0 (seeded before this), gets 0 at once; nothing else
- * can be decided without a window (a shallow device's idle needs its
- * streams' think time).
+ * stored verdict is 0 (seeded before this), gets 0 at once; one whose
+ * stored verdict is a repair gets strict_guarantees; nothing else can be
+ * decided without a window (a shallow device's idle needs its streams'
+ * think time).
  */
 bool bw_tune_start(const struct bw_tune_cfg *cfg, struct bw_tune_state *st, enum bw_class_id cls,
-		   bool stored, struct bw_tune_decision *d)
+		   bool stored, bool rotational, struct bw_tune_decision *d)
 {
 	bool zero = st->has_stored && !st->stored_us && cfg->policy == BW_POLICY_THROUGHPUT;
 
 	memset(d, 0, sizeof(*d));
 	win_reset(&st->win);
-	if ((cls != BW_CLASS_DEEP && !zero) || (!st->setting && !st->strict))
-		return false;
-	d->action = BW_TUNE_SET;
 	d->before = st->setting;
-	d->after = 0;
 	d->strict_before = st->strict;
-	d->strict_after = 0;
 	d->win.cls = cls;
 	d->win.cls_stored = stored;
 	d->win.think_p90_ms = NAN;
 	d->win.s1_ms = NAN;
+	if (start_strict_stored(cfg, st, cls, rotational, d))
+		return true;
+	if ((cls != BW_CLASS_DEEP && !zero) || (!st->setting && !st->strict))
+		return false;
+	d->action = BW_TUNE_SET;
+	d->after = 0;
+	d->strict_after = 0;
 	if (cls == BW_CLASS_DEEP)
 		snprintf(d->why, sizeof(d->why), "deep device (class deep, %s): idling wastes it",
 			 stored ? "stored" : "live");

@@ -104,6 +104,7 @@ struct bw_tune_state {
 	bool strict_tried, strict_won;
 	double strict_at;
 	double strict_settle;	/* the trial's trial_settle_s or repair_settle_s */
+	bool strict_repair;	/* the trial is a repair (BFQ had stopped idling) */
 	struct bw_tune_sig strict_sig;
 	int repairs;
 	double settle_until;
@@ -121,6 +122,7 @@ struct bw_tune_state {
 	/* The store's verdict for this device, until a window it applies to takes it. */
 	bool has_stored;
 	__u32 stored_us;
+	bool stored_strict;	/* with strict_guarantees: a repair won */
 	double stored_gain, stored_age_s;
 	struct bw_tune_sig sig;	/* the workload, as it has held for two windows */
 	bool has_sig;
@@ -153,19 +155,25 @@ struct bw_tune_decision {
 	/* A probe's end decided by throughput under 2+ sync sequential streams, for the store. */
 	bool verdict_learned;
 	__u32 verdict_us;
+	__u32 verdict_strict;	/* strict_guarantees with it: a repair won */
 	double verdict_gain;
 };
 
 void bw_tune_init(struct bw_tune_state *st, __u32 setting);
-/* At start, before any window; true when d holds a decision. */
+/*
+ * At start, before any window, on a device BFQ serves as a spindle or
+ * not (queue/rotational); true when d holds a decision.
+ */
 bool bw_tune_start(const struct bw_tune_cfg *cfg, struct bw_tune_state *st, enum bw_class_id cls,
-		   bool stored, struct bw_tune_decision *d);
+		   bool stored, bool rotational, struct bw_tune_decision *d);
 /*
  * The store's idling verdict for the device (bw_idle_rec), learned age_s
  * ago: a hypothesis the first window with 2+ sync sequential streams
- * takes as a probe's verdict, measured again like one.
+ * takes as a probe's verdict, measured again like one.  With strict (a
+ * repair won: BFQ had stopped idling), strict_guarantees goes on at start.
  */
-void bw_tune_seed_verdict(struct bw_tune_state *st, __u32 idle_us, double gain, double age_s);
+void bw_tune_seed_verdict(struct bw_tune_state *st, __u32 idle_us, __u32 strict, double gain,
+			  double age_s);
 /* Adds one interval ending at t (seconds); true when d holds something to do or say. */
 bool bw_tune_step(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 		  const struct bw_tune_obs *o, double t, struct bw_tune_decision *d);

@@ -12,12 +12,14 @@
  *	blkwise-s1 2
  *	s1	loop:/var/tmp/disk.img	read	0	1234	2083112	1764570000
  *	class	loop:/var/tmp/disk.img	deep	3.812	1764570000
- *	idle	loop:/var/tmp/disk.img	0	0.580	1764570000
+ *	idle	loop:/var/tmp/disk.img	0	0.580	1764570000	0
  *
  * s1: identity, op, size class, samples, mean ns, learned (unix s).
  * class: identity, deep or shallow, the P_eff it was decided on, learned.
  * idle (version 3): identity, the slice_idle_us a probe measured faster
- * for sync sequential streams, its gain over the other setting, learned.
+ * for sync sequential streams, its gain over the other setting, learned;
+ * from version 4, strict_guarantees (1 where a repair won with it, at that
+ * slice_idle_us, once BFQ had stopped idling).
  *
  * Anything else (another first line, a short or malformed record, an
  * unknown op, a class out of range) makes the whole file "damaged": the
@@ -29,7 +31,7 @@
 #include "model/model.h"
 
 #define MAGIC "blkwise-s1"
-#define VERSION 3
+#define VERSION 4
 
 void bw_s1_store_free(struct bw_s1_store *s)
 {
@@ -150,7 +152,7 @@ int bw_s1_store_merge(struct bw_s1_store *dst, const struct bw_s1_store *src)
 
 		if (mine && mine->learned >= r->learned)
 			continue;
-		err = bw_s1_store_put_idle(dst, r->id, r->idle_us, r->gain, r->learned);
+		err = bw_s1_store_put_idle(dst, r->id, r->idle_us, r->strict, r->gain, r->learned);
 		if (err)
 			return err;
 	}
@@ -197,12 +199,12 @@ const struct bw_idle_rec *bw_s1_store_idle(const struct bw_s1_store *s, const ch
 	return NULL;
 }
 
-int bw_s1_store_put_idle(struct bw_s1_store *s, const char *id, __u32 idle_us, double gain,
-			 __s64 learned)
+int bw_s1_store_put_idle(struct bw_s1_store *s, const char *id, __u32 idle_us, __u32 strict,
+			 double gain, __s64 learned)
 {
 	struct bw_idle_rec *r = (struct bw_idle_rec *)bw_s1_store_idle(s, id);
 
-	if (bad_id(id) || !(gain >= 0) || learned <= 0)
+	if (bad_id(id) || !(gain >= 0) || learned <= 0 || strict > 1 || (strict && !idle_us))
 		return -EINVAL;
 	if (!r) {
 		r = append((void **)&s->v, &s->nv, &s->capv, sizeof(*r), 16);
@@ -211,6 +213,7 @@ int bw_s1_store_put_idle(struct bw_s1_store *s, const char *id, __u32 idle_us, d
 		snprintf(r->id, sizeof(r->id), "%s", id);
 	}
 	r->idle_us = idle_us;
+	r->strict = strict;
 	r->gain = gain;
 	r->learned = learned;
 	return 0;
@@ -283,18 +286,27 @@ static int parse_class(const char *rest, struct bw_s1_store *s, char *why, size_
 	return 0;
 }
 
-static int parse_idle(const char *rest, struct bw_s1_store *s, char *why, size_t len, int n)
+static int parse_idle(const char *rest, struct bw_s1_store *s, char *why, size_t len, int n,
+		      int version)
 {
 	char id[BW_ID_LEN], extra;
-	unsigned int idle_us;
+	unsigned int idle_us, strict = 0;
 	long long learned;
 	double gain;
+	int got;
 
-	if (sscanf(rest, "%255[^\t]\t%u\t%lf\t%lld %c", id, &idle_us, &gain, &learned,
-		   &extra) != 4)
-		return bad(why, len, n, "not 'idle identity slice_idle_us gain learned'");
-	if (bw_s1_store_put_idle(s, id, idle_us, gain, learned))
-		return bad(why, len, n, "bad gain or time");
+	if (version >= 4)
+		got = sscanf(rest, "%255[^\t]\t%u\t%lf\t%lld\t%u %c", id, &idle_us, &gain,
+			     &learned, &strict, &extra) - 1;
+	else
+		got = sscanf(rest, "%255[^\t]\t%u\t%lf\t%lld %c", id, &idle_us, &gain, &learned,
+			     &extra);
+	if (got != 4)
+		return bad(why, len, n, version >= 4 ?
+			   "not 'idle identity slice_idle_us gain learned strict'" :
+			   "not 'idle identity slice_idle_us gain learned'");
+	if (bw_s1_store_put_idle(s, id, idle_us, strict, gain, learned))
+		return bad(why, len, n, "bad gain, time or strict");
 	return 0;
 }
 
@@ -329,7 +341,7 @@ int bw_s1_store_parse(FILE *f, struct bw_s1_store *s, char *why, size_t len)
 		else if (!strncmp(line, "class\t", 6))
 			err = parse_class(line + 6, s, why, len, n);
 		else if (version >= 3 && !strncmp(line, "idle\t", 5))
-			err = parse_idle(line + 5, s, why, len, n);
+			err = parse_idle(line + 5, s, why, len, n, version);
 		else
 			err = bad(why, len, n, "unknown record type");
 		if (err)
@@ -348,7 +360,7 @@ int bw_s1_store_format(FILE *f, const struct bw_s1_store *s)
 
 	fprintf(f, MAGIC " %d\n# s1\tidentity\top\tsize_class\tsamples\tmean_ns\tlearned_unix\n"
 		"# class\tidentity\tdeep|shallow\tp_eff\tlearned_unix\n"
-		"# idle\tidentity\tslice_idle_us\tgain\tlearned_unix\n", VERSION);
+		"# idle\tidentity\tslice_idle_us\tgain\tlearned_unix\tstrict_guarantees\n", VERSION);
 	for (i = 0; i < s->n; i++) {
 		const struct bw_s1_rec *r = &s->r[i];
 
@@ -360,7 +372,7 @@ int bw_s1_store_format(FILE *f, const struct bw_s1_store *s)
 		fprintf(f, "class\t%s\t%s\t%.3f\t%lld\n", s->c[i].id, bw_class_name(s->c[i].cls),
 			s->c[i].p_eff, (long long)s->c[i].learned);
 	for (i = 0; i < s->nv; i++)
-		fprintf(f, "idle\t%s\t%u\t%.3f\t%lld\n", s->v[i].id, s->v[i].idle_us, s->v[i].gain,
-			(long long)s->v[i].learned);
+		fprintf(f, "idle\t%s\t%u\t%.3f\t%lld\t%u\n", s->v[i].id, s->v[i].idle_us,
+			s->v[i].gain, (long long)s->v[i].learned, s->v[i].strict);
 	return ferror(f) ? -EIO : 0;
 }

@@ -166,7 +166,7 @@ void bw_whatif_tick(struct bw_whatif *r, const struct bw_replay_tick *t)
 		       (__u32)t->d->info->slice_idle_us : 8000;
 		bw_tune_init(&w->st, idle);
 		w->started = true;
-		if (bw_tune_start(&r->cfg, &w->st, BW_CLASS_UNKNOWN, false, &d))
+		if (bw_tune_start(&r->cfg, &w->st, BW_CLASS_UNKNOWN, false, false, &d))
 			whatif_log(r, w, t->t, &d);
 	}
 	bw_tune_observe(t->iv, t->cls, t->streams, t->nstreams, w->st.setting, &o);

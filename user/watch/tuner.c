@@ -963,7 +963,7 @@ static void act(struct bw_tuner *x, struct tdev *t, struct bw_tune_decision *d, 
 	if (d->learned != BW_CLASS_UNKNOWN)
 		bw_watch_learn_class(x->w, t->dev, d->learned, d->learned_peff);
 	if (d->verdict_learned)
-		bw_watch_learn_idle(x->w, t->dev, d->verdict_us, d->verdict_gain);
+		bw_watch_learn_idle(x->w, t->dev, d->verdict_us, d->verdict_strict, d->verdict_gain);
 	log_decision(x, t, d, name);
 	if (!trial)
 		t->decided = true;
@@ -1018,7 +1018,7 @@ static void seed_verdict(struct tdev *t, const struct bw_watch_dev *wd)
 		return;
 	t->idle_seeded = true;
 	if (wd->has_idle && wd->info.id_kind != BW_ID_DEVT)
-		bw_tune_seed_verdict(&t->st, wd->idle.idle_us, wd->idle.gain,
+		bw_tune_seed_verdict(&t->st, wd->idle.idle_us, wd->idle.strict, wd->idle.gain,
 				     difftime(time(NULL), (time_t)wd->idle.learned));
 }
 
@@ -1050,7 +1050,8 @@ static void start_dev(struct bw_tuner *x, struct tdev *t)
 
 	if (wd)
 		seed_verdict(t, wd);
-	if (!wd || !bw_tune_start(&x->a.cfg, &t->st, class_of(wd).cls, wd->cls.stored, &d))
+	if (!wd || !bw_tune_start(&x->a.cfg, &t->st, class_of(wd).cls, wd->cls.stored,
+				  wd->info.rotational, &d))
 		return;
 	act(x, t, &d, 0);
 }

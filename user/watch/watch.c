@@ -262,13 +262,14 @@ void bw_watch_learn_class(struct bw_watch *w, __u32 dev, enum bw_class_id cls, d
 		w->dirty = true;
 }
 
-void bw_watch_learn_idle(struct bw_watch *w, __u32 dev, __u32 idle_us, double gain)
+void bw_watch_learn_idle(struct bw_watch *w, __u32 dev, __u32 idle_us, __u32 strict,
+			 double gain)
 {
 	struct bw_watch_dev *s = bw_watch_dev(w, dev);
 
 	if (!s || !s->info.id[0] || w->o->no_state)
 		return;
-	if (!bw_s1_store_put_idle(&w->store, s->info.id, idle_us, gain, time(NULL)))
+	if (!bw_s1_store_put_idle(&w->store, s->info.id, idle_us, strict, gain, time(NULL)))
 		w->dirty = true;
 }
 

@@ -110,7 +110,7 @@ void bw_watch_close(struct bw_watch *w);
 /* A class found otherwise (a tuner's probe): seeds the device's, and goes to the store. */
 void bw_watch_learn_class(struct bw_watch *w, __u32 dev, enum bw_class_id cls, double p_eff);
 /* A probe's idling verdict for a device, into the store under its identity. */
-void bw_watch_learn_idle(struct bw_watch *w, __u32 dev, __u32 idle_us, double gain);
+void bw_watch_learn_idle(struct bw_watch *w, __u32 dev, __u32 idle_us, __u32 strict, double gain);
 struct bw_watch_dev *bw_watch_dev(struct bw_watch *w, __u32 dev);
 /* The devices to show, sorted by name, into out (ndevs long); how many. */
 int bw_watch_rows(struct bw_watch *w, struct bw_watch_dev **out);
