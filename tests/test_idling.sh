@@ -46,10 +46,10 @@ id_tune() {
 	return $rc
 }
 
-id_wait_for() {	# OUT JQ SECS: until a JSON line matches
+id_wait_for() {	# OUT JQ SECS [N]: until a JSON line (N lines) matches
 	local i
 	for i in $(seq $(($3 * 10))); do
-		jq -e -s "[.[] | select($2)] | length > 0" "$1" >/dev/null 2>&1 && return 0
+		jq -e -s "[.[] | select($2)] | length >= ${4:-1}" "$1" >/dev/null 2>&1 && return 0
 		sleep 0.1
 	done
 	return 1
@@ -118,13 +118,15 @@ id_spindle_tuned() {
 # minute or so BFQ stops idling by itself (its queues lose the flag it
 # idles by; seen after 10 to 45 s here), with slice_idle_us unchanged.
 # The tuner must say so, with the evidence, try strict_guarantees and keep
-# it.  The disk's own counters are the oracle: in the two seconds before
+# it (a first trial measured in the dip that can follow the switch may
+# lose; the second, 40 s later, must win).  The disk's own counters are the oracle: in the two seconds before
 # the repair it served several readers at once (depth >= 1.35), after the
 # trial one at a time (depth <= 1.25) and more; at exit both levers are
 # put back.  Where BFQ never went three seconds without idling in
 # ID_HORIZON s there is nothing to repair (a skip, with the disk's depth); a
 # collapse of three seconds or more that the tuner left alone is a failure.
 ID_HORIZON=100
+ID_TRIAL_END='(.action == "keep" or .action == "revert") and .strict_guarantees_before == 1'
 
 test_collapse_detected_and_repaired() {
 	local dev out before t t0 mb0 d0 mb1 d1 lost
@@ -134,9 +136,12 @@ test_collapse_detected_and_repaired() {
 	dev=$ID_DEV
 	before=$ID_BEFORE
 	t0=$(date +%s)
-	id_readers "$dev" $((ID_HORIZON + 20))
-	# The end of a strict_guarantees trial.
-	id_wait_for "$out" '(.action == "keep" or .action == "revert") and .strict_guarantees_before == 1' "$ID_HORIZON"
+	id_readers "$dev" $((ID_HORIZON + 80))
+	# The end of a strict_guarantees trial; one that lost is tried once
+	# more 40 s later while BFQ still does not idle.
+	id_wait_for "$out" "$ID_TRIAL_END" "$ID_HORIZON" &&
+		[ "$(jq -r "select($ID_TRIAL_END) | .action" "$out" | head -1)" = revert ] &&
+		id_wait_for "$out" "$ID_TRIAL_END" 60 2
 	sleep 2.2
 	echo "  tune: $(id_actions "$out")"
 	jq -r '"    \(.action): \(.why)"' "$out"
@@ -155,7 +160,8 @@ test_collapse_detected_and_repaired() {
 	echo "  the disk: $mb0 MB/s at depth $d0 in the two seconds before the repair ($((${t:-0} - t0)) s in), $mb1 at depth $d1 after"
 	assertTrue "a repair, with the evidence: $(jq -r 'select(.action == "repair") | .why' "$out")" \
 		"jq -e -s '[.[] | select(.action == \"repair\")][0].why | test(\"BFQ (stopped idling|is not idling) at slice_idle_us 8000: depth [0-9.]+\")' $out"
-	assertEquals "kept" "keep" "$(jq -r 'select((.action == "keep" or .action == "revert") and .strict_guarantees_before == 1) | .action' "$out" | head -1)"
+	assertEquals "kept (after one trial that lost, at most)" "keep" \
+		"$(jq -r "select($ID_TRIAL_END) | .action" "$out" | tail -n 1)"
 	assertEquals "in force: 8000, strict_guarantees 1" "8000 1" "$(id_levers "$dev")"
 	assertTrue "BFQ was not idling: depth $d0" "id_ge ${d0:-0} 1.35"
 	assertTrue "BFQ idles again: depth $d1" "id_ge 1.25 $d1"
@@ -222,7 +228,8 @@ test_random_reads_ordered() {
 	echo "  the disk: $mb0 MB/s at depth $d0 before the trial, $mb1 at depth $d1 after"
 	assertTrue "a trial, with the evidence: $(jq -r 'select(.strict_guarantees_after == 1) | .why' "$out" | head -1)" \
 		"jq -e -s '[.[] | select(.action == \"probe\" and .strict_guarantees_after == 1)][0].why | test(\"1 sync random streams at depth [0-9.]+\")' $out"
-	assertEquals "kept" "keep" "$(jq -r 'select((.action == "keep" or .action == "revert") and .strict_guarantees_before == 1) | .action' "$out" | head -1)"
+	assertEquals "kept (after one trial that lost, at most)" "keep" \
+		"$(jq -r "select($ID_TRIAL_END) | .action" "$out" | tail -n 1)"
 	assertEquals "in force: 8000, strict_guarantees 1" "8000 1" "$(id_levers "$dev")"
 	assertTrue "the device held several before: depth $d0" "id_ge ${d0:-0} 3"
 	assertTrue "one at a time after: depth $d1" "id_ge 1.1 $d1"

@@ -80,21 +80,26 @@ static void test_parse_edges(void)
 /* When a kept identity is read again (bw_id_recheck_due). */
 static void test_identity_recheck(void)
 {
-	CHECK(bw_id_recheck_due(BW_ID_BACKING, 0, false, false),
-	      "a loop file costs no request: checked every time");
-	CHECK(!bw_id_recheck_due(BW_ID_SERIAL, BW_ID_RECHECK_S - 1, true, false),
+	CHECK(bw_id_recheck_due(BW_ID_BACKING, 0, false, false, false),
+	      "a loop file without a disk sequence number: checked every time");
+	CHECK(!bw_id_recheck_due(BW_ID_BACKING, 1, true, false, true),
+	      "with one: not read under load (a request to a FUSE or NFS server)");
+	CHECK(bw_id_recheck_due(BW_ID_BACKING, 1, false, true, true) &&
+	      bw_id_recheck_due(BW_ID_BACKING, BW_ID_RECHECK_S, true, false, true),
+	      "with one: read on doubt, and after %d s under load", BW_ID_RECHECK_S);
+	CHECK(!bw_id_recheck_due(BW_ID_SERIAL, BW_ID_RECHECK_S - 1, true, false, true),
 	      "a serial is not read again within %d s", BW_ID_RECHECK_S);
-	CHECK(bw_id_recheck_due(BW_ID_SERIAL, BW_ID_RECHECK_S, true, false) &&
-	      bw_id_recheck_due(BW_ID_WWID, BW_ID_RECHECK_S + 5, true, false),
+	CHECK(bw_id_recheck_due(BW_ID_SERIAL, BW_ID_RECHECK_S, true, false, true) &&
+	      bw_id_recheck_due(BW_ID_WWID, BW_ID_RECHECK_S + 5, true, false, true),
 	      "a wwid or serial is read again after %d s under load", BW_ID_RECHECK_S);
-	CHECK(!bw_id_recheck_due(BW_ID_SERIAL, 10 * BW_ID_RECHECK_S, false, false),
+	CHECK(!bw_id_recheck_due(BW_ID_SERIAL, 10 * BW_ID_RECHECK_S, false, false, true),
 	      "never on an idle device: reading may be a request");
-	CHECK(bw_id_recheck_due(BW_ID_WWID, 1, false, true),
+	CHECK(bw_id_recheck_due(BW_ID_WWID, 1, false, true, true),
 	      "at once when live evidence contradicts what was learned under it");
-	CHECK(!bw_id_recheck_due(BW_ID_DEVT, 10 * BW_ID_RECHECK_S, true, true),
+	CHECK(!bw_id_recheck_due(BW_ID_DEVT, 10 * BW_ID_RECHECK_S, true, true, true),
 	      "a dev_t has nothing to read");
-	CHECK(bw_id_recheck_due(BW_ID_PENDING, 0, true, false) &&
-	      !bw_id_recheck_due(BW_ID_PENDING, 0, false, false),
+	CHECK(bw_id_recheck_due(BW_ID_PENDING, 0, true, false, true) &&
+	      !bw_id_recheck_due(BW_ID_PENDING, 0, false, false, true),
 	      "a pending serial at the device's first I/O");
 }
 

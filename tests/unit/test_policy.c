@@ -654,6 +654,31 @@ static void collapsing_stuck(const struct sim *s, __u32 idle, struct phase *p)
 		*p = (struct phase){ 35, 0.9, 3.9, 0.1, BW_CLASS_SHALLOW, 4, 4, 0 };
 }
 
+/* The first repair's window falls in a dip longer than repair_settle_s. */
+static void collapsing_long_dip(const struct sim *s, __u32 idle, struct phase *p)
+{
+	double on = s->t - s->strict_on;
+
+	collapsing(s, idle, p);
+	if (idle && s->strict && s->st.repairs == 1 && on >= 2 && on < 20)
+		*p = (struct phase){ 15, NAN, 1.0, 0.1, BW_CLASS_UNKNOWN, 4, 4, 0 };
+}
+
+static void test_repair_retried(void)
+{
+	struct sim s;
+
+	sim_init(&s, 8000);
+	s.st.last_probe = 0;
+	sim_run(&s, 30, collapsing_long_dip);
+	CHECK(s.n[BW_TUNE_REPAIR] == 1 && s.n[BW_TUNE_REVERT] == 1 && !s.strict,
+	      "the first trial measured in the dip: lost, back (%s)", s.last.why);
+	sim_run(&s, 40, collapsing_long_dip);
+	CHECK(s.n[BW_TUNE_REPAIR] == 2 && s.n[BW_TUNE_KEEP] == 1 && s.strict == 1,
+	      "BFQ still not idling: tried once more, kept (%d repairs, %s)",
+	      s.n[BW_TUNE_REPAIR], s.last.why);
+}
+
 static void test_collapse_repaired(void)
 {
 	struct sim s;
@@ -722,9 +747,12 @@ static void test_collapse_never_strict_on_deep(void)
 	CHECK(!s.n[BW_TUNE_REPAIR] && !s.strict, "faster without idling, P_eff deep: no repair");
 	sim_init(&s, 8000);
 	s.st.last_probe = 0;
-	sim_run(&s, 60, collapsing_stuck);
+	sim_run(&s, 50, collapsing_stuck);
 	CHECK(s.n[BW_TUNE_REPAIR] == 1 && s.n[BW_TUNE_REVERT] == 1 && !s.strict,
-	      "a trial that does not help goes back, once per workload (%d repairs)",
+	      "a trial that does not help goes back (%d repairs)", s.n[BW_TUNE_REPAIR]);
+	sim_run(&s, 290, collapsing_stuck);
+	CHECK(s.n[BW_TUNE_REPAIR] == 2 && s.n[BW_TUNE_REVERT] == 2 && !s.strict,
+	      "tried once more 40 s after, then not for 5 minutes (%d repairs)",
 	      s.n[BW_TUNE_REPAIR]);
 	sim_init(&s, 8000);
 	s.st.last_probe = 0;
@@ -920,7 +948,7 @@ int main(void)
 		UNIT(test_count_move_reprobes_at_dwell),
 		UNIT(test_verdict_outranks_class_on_more_streams),
 		UNIT(test_when_to_probe), UNIT(test_ties_and_latency), UNIT(test_start),
-		UNIT(test_collapse_repaired), UNIT(test_stored_repair),
+		UNIT(test_collapse_repaired), UNIT(test_repair_retried), UNIT(test_stored_repair),
 		UNIT(test_collapse_never_strict_on_deep),
 		UNIT(test_probe_damage_repaired),
 		UNIT(test_strict_dropped), UNIT(test_random_reads_ordered),

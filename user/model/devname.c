@@ -98,26 +98,31 @@ bool bw_dev_same_appearance(const struct bw_devinfo *a, const struct bw_devinfo 
 
 /*
  * When an identity kept since the device's appearance is read again.  A
- * loop device's costs no request (its file, from the loop driver): every
- * time, so a new file behind the same path and dev_t is seen before the
- * tuner acts on what was learned for the old one.  A wwid or serial (some
- * drivers answer it with a request to the device) is read again when live
- * evidence contradicted what was learned under it (doubt), and at least
- * every BW_ID_RECHECK_S while the device has I/O of its own, so that a
- * watcher of an idle disk still makes none.  A serial still to read
+ * loop device bound to another file has a new disk sequence number (5.15+),
+ * so bw_dev_same_appearance sees the new file behind the same path and
+ * dev_t without asking for it; its file is read again only on a kernel
+ * without one (seq false), every time.  Reading it is not free: the loop
+ * driver asks the backing file's filesystem for its attributes, a request
+ * to the server on FUSE or NFS.  A wwid, a serial (some drivers answer it
+ * with a request to the device) or a loop device's file is read again when
+ * live evidence contradicted what was learned under it (doubt), and at
+ * least every BW_ID_RECHECK_S while the device has I/O of its own, so that
+ * a watcher of an idle disk still makes none.  A serial still to read
  * (BW_ID_PENDING) is read at the device's first I/O of its own.  A dev_t
  * has nothing to read.
  */
-bool bw_id_recheck_due(enum bw_id_kind k, double age_s, bool had_io, bool doubt)
+bool bw_id_recheck_due(enum bw_id_kind k, double age_s, bool had_io, bool doubt, bool seq)
 {
 	switch (k) {
 	case BW_ID_BACKING:
-		return true;
-	case BW_ID_PENDING:
-		return had_io;	/* the serial, at the device's first I/O of its own */
+		if (!seq)
+			return true;
+		/* fall through */
 	case BW_ID_WWID:
 	case BW_ID_SERIAL:
 		return doubt || (had_io && age_s >= BW_ID_RECHECK_S);
+	case BW_ID_PENDING:
+		return had_io;	/* the serial, at the device's first I/O of its own */
 	default:
 		return false;
 	}

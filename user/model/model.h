@@ -257,7 +257,7 @@ int bw_parse_stat_merges(const char *line, __u64 *merges);
 bool bw_dev_same_appearance(const struct bw_devinfo *a, const struct bw_devinfo *b);
 void bw_dev_keep_identity(struct bw_devinfo *di, const struct bw_devinfo *was);
 #define BW_ID_RECHECK_S 600
-bool bw_id_recheck_due(enum bw_id_kind k, double age_s, bool had_io, bool doubt);
+bool bw_id_recheck_due(enum bw_id_kind k, double age_s, bool had_io, bool doubt, bool seq);
 int bw_parse_interval(const char *s, double *secs);
 int bw_parse_count(const char *s, long *count);
 int bw_parse_size(const char *s, __u64 *bytes);

@@ -60,9 +60,12 @@
  * readers with 1 ms of think time, switching strict_guarantees on while
  * BFQ idled well dropped it from 64 to 15 MB/s, the rate of no idling,
  * for about 8 s from 2-3 s after the switch, before 60-66 again: a window
- * 2 s after the switch measured that dip and went back).  A trial that
- * lost is not repeated on the
- * same workload for probe_every_s.  The same trial is made for sync random
+ * 2 s after the switch measured that dip and went back).  The dip does
+ * not always end by then (on a loaded host a repair's window fell into it:
+ * -39%, and BFQ stayed at the no-idling rate), so a repair that lost is
+ * tried once more repair_retry_s after the first, if BFQ still does not
+ * idle; a trial that lost twice, or a random reads' trial that lost once,
+ * is not repeated on the same workload for probe_every_s.  The same trial is made for sync random
  * streams queued two or more deep in a shallow device (order_trial()): one
  * request at a time, BFQ picks the nearest, where the device would serve
  * them as they came.  strict_guarantees goes off again when the device
@@ -94,6 +97,7 @@ const struct bw_tune_cfg bw_tune_cfg_default = {
 	.settle_s = 0.1,
 	.trial_settle_s = 2.0,
 	.repair_settle_s = 12.0,
+	.repair_retry_s = 40,
 	.probe_s = 0.5,
 	.probe_every_s = 300,
 	.dwell_s = 10,
@@ -522,8 +526,12 @@ static const struct bw_tune_win *idled_before(const struct bw_tune_state *st,
 static bool strict_lost_here(const struct bw_tune_cfg *cfg, const struct bw_tune_state *st,
 			     const struct bw_tune_sig *sig, double t)
 {
+	/* A repair that lost once is tried again sooner (see the top of this file). */
+	double hold = st->strict_repair && st->strict_lost_n == 1 ? cfg->repair_retry_s :
+								    cfg->probe_every_s;
+
 	return st->strict_tried && !st->strict_won && !sig_changed(sig, &st->strict_sig) &&
-	       t - st->strict_at < cfg->probe_every_s;
+	       t - st->strict_at < hold;
 }
 
 /*
@@ -549,6 +557,9 @@ static void start_strict(const struct bw_tune_cfg *cfg, struct bw_tune_state *st
 			 const struct bw_tune_win *w, const struct bw_tune_sig *sig, double t,
 			 bool repair)
 {
+	if (!st->strict_tried || st->strict_won || st->strict_repair != repair ||
+	    sig_changed(sig, &st->strict_sig))
+		st->strict_lost_n = 0;	/* the first trial of its kind on this workload */
 	st->strict_settle = repair ? cfg->repair_settle_s : cfg->trial_settle_s;
 	st->strict_repair = repair;
 	st->strict_tried = true;
@@ -683,6 +694,7 @@ static void end_strict(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 		d->learned = BW_CLASS_SHALLOW;
 	d->learned_peff = peff;
 	st->strict_won = keep;
+	st->strict_lost_n = keep ? 0 : st->strict_lost_n + 1;
 	/* A repair won on the workload idling is about: the device's verdict, with strict. */
 	if (keep && st->strict_repair && st->base.sync_seq >= 2 && mb > 0) {
 		d->verdict_learned = true;

@@ -20,6 +20,7 @@ struct bw_tune_cfg {
 	double settle_s;	/* left out after every change: BFQ finishes its slice */
 	double trial_settle_s;	/* left out before a strict_guarantees trial's window */
 	double repair_settle_s;	/* the same when BFQ stopped idling: it takes longer to recover */
+	double repair_retry_s;	/* a repair that lost once is tried again this long after */
 	double probe_s;		/* a probe's measured part */
 	double probe_every_s;	/* at most one probe per device this often ... */
 	double dwell_s;		/* ... and no two changes closer than this, but for a probe's end */
@@ -105,6 +106,7 @@ struct bw_tune_state {
 	double strict_at;
 	double strict_settle;	/* the trial's trial_settle_s or repair_settle_s */
 	bool strict_repair;	/* the trial is a repair (BFQ had stopped idling) */
+	int strict_lost_n;	/* trials lost in a row on that workload */
 	struct bw_tune_sig strict_sig;
 	int repairs;
 	double settle_until;

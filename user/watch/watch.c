@@ -299,7 +299,7 @@ static void identify(struct bw_watch *w, struct bw_watch_dev *s, const struct bw
 	double age = (double)(now_ns - s->id_read_ns) / 1e9;
 
 	if (s->info.identified && bw_dev_same_appearance(&s->info, di) &&
-	    !bw_id_recheck_due(s->info.id_kind, age, io, s->id_doubt)) {
+	    !bw_id_recheck_due(s->info.id_kind, age, io, s->id_doubt, di->diskseq)) {
 		bw_dev_keep_identity(di, &s->info);
 		return;
 	}
