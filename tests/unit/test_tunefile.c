@@ -46,7 +46,8 @@ static void test_state_file(void)
 static void test_bad_files(void)
 {
 	static const struct { const char *text, *why; } bad[] = {
-		{ "", "not a blkwise tune state file" },
+		{ "", "empty" },
+		{ "blkwise-s1 4\n", "not a blkwise tune state file (first line is not 'blkwise-tune N')" },
 		{ "blkwise-tune 3\n", "format version 3, this blkwise reads 1 to 2" },
 		{ "blkwise-tune 2\npid 7\n", "line 2: no device line" },
 		{ "blkwise-tune 2\ndevice loop3 7:3\nslice_idle_us -5\n",

@@ -359,6 +359,9 @@ int bw_s1_store_put_idle(struct bw_s1_store *s, const char *id, __u32 idle_us, _
 			 double gain, __s64 learned);
 const struct bw_idle_rec *bw_s1_store_idle(const struct bw_s1_store *s, const char *id);
 void bw_s1_store_prune(struct bw_s1_store *s, int max);
+/* A state file's first line: MAGIC and a version from 1 to max (user/model/statefile.c). */
+int bw_state_version(FILE *f, const char *magic, const char *what, int max, int *version,
+		     char *why, size_t len);
 int bw_s1_store_parse(FILE *f, struct bw_s1_store *s, char *why, size_t len);
 int bw_s1_store_format(FILE *f, const struct bw_s1_store *s);
 

@@ -315,19 +315,9 @@ int bw_s1_store_parse(FILE *f, struct bw_s1_store *s, char *why, size_t len)
 	char line[BW_ID_LEN + 128];
 	int n = 0, version, err;
 
-	if (!fgets(line, sizeof(line), f)) {
-		snprintf(why, len, "empty");
+	if (bw_state_version(f, MAGIC, "S1 state", VERSION, &version, why, len))
 		return -EINVAL;
-	}
 	n++;
-	if (sscanf(line, MAGIC " %d", &version) != 1) {
-		snprintf(why, len, "not a blkwise S1 state file (first line is not '" MAGIC " N')");
-		return -EINVAL;
-	}
-	if (version < 1 || version > VERSION) {
-		snprintf(why, len, "format version %d, this blkwise reads 1 to %d", version, VERSION);
-		return -EINVAL;
-	}
 	while (fgets(line, sizeof(line), f)) {
 		n++;
 		if (!strchr(line, '\n') && !feof(f))

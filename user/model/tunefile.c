@@ -64,14 +64,8 @@ int bw_tune_orig_parse(FILE *f, struct bw_tune_orig *o, char *why, size_t len)
 	o->slice_idle_us = -1;
 	o->low_latency = -1;
 	o->strict_guarantees = -1;
-	if (!fgets(line, sizeof(line), f) || sscanf(line, MAGIC " %d", &version) != 1) {
-		snprintf(why, len, "not a blkwise tune state file");
+	if (bw_state_version(f, MAGIC, "tune state", VERSION, &version, why, len))
 		return -EINVAL;
-	}
-	if (version < 1 || version > VERSION) {
-		snprintf(why, len, "format version %d, this blkwise reads 1 to %d", version, VERSION);
-		return -EINVAL;
-	}
 	while (fgets(line, sizeof(line), f)) {
 		n++;
 		if (!strcmp(line, "\n"))
