@@ -65,10 +65,10 @@
  * -39%, and BFQ stayed at the no-idling rate), so a repair that lost is
  * tried once more repair_retry_s after the first, if BFQ still does not
  * idle; a trial that lost twice, or a random reads' trial that lost once,
- * is not repeated on the same workload for probe_every_s.  The same trial is made for sync random
- * streams queued two or more deep in a shallow device (order_trial()): one
- * request at a time, BFQ picks the nearest, where the device would serve
- * them as they came.  strict_guarantees goes off again when the device
+ * is not repeated on the same workload for probe_every_s.  The same trial
+ * is made for sync random streams queued two or more deep in a shallow
+ * device (order_trial()): one request at a time, BFQ picks the nearest,
+ * where the device would serve them as they came.  strict_guarantees goes off again when the device
  * turns out deep, or when neither a sync sequential stream nor the
  * workload a trial kept it for is left (or, for sequential streams,
  * idling is set to 0).
