@@ -8,9 +8,14 @@
 #   tools/idling-series.sh [SLICE_IDLE_US [STRICT [SECS [STEP]]]]   (root)
 #   tools/idling-series.sh 8000 0 30 3
 #   WATCH=1 tools/idling-series.sh 8000 1 70 2
+#   TUNE_STATE=/tmp/store tools/idling-series.sh 8000 0 70 2
 #
 # WATCH=1 runs `blkwise tune --dry-run` on the device for the whole run (the
 # tuner's BPF and sampling, no setting written), to compare with watching.
+# TUNE_STATE=DIR runs `blkwise tune` itself, with DIR as its store, started
+# together with the readers (as tools/idling-table.sh's tune column), and
+# prints its decisions after the series, each with the second of the run
+# it was taken in.
 # A new BFQ instance (rotational=1 first, low_latency=0), levers set before
 # the readers start.  Prints one line: MB/s@depth per step, and fio's total.
 set -u
@@ -35,7 +40,13 @@ if [ "${WATCH:-0}" = 1 ]; then
 	"${BLKWISE:-./blkwise}" tune -d "$dev" --dry-run --no-state --run-dir "$TMP/run" >"$TMP/tune.log" 2>&1 &
 	tune=$!
 	sleep 1
+elif [ -n "${TUNE_STATE:-}" ]; then
+	mkdir -p "$TUNE_STATE" || die "cannot create $TUNE_STATE"
+	"${BLKWISE:-./blkwise}" tune -d "$dev" --json --state-dir "$TUNE_STATE" --run-dir "$TMP/run" \
+		>"$TMP/tune.json" 2>"$TMP/tune.err" &
+	tune=$!
 fi
+t0=$(date +%s.%N)
 fio --name=series --filename=/dev/"$dev" --direct=1 --rw=read --bs=256k --ioengine=psync \
 	--numjobs=4 --size=256m --offset_increment=256m --time_based --runtime="$SECS" \
 	--group_reporting --output-format=json --output="$TMP/fio.json" >/dev/null 2>&1 &
@@ -50,4 +61,8 @@ wait "$fio"
 [ -z "$tune" ] || { kill -INT "$tune"; wait "$tune"; }
 watched=$tune
 tune=""
-echo "slice_idle_us $IDLE strict_guarantees $STRICT${watched:+ (watched)}:$line; total $(jq '.jobs[0].read.bw_bytes / 1048576 | floor' "$TMP/fio.json") MB/s"
+echo "slice_idle_us $IDLE strict_guarantees $STRICT${watched:+ (${TUNE_STATE:+tuned, }watched)}:$line; total $(jq '.jobs[0].read.bw_bytes / 1048576 | floor' "$TMP/fio.json") MB/s"
+[ -z "${TUNE_STATE:-}" ] || jq -r '"\(.timestamp)\t\(.action) \(.slice_idle_us_before)/\(.strict_guarantees_before) -> \(.slice_idle_us_after)/\(.strict_guarantees_after): \(.why)"' "$TMP/tune.json" |
+	while IFS=$'\t' read -r ts what; do
+		echo "  $(($(date -d "$ts" +%s) - ${t0%.*})) s: $what"
+	done

@@ -654,13 +654,13 @@ static void collapsing_stuck(const struct sim *s, __u32 idle, struct phase *p)
 		*p = (struct phase){ 35, 0.9, 3.9, 0.1, BW_CLASS_SHALLOW, 4, 4, 0 };
 }
 
-/* The first repair's window falls in a dip longer than repair_settle_s. */
+/* The first repair's trial falls in a dip longer than repair_patience_s. */
 static void collapsing_long_dip(const struct sim *s, __u32 idle, struct phase *p)
 {
 	double on = s->t - s->strict_on;
 
 	collapsing(s, idle, p);
-	if (idle && s->strict && s->st.repairs == 1 && on >= 2 && on < 20)
+	if (idle && s->strict && s->st.repairs == 1 && on >= 2 && on < 25)
 		*p = (struct phase){ 15, NAN, 1.0, 0.1, BW_CLASS_UNKNOWN, 4, 4, 0 };
 }
 
@@ -670,13 +670,66 @@ static void test_repair_retried(void)
 
 	sim_init(&s, 8000);
 	s.st.last_probe = 0;
-	sim_run(&s, 30, collapsing_long_dip);
+	sim_run(&s, 40, collapsing_long_dip);
 	CHECK(s.n[BW_TUNE_REPAIR] == 1 && s.n[BW_TUNE_REVERT] == 1 && !s.strict,
-	      "the first trial measured in the dip: lost, back (%s)", s.last.why);
+	      "no window of the first trial won in 20 s: back (%s)", s.last.why);
 	sim_run(&s, 40, collapsing_long_dip);
 	CHECK(s.n[BW_TUNE_REPAIR] == 2 && s.n[BW_TUNE_KEEP] == 1 && s.strict == 1,
 	      "BFQ still not idling: tried once more, kept (%d repairs, %s)",
 	      s.n[BW_TUNE_REPAIR], s.last.why);
+}
+
+/* The dip after the switch lasts 14 s (seen once on the emulated spindle). */
+static void collapsing_dip14(const struct sim *s, __u32 idle, struct phase *p)
+{
+	double on = s->t - s->strict_on;
+
+	collapsing(s, idle, p);
+	if (idle && s->strict && on >= 2 && on < 16)
+		*p = (struct phase){ 15, NAN, 1.0, 0.1, BW_CLASS_UNKNOWN, 4, 4, 0 };
+}
+
+/* BFQ idles again 3 s after the switch. */
+static void collapsing_dip_short(const struct sim *s, __u32 idle, struct phase *p)
+{
+	double on = s->t - s->strict_on;
+
+	collapsing(s, idle, p);
+	if (idle && s->strict && on >= 3)
+		*p = (struct phase){ 101, NAN, 1.0, 0.1, BW_CLASS_UNKNOWN, 4, 4, 0 };
+}
+
+/* In the dip, windows waver between 15 and 40 MB/s, above the collapsed 35 now and then. */
+static void collapsing_noisy_dip(const struct sim *s, __u32 idle, struct phase *p)
+{
+	double on = s->t - s->strict_on;
+
+	collapsing(s, idle, p);
+	if (idle && s->strict && on >= 2 && on < 10)
+		*p = (struct phase){ (int)on % 2 ? 40 : 15, NAN, 1.0, 0.1, BW_CLASS_UNKNOWN, 4, 4, 0 };
+}
+
+static void test_repair_waits_out_the_dip(void)
+{
+	struct sim s;
+
+	sim_init(&s, 8000);
+	s.st.last_probe = 0;
+	sim_run(&s, 32, collapsing_dip14);
+	CHECK(s.n[BW_TUNE_REPAIR] == 1 && s.n[BW_TUNE_KEEP] == 1 && !s.n[BW_TUNE_REVERT] &&
+	      s.strict == 1 && strstr(s.last.why, "17 s after the switch"),
+	      "measured window by window: kept at the first that wins (%s)", s.last.why);
+	sim_init(&s, 8000);
+	s.st.last_probe = 0;
+	sim_run(&s, 16, collapsing_dip_short);
+	CHECK(s.n[BW_TUNE_KEEP] == 1 && s.strict == 1 && strstr(s.last.why, "4 s after the switch"),
+	      "BFQ idles again at once: kept at once (%s)", s.last.why);
+	sim_init(&s, 8000);
+	s.st.last_probe = 0;
+	sim_run(&s, 30, collapsing_noisy_dip);
+	CHECK(s.n[BW_TUNE_KEEP] == 1 && s.strict == 1 && strstr(s.last.why, "strict_guarantees 1: 101.0"),
+	      "a window of the dip above the collapsed rate is not BFQ idling again (%s)",
+	      s.last.why);
 }
 
 static void test_collapse_repaired(void)
@@ -948,7 +1001,8 @@ int main(void)
 		UNIT(test_count_move_reprobes_at_dwell),
 		UNIT(test_verdict_outranks_class_on_more_streams),
 		UNIT(test_when_to_probe), UNIT(test_ties_and_latency), UNIT(test_start),
-		UNIT(test_collapse_repaired), UNIT(test_repair_retried), UNIT(test_stored_repair),
+		UNIT(test_collapse_repaired), UNIT(test_repair_retried),
+		UNIT(test_repair_waits_out_the_dip), UNIT(test_stored_repair),
 		UNIT(test_collapse_never_strict_on_deep),
 		UNIT(test_probe_damage_repaired),
 		UNIT(test_strict_dropped), UNIT(test_random_reads_ordered),

@@ -54,15 +54,17 @@
  * (depth while busy near 1) is kept; two windows in a row at depth >= 1.35,
  * slower than it, on a device not deep, is BFQ no longer idling: said with
  * the evidence, and strict_guarantees (bfq_better_to_idle() returns true
- * whatever the queue's flags) is tried for a window against the window that
- * showed it, kept only if faster; the trial's window starts
- * repair_settle_s after the switch (on the emulated spindle under four
- * readers with 1 ms of think time, switching strict_guarantees on while
- * BFQ idled well dropped it from 64 to 15 MB/s, the rate of no idling,
- * for about 8 s from 2-3 s after the switch, before 60-66 again: a window
- * 2 s after the switch measured that dip and went back).  The dip does
- * not always end by then (on a loaded host a repair's window fell into it:
- * -39%, and BFQ stayed at the no-idling rate), so a repair that lost is
+ * whatever the queue's flags) is tried against the window that showed it,
+ * kept only if faster.  BFQ does not idle well at once: on the emulated
+ * spindle under four readers, from 2-3 s after the switch it served one
+ * request per queue turn at depth 1, no faster than not idling, for 2 to
+ * 14 s, then idled well again (once it went back to that state for 4 s
+ * after idling well).  So a repair's trial is measured window by window
+ * from trial_settle_s after the switch, kept at the first window faster
+ * than the one without and within 2 x gain of the rate BFQ idled at
+ * before (where known), and goes back only when none has been by
+ * repair_patience_s (whose last window needs only to be faster) (one fixed window 12 s after the switch fell into the
+ * dip, and back, in 2 of 5 runs).  A repair that lost is
  * tried once more repair_retry_s after the first, if BFQ still does not
  * idle; a trial that lost twice, or a random reads' trial that lost once,
  * is not repeated on the same workload for probe_every_s.  The same trial
@@ -96,7 +98,7 @@ const struct bw_tune_cfg bw_tune_cfg_default = {
 	.window_s = 1.0,
 	.settle_s = 0.1,
 	.trial_settle_s = 2.0,
-	.repair_settle_s = 12.0,
+	.repair_patience_s = 20.0,
 	.repair_retry_s = 40,
 	.probe_s = 0.5,
 	.probe_every_s = 300,
@@ -555,17 +557,17 @@ static bool shallow_evidence(const struct bw_tune_win *w)
  */
 static void start_strict(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 			 const struct bw_tune_win *w, const struct bw_tune_sig *sig, double t,
-			 bool repair)
+			 bool repair, double idled_mbps)
 {
 	if (!st->strict_tried || st->strict_won || st->strict_repair != repair ||
 	    sig_changed(sig, &st->strict_sig))
 		st->strict_lost_n = 0;	/* the first trial of its kind on this workload */
-	st->strict_settle = repair ? cfg->repair_settle_s : cfg->trial_settle_s;
 	st->strict_repair = repair;
 	st->strict_tried = true;
 	st->strict_won = false;
 	st->strict_at = t;
 	st->strict_sig = *sig;
+	st->strict_idled_mbps = idled_mbps;
 	if (cfg->dry_run)
 		return;
 	st->phase = BW_PH_STRICT;
@@ -610,15 +612,14 @@ static bool watch_idling(const struct bw_tune_cfg *cfg, struct bw_tune_state *st
 	d->strict_after = 1;
 	if (was)
 		snprintf(d->why, sizeof(d->why), "BFQ stopped idling at slice_idle_us %u: depth "
-			 "%.2f -> %.2f, %.0f -> %.0f MB/s; trying strict_guarantees 1 (%.1f s, "
-			 "measured after %.1f s)", st->setting, bw_tune_win_depth(was), depth,
-			 bw_tune_win_mbps(was), bw_tune_win_mbps(w), cfg->window_s,
-			 cfg->repair_settle_s);
+			 "%.2f -> %.2f, %.0f -> %.0f MB/s; trying strict_guarantees 1 (up to %.0f s)",
+			 st->setting, bw_tune_win_depth(was), depth, bw_tune_win_mbps(was),
+			 bw_tune_win_mbps(w), cfg->repair_patience_s);
 	else
 		snprintf(d->why, sizeof(d->why), "BFQ is not idling at slice_idle_us %u: depth "
 			 "%.2f under %d sync sequential streams, %.0f MB/s; trying "
-			 "strict_guarantees 1 (%.1f s, measured after %.1f s)", st->setting, depth,
-			 w->sync_seq, bw_tune_win_mbps(w), cfg->window_s, cfg->repair_settle_s);
+			 "strict_guarantees 1 (up to %.0f s)", st->setting, depth, w->sync_seq,
+			 bw_tune_win_mbps(w), cfg->repair_patience_s);
 	if (st->after_probe) {
 		size_t n = strlen(d->why);
 
@@ -627,7 +628,7 @@ static bool watch_idling(const struct bw_tune_cfg *cfg, struct bw_tune_state *st
 	}
 	st->repairs++;
 	st->lost_n = 0;
-	start_strict(cfg, st, w, sig, t, true);
+	start_strict(cfg, st, w, sig, t, true, was ? bw_tune_win_mbps(was) : NAN);
 	return true;
 }
 
@@ -670,25 +671,41 @@ static bool order_trial(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 		 "(%.1f s, measured after %.1f s)", w->sync_rand, depth, bw_tune_win_mbps(w),
 		 cfg->window_s, cfg->trial_settle_s);
 	st->probes++;
-	start_strict(cfg, st, w, sig, t, false);
+	start_strict(cfg, st, w, sig, t, false, NAN);
 	return true;
 }
 
-/* The strict_guarantees trial's end: kept only if faster than the window without. */
-static void end_strict(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
-		       const struct bw_tune_win *p, struct bw_tune_decision *d)
+/*
+ * A strict_guarantees trial's window: kept if faster than the window
+ * without; a repair that is not yet goes on until repair_patience_s (false:
+ * nothing decided).
+ */
+static bool end_strict(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
+		       const struct bw_tune_win *p, double t, struct bw_tune_decision *d)
 {
 	double mp = bw_tune_win_mbps(p), mb = bw_tune_win_mbps(&st->base);
 	double rel = mb > 0 ? mp / mb - 1 : NAN, peff = bw_tune_win_peff(&st->base);
+	double on = t - st->strict_at;
 	bool keep = p->ios >= cfg->min_ios && rel > cfg->gain;
+	bool patient = st->strict_repair && on + cfg->window_s < cfg->repair_patience_s + 1e-9;
 
+	/*
+	 * Before its end, a repair is kept only once BFQ idles well again:
+	 * near the rate it idled at, where that is known (in the dip, one
+	 * window of the 15-24 MB/s it wavers over can beat the collapsed 18).
+	 */
+	if (patient && keep && mp < (1 - 2 * cfg->gain) * st->strict_idled_mbps)
+		keep = false;
+	if (!keep && patient)
+		return false;
 	d->action = keep ? BW_TUNE_KEEP : BW_TUNE_REVERT;
 	d->before = d->after = st->setting;
 	d->strict_before = 1;
 	d->strict_after = keep;
 	d->base = st->base;
 	snprintf(d->why, sizeof(d->why), "strict_guarantees 1: %.1f MB/s vs %.1f MB/s without "
-		 "(%+.0f%%): %s", mp, mb, rel * 100, !keep ? "no gain, going back" :
+		 "(%+.0f%%, %.0f s after the switch): %s", mp, mb, rel * 100, on,
+		 !keep ? "no gain, going back" :
 		 p->sync_seq ? "BFQ idles again, keeping it" : "faster, keeping it");
 	if (keep && peff <= BW_SHALLOW_AT)
 		d->learned = BW_CLASS_SHALLOW;
@@ -711,8 +728,9 @@ static void end_strict(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 		st->verdict_stored = false;
 		st->last_probe = st->strict_at;
 	}
-	st->probe_cost_s += p->secs + st->strict_settle;
+	st->probe_cost_s += on;
 	st->phase = BW_PH_MEASURE;
+	return true;
 }
 
 /*
@@ -795,10 +813,8 @@ bool bw_tune_step(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 		end_probe(cfg, st, &w, d);
 		return true;
 	}
-	if (st->phase == BW_PH_STRICT) {
-		end_strict(cfg, st, &w, d);
-		return true;
-	}
+	if (st->phase == BW_PH_STRICT)
+		return end_strict(cfg, st, &w, t, d);
 	if (w.ios < cfg->min_ios)
 		return false;	/* nothing to judge by */
 	st->windows++;
@@ -869,7 +885,7 @@ void bw_tune_applied(const struct bw_tune_cfg *cfg, struct bw_tune_state *st, __
 {
 	st->setting = v;
 	st->strict = strict;
-	st->settle_until = t + (st->phase == BW_PH_STRICT ? st->strict_settle : cfg->settle_s);
+	st->settle_until = t + (st->phase == BW_PH_STRICT ? cfg->trial_settle_s : cfg->settle_s);
 	if (st->phase == BW_PH_MEASURE)
 		st->last_change = t;
 	win_reset(&st->win);

@@ -19,7 +19,7 @@ struct bw_tune_cfg {
 	double window_s;	/* one measurement window */
 	double settle_s;	/* left out after every change: BFQ finishes its slice */
 	double trial_settle_s;	/* left out before a strict_guarantees trial's window */
-	double repair_settle_s;	/* the same when BFQ stopped idling: it takes longer to recover */
+	double repair_patience_s; /* a repair's trial goes on until a window wins, this long */
 	double repair_retry_s;	/* a repair that lost once is tried again this long after */
 	double probe_s;		/* a probe's measured part */
 	double probe_every_s;	/* at most one probe per device this often ... */
@@ -84,9 +84,10 @@ struct bw_tune_sig {
 };
 
 /*
- * BW_PH_STRICT: strict_guarantees on for one window, after repair_settle_s
- * once BFQ stopped idling, or after trial_settle_s for random sync reads,
- * compared with the window before.
+ * BW_PH_STRICT: strict_guarantees on, measured from trial_settle_s after the
+ * switch against the window before: one window for random sync reads; once
+ * BFQ stopped idling, window after window until one wins or
+ * repair_patience_s has passed.
  */
 enum bw_tune_phase { BW_PH_MEASURE, BW_PH_PROBE, BW_PH_STRICT };
 
@@ -104,7 +105,7 @@ struct bw_tune_state {
 	/* The last strict_guarantees trial: on what workload, when, and whether it won. */
 	bool strict_tried, strict_won;
 	double strict_at;
-	double strict_settle;	/* the trial's trial_settle_s or repair_settle_s */
+	double strict_idled_mbps;	/* a repair's: the rate BFQ idled at before (NAN: unknown) */
 	bool strict_repair;	/* the trial is a repair (BFQ had stopped idling) */
 	int strict_lost_n;	/* trials lost in a row on that workload */
 	struct bw_tune_sig strict_sig;
