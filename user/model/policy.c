@@ -44,36 +44,38 @@
  * settles ties on 0: idling holds every other queue back.
  *
  * Idling set is not idling done.  BFQ idles for a queue only while
- * bfq_better_to_idle() says so, and for a sync queue on a rotational
- * device that needs the queue to be "IO-bound" (bfq_bfqq_IO_bound), a flag
- * a queue loses when it is expired before using its budget and does not
- * regain while it is not idled for: under a few sequential readers BFQ can
- * stop idling for good with slice_idle_us unchanged (seen after ~10 s, and
- * after a 0.5 s probe of 0).  So while idling is set for two or more sync
- * sequential streams (throughput policy), the window where BFQ idled
- * (depth while busy near 1) is kept; two windows in a row at depth >= 1.35,
- * slower than it, on a device not deep, is BFQ no longer idling: said with
- * the evidence, and strict_guarantees (bfq_better_to_idle() returns true
- * whatever the queue's flags) is tried against the window that showed it,
- * kept only if faster.  BFQ does not idle well at once: on the emulated
- * spindle under four readers, from 2-3 s after the switch it served one
- * request per queue turn at depth 1, no faster than not idling, for 2 to
- * 14 s, then idled well again (once it went back to that state for 4 s
- * after idling well).  So a repair's trial is measured window by window
- * from trial_settle_s after the switch, kept at the first window faster
- * than the one without and within 2 x gain of the rate BFQ idled at
- * before (where known), and goes back only when none has been by
- * repair_patience_s (whose last window needs only to be faster) (one fixed window 12 s after the switch fell into the
- * dip, and back, in 2 of 5 runs).  A repair that lost is
- * tried once more repair_retry_s after the first, if BFQ still does not
- * idle; a trial that lost twice, or a random reads' trial that lost once,
- * is not repeated on the same workload for probe_every_s.  The same trial
- * is made for sync random streams queued two or more deep in a shallow
- * device (order_trial()): one request at a time, BFQ picks the nearest,
- * where the device would serve them as they came.  strict_guarantees goes off again when the device
- * turns out deep, or when neither a sync sequential stream nor the
- * workload a trial kept it for is left (or, for sequential streams,
- * idling is set to 0).
+ * bfq_better_to_idle() says so, and for a sync queue on a rotational device
+ * that may queue, that needs the queue to be "IO-bound" (bfq_bfqq_IO_bound:
+ * it had I/O 80% of the last ~200 ms, since Linux 5.13, and was not expired
+ * idle having used little of its budget) with a short think time: under a
+ * few sequential readers BFQ can stop idling for tens of seconds with
+ * slice_idle_us unchanged (seen after ~10 s, and after a 0.5 s probe of 0).
+ * So while idling is set for two or more sync sequential streams
+ * (throughput policy), the window where BFQ idled (depth while busy near 1)
+ * is kept; two windows in a row at depth >= 1.35, slower than it, on a
+ * device not deep, is BFQ no longer idling: said with the evidence, and
+ * strict_guarantees (bfq_better_to_idle() returns true whatever the queue's
+ * flags) is tried against the window that showed it, kept only if faster.
+ * BFQ does not idle well at once: on the emulated spindle under four
+ * readers, from 2-3 s after the switch it served one request per queue turn
+ * at depth 1, no faster than not idling, for 2 to 14 s, then idled well
+ * again (once it went back to that state for 4 s after idling well;
+ * bfq_select_queue() lets other queues inject while idling does not boost
+ * throughput).  So a repair's trial is measured window by window from
+ * trial_settle_s after the switch, kept at the first window faster than the
+ * one without and within 2 x gain of the rate BFQ idled at before (where
+ * known), and goes back only when none has been by repair_patience_s, whose
+ * last window needs only to be faster (one fixed window 12 s after the
+ * switch fell into the dip, and went back, in 2 of 5 runs).  A repair that
+ * lost is tried once more repair_retry_s after the first, if BFQ still does
+ * not idle; a trial that lost twice, or a random reads' trial that lost
+ * once, is not repeated on the same workload for probe_every_s.  The same
+ * trial is made for sync random streams queued two or more deep in a
+ * shallow device (order_trial()): one request at a time, BFQ picks the
+ * nearest, where the device would serve them as they came.
+ * strict_guarantees goes off again when the device turns out deep, or when
+ * neither a sync sequential stream nor the workload a trial kept it for is
+ * left (or, for sequential streams, idling is set to 0).
  */
 #include <math.h>
 #include <stdio.h>
