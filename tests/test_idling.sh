@@ -431,5 +431,29 @@ test_stored_verdict() {
 		grep -q '^the stored verdict for this device: 0 us won by 58% for sync sequential streams, 10 min before this run'"
 }
 
+# tools/bfq-log.py reads BFQ's own log (ftrace's blk tracer) and shows what
+# it did per step.  The fixture is 2 s of that log, recorded on the emulated
+# spindle under four sequential readers (strict_guarantees 1, slice_idle_us
+# 8000, the tuner watching in --dry-run): one reader took 9.9 ms to send its
+# next request, its queue expired idle, and from then on each request
+# preempted the queue in service, a queue switch per request.  The oracle
+# is the recording: the figures below were counted in it by hand (grep -c
+# on its expire and set_in_service_queue lines).
+test_bfq_log_reads_a_preemption_chain() {
+	local out
+	zcat "$BW_ROOT"/tests/data/bfq/chain.log.gz >"$BW_TMP/chain.log" || { fail "fixture"; return; }
+	out=$("$BW_ROOT"/tools/bfq-log.py --file "$BW_TMP/chain.log" 1) || { fail "bfq-log"; return; }
+	echo "$out" | sed 's/^/    /'
+	assertEquals "two steps" 3 "$(echo "$out" | wc -l)"
+	assertEquals "idling: one switch per ~47 requests, none preempted" \
+		"0 375 8 0 budget_timeout 2 budget_exhausted 6" \
+		"$(echo "$out" | awk 'NR == 2 { $2 = ""; $6 = ""; print }' | tr -s ' ')"
+	assertEquals "the chain: a switch per request, each a preemption" \
+		"1 60 55 0 too_idle 1 preempted 55" \
+		"$(echo "$out" | awk 'NR == 3 { $2 = ""; $6 = ""; print }' | tr -s ' ')"
+	assertEquals "the late request: 9.91 ms" "9.91" "$(echo "$out" | awk 'NR == 3 { print $6 }')"
+	assertEquals "MB/s idling, in the chain" "93.8 15.0" "$(echo "$out" | awk 'NR > 1 { printf "%s%s", s, $2; s = " " }')"
+}
+
 # shellcheck disable=SC1091
 . shunit2

@@ -9,6 +9,7 @@
 #   tools/idling-series.sh 8000 0 30 3
 #   WATCH=1 tools/idling-series.sh 8000 1 70 2
 #   TUNE_STATE=/tmp/store tools/idling-series.sh 8000 0 70 2
+#   BFQ_LOG=bfq.log WATCH=1 tools/idling-series.sh 8000 1 70 2
 #
 # WATCH=1 runs `blkwise tune --dry-run` on the device for the whole run (the
 # tuner's BPF and sampling, no setting written), to compare with watching.
@@ -16,6 +17,9 @@
 # together with the readers (as tools/idling-table.sh's tune column), and
 # prints its decisions after the series, each with the second of the run
 # it was taken in.
+# BFQ_LOG=FILE captures BFQ's own log for the run (tools/bfq-log.py, which
+# takes ftrace's blk tracer for the while), keeps it in FILE and prints its
+# summary per STEP after the series.
 # A new BFQ instance (rotational=1 first, low_latency=0), levers set before
 # the readers start.  Prints one line: MB/s@depth per step, and fio's total.
 set -u
@@ -46,6 +50,11 @@ elif [ -n "${TUNE_STATE:-}" ]; then
 		>"$TMP/tune.json" 2>"$TMP/tune.err" &
 	tune=$!
 fi
+blog=""
+if [ -n "${BFQ_LOG:-}" ]; then
+	tools/bfq-log.py "$dev" "$SECS" "$STEP" --save "$BFQ_LOG" >"$TMP/bfq-log.txt" &
+	blog=$!
+fi
 t0=$(date +%s.%N)
 fio --name=series --filename=/dev/"$dev" --direct=1 --rw=read --bs=256k --ioengine=psync \
 	--numjobs=4 --size=256m --offset_increment=256m --time_based --runtime="$SECS" \
@@ -62,6 +71,7 @@ wait "$fio"
 watched=$tune
 tune=""
 echo "slice_idle_us $IDLE strict_guarantees $STRICT${watched:+ (${TUNE_STATE:+tuned, }watched)}:$line; total $(jq '.jobs[0].read.bw_bytes / 1048576 | floor' "$TMP/fio.json") MB/s"
+[ -z "$blog" ] || { wait "$blog" && cat "$TMP/bfq-log.txt"; }
 [ -z "${TUNE_STATE:-}" ] || jq -r '"\(.timestamp)\t\(.action) \(.slice_idle_us_before)/\(.strict_guarantees_before) -> \(.slice_idle_us_after)/\(.strict_guarantees_after): \(.why)"' "$TMP/tune.json" |
 	while IFS=$'\t' read -r ts what; do
 		echo "  $(($(date -d "$ts" +%s) - ${t0%.*})) s: $what"

@@ -24,8 +24,10 @@
 #   f.stripe            c with phases of LONG_PHASE_S (10 minutes in all)
 # Columns (CONFIGS, default all): every static combination of the levers the
 # tuner may use -- slice_idle_us 8000 (BFQ's default) or 0, strict_guarantees
-# 0 or 1 -- and `blkwise tune` started together with the workload, from BFQ's
-# default (8000, 0), with a store of its own for the whole table.  One more
+# 0 or 1: idle8, idle0, idle8strict, idle0strict (idleMS and idleMSstrict
+# name any other slice_idle, in ms) -- and `blkwise tune` started together
+# with the workload, from BFQ's default (8000, 0), with a store of its own
+# for the whole table.  One more
 # column, not among the defaults and never counted as a static setting:
 # idle8to0, 8000 for the first LATE_S seconds (default 2), then 0 -- what the
 # tuner does when a stored verdict says 0, without the tuner; and watch0,
@@ -132,14 +134,15 @@ run_one() {
 	[ "$w" = e ] && policy=latency
 	new_bfq "$dev"
 	case $cfg in
-	idle8) levers "$dev" 8000 0 ;;
-	idle0) levers "$dev" 0 0 ;;
-	idle8strict) levers "$dev" 8000 1 ;;
-	idle0strict) levers "$dev" 0 1 ;;
 	idle8to0)
 		levers "$dev" 8000 0
 		(sleep "${LATE_S:-2}" && echo 0 >/sys/block/"$dev"/queue/iosched/slice_idle_us) &
 		;;
+	idle[0-9]*strict)
+		cfg=${cfg#idle}
+		levers "$dev" $((${cfg%strict} * 1000)) 1
+		;;
+	idle[0-9]*) levers "$dev" $((${cfg#idle} * 1000)) 0 ;;
 	tune | watch0)
 		log=$TMP/tune.$w.$dev.$RANDOM
 		if [ "$cfg" = tune ]; then

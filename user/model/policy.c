@@ -43,13 +43,14 @@
  * The latency policy keeps idling only for a gain of 4 x `gain`, and
  * settles ties on 0: idling holds every other queue back.
  *
- * Idling set is not idling done.  BFQ idles for a queue only while
- * bfq_better_to_idle() says so, and for a sync queue on a rotational device
- * that may queue, that needs the queue to be "IO-bound" (bfq_bfqq_IO_bound:
- * it had I/O 80% of the last ~200 ms, since Linux 5.13, and was not expired
- * idle having used little of its budget) with a short think time: under a
- * few sequential readers BFQ can stop idling for tens of seconds with
- * slice_idle_us unchanged (seen after ~10 s, and after a 0.5 s probe of 0).
+ * Idling set is not idling done.  BFQ's own log (tools/bfq-log.py) shows
+ * how it stops with slice_idle_us unchanged: a reader late by more than
+ * slice_idle expires its queue idle with budget left; its request, arriving
+ * within 3 x slice_idle, preempts the queue in service
+ * (bfq_bfqq_update_budg_for_activation()), which had sent its request and
+ * so expires empty and preempts back at its next one: a queue switch per
+ * request, for seconds (docs/idling.md).  A probe of 0 leaves every queue
+ * in that state (with idling off they expire empty).
  * So while idling is set for two or more sync sequential streams
  * (throughput policy), the window where BFQ idled (depth while busy near 1)
  * is kept; two windows in a row at depth >= 1.35, slower than it, on a
@@ -59,20 +60,20 @@
  * BFQ does not idle well at once: on the emulated spindle under four
  * readers, from 2-3 s after the switch it served one request per queue turn
  * at depth 1, no faster than not idling, for 2 to 14 s, then idled well
- * again (once it went back to that state for 4 s after idling well;
- * bfq_select_queue() lets other queues inject while idling does not boost
- * throughput).  So a repair's trial is measured window by window from
- * trial_settle_s after the switch, kept at the first window faster than the
- * one without and within 2 x gain of the rate BFQ idled at before (where
- * known), and goes back only when none has been by repair_patience_s, whose
- * last window needs only to be faster (one fixed window 12 s after the
- * switch fell into the dip, and went back, in 2 of 5 runs).  A repair that
- * lost is tried once more repair_retry_s after the first, if BFQ still does
- * not idle; a trial that lost twice, or a random reads' trial that lost
- * once, is not repeated on the same workload for probe_every_s.  The same
- * trial is made for sync random streams queued two or more deep in a
- * shallow device (order_trial()): one request at a time, BFQ picks the
- * nearest, where the device would serve them as they came.
+ * again (once it went back to that state for 4 s after idling well: the
+ * same chain of preemptions, at depth 1 since strict_guarantees holds the
+ * device to one request).  So a repair's trial is measured window by
+ * window from trial_settle_s after the switch, kept at the first window
+ * faster than the one without and within 2 x gain of the rate BFQ idled at
+ * before (where known), and goes back only when none has been by
+ * repair_patience_s, whose last window needs only to be faster (one fixed
+ * window 12 s after the switch fell into the dip, and went back, in 2 of 5
+ * runs).  A repair that lost is tried once more repair_retry_s after the
+ * first, if BFQ still does not idle; a trial that lost twice, or a random
+ * reads' trial that lost once, is not repeated on the same workload for
+ * probe_every_s.  The same trial is made for sync random streams queued two
+ * or more deep in a shallow device (order_trial()): one request at a time,
+ * BFQ picks the nearest, where the device would serve them as they came.
  * strict_guarantees goes off again when the device turns out deep, or when
  * neither a sync sequential stream nor the workload a trial kept it for is
  * left (or, for sequential streams, idling is set to 0).
@@ -133,7 +134,8 @@ void bw_tune_init(struct bw_tune_state *st, __u32 setting)
  * spindle under 4 sequential readers (p90 think 0.2 ms): going from 8 ms
  * to 2 or 3 ms mid-run collapses BFQ into not idling (-63%, it stays
  * there), 4 and 6 ms hold; rare multi-ms gaps, not the p90, expire its
- * idle window, and a queue that expires idle loses BFQ's idling for good.
+ * idle window, and a queue that expires idle sets off a chain of
+ * preemptions, a queue switch per request (docs/idling.md).
  * Unknown think: the ceiling.
  */
 __u32 bw_tune_idle_for(const struct bw_tune_cfg *cfg, double think_ms)
