@@ -174,7 +174,7 @@ test_what_if_spindle_repair() {
 	an_require jq || return 0
 	[ -f "$rec" ] || { fail "no $rec"; return; }
 	assertTrue "text: the repair, both levers and the collapse's evidence" \
-		"$BW_BIN analyze $rec --what-if-tune | grep -qE '^  t= *[0-9.]+ s loop[0-9]+ repair: slice_idle_us 8000 -> 8000, strict_guarantees 0 -> 1: BFQ stopped idling at slice_idle_us 8000: depth 1\.[01][0-9] -> [0-9.]+, [0-9]+ -> [0-9]+ MB/s'"
+		"$BW_BIN analyze $rec --what-if-tune | grep -qE '^  t= *[0-9.]+ s loop[0-9]+ repair: slice_idle_us 8000 -> 20000, strict_guarantees 0 -> 1: BFQ stopped idling at slice_idle_us 8000: depth 1\.[01][0-9] -> [0-9.]+, [0-9]+ -> [0-9]+ MB/s'"
 	js=$BW_TMP/spindle.json
 	"$BW_BIN" analyze "$rec" --what-if-tune --json >"$js" || { fail "analyze --json"; return; }
 	assertEquals "json: one repair, strict_guarantees 0 -> 1" "1 0 1" \
@@ -194,7 +194,7 @@ test_what_if_spindle_repair() {
 	"$BW_BIN" analyze "$rec" --what-if-tune --html "$BW_TMP/spindle.html" >/dev/null ||
 		{ fail "analyze --html"; return; }
 	assertTrue "html: the repair among the timeline's decisions" \
-		"grep -qE '\\[$t[0-9.]*,\"repair\",8000,8000,\"BFQ stopped idling' $BW_TMP/spindle.html"
+		"grep -qE '\\[$t[0-9.]*,\"repair\",8000,20000,\"BFQ stopped idling' $BW_TMP/spindle.html"
 }
 
 # --perfetto: one complete event per request, on lanes where no two slices

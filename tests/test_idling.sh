@@ -162,7 +162,7 @@ test_collapse_detected_and_repaired() {
 		"jq -e -s '[.[] | select(.action == \"repair\")][0].why | test(\"BFQ (stopped idling|is not idling) at slice_idle_us 8000: depth [0-9.]+\")' $out"
 	assertEquals "kept (after one trial that lost, at most)" "keep" \
 		"$(jq -r "select($ID_TRIAL_END) | .action" "$out" | tail -n 1)"
-	assertEquals "in force: 8000, strict_guarantees 1" "8000 1" "$(id_levers "$dev")"
+	assertEquals "in force: 20000, strict_guarantees 1" "20000 1" "$(id_levers "$dev")"
 	assertTrue "BFQ was not idling: depth $d0" "id_ge ${d0:-0} 1.35"
 	assertTrue "BFQ idles again: depth $d1" "id_ge 1.25 $d1"
 	assertTrue "and the disk serves more: $mb0 -> $mb1 MB/s" "id_ge $mb1 \$(bw_calc '1.2 * ${mb0:-999}')"
@@ -189,11 +189,11 @@ test_stored_repair_at_start() {
 	out=$BW_TMP/stored-repair.json
 	id_tune "$out" -d "$dev" || { fail "tune start"; return; }
 	id_wait_for "$out" '.action == "set"' 3
-	assertEquals "in force while it runs" "8000 1" "$(id_levers "$dev")"
+	assertEquals "in force while it runs" "20000 1" "$(id_levers "$dev")"
 	kill -INT "$ID_PID"
 	wait "$ID_PID"
 	jq -r '"    \(.action): \(.why)"' "$out"
-	assertEquals "strict_guarantees at once, nothing else" "set 8000->8000 strict 0->1" \
+	assertEquals "strict_guarantees at once, with 20 ms, nothing else" "set 8000->20000 strict 0->1" \
 		"$(id_actions "$out")"
 	assertTrue "says why" "jq -r 'select(.action == \"set\") | .why' $out | grep -q \
 		'^the stored verdict for this device: strict_guarantees, once BFQ had stopped idling, won by 437% for sync sequential streams, 10 min before this run: strict_guarantees 1 from the start'"

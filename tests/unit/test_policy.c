@@ -671,8 +671,9 @@ static void test_repair_retried(void)
 	sim_init(&s, 8000);
 	s.st.last_probe = 0;
 	sim_run(&s, 40, collapsing_long_dip);
-	CHECK(s.n[BW_TUNE_REPAIR] == 1 && s.n[BW_TUNE_REVERT] == 1 && !s.strict,
-	      "no window of the first trial won in 20 s: back (%s)", s.last.why);
+	CHECK(s.n[BW_TUNE_REPAIR] == 1 && s.n[BW_TUNE_REVERT] == 1 && !s.strict &&
+	      s.setting == 8000, "no window of the first trial won in 20 s: back, to 8000 "
+	      "(%u us, %s)", s.setting, s.last.why);
 	sim_run(&s, 40, collapsing_long_dip);
 	CHECK(s.n[BW_TUNE_REPAIR] == 2 && s.n[BW_TUNE_KEEP] == 1 && s.strict == 1,
 	      "BFQ still not idling: tried once more, kept (%d repairs, %s)",
@@ -709,6 +710,14 @@ static void collapsing_noisy_dip(const struct sim *s, __u32 idle, struct phase *
 		*p = (struct phase){ (int)on % 2 ? 40 : 15, NAN, 1.0, 0.1, BW_CLASS_UNKNOWN, 4, 4, 0 };
 }
 
+/* With strict_guarantees the readers hold 60 MB/s: above the collapse, short of idling. */
+static void collapsing_half_back(const struct sim *s, __u32 idle, struct phase *p)
+{
+	collapsing(s, idle, p);
+	if (idle && s->strict && s->t - s->strict_on >= 2)
+		*p = (struct phase){ 60, NAN, 1.0, 0.1, BW_CLASS_UNKNOWN, 4, 4, 0 };
+}
+
 static void test_repair_waits_out_the_dip(void)
 {
 	struct sim s;
@@ -717,7 +726,8 @@ static void test_repair_waits_out_the_dip(void)
 	s.st.last_probe = 0;
 	sim_run(&s, 32, collapsing_dip14);
 	CHECK(s.n[BW_TUNE_REPAIR] == 1 && s.n[BW_TUNE_KEEP] == 1 && !s.n[BW_TUNE_REVERT] &&
-	      s.strict == 1 && strstr(s.last.why, "17 s after the switch"),
+	      s.strict == 1 && strstr(s.last.why, "17 s after the switch") &&
+	      strstr(s.last.why, "BFQ idles again, keeping it"),
 	      "measured window by window: kept at the first that wins (%s)", s.last.why);
 	sim_init(&s, 8000);
 	s.st.last_probe = 0;
@@ -730,6 +740,13 @@ static void test_repair_waits_out_the_dip(void)
 	CHECK(s.n[BW_TUNE_KEEP] == 1 && s.strict == 1 && strstr(s.last.why, "strict_guarantees 1: 101.0"),
 	      "a window of the dip above the collapsed rate is not BFQ idling again (%s)",
 	      s.last.why);
+	sim_init(&s, 8000);
+	s.st.last_probe = 0;
+	sim_run(&s, 40, collapsing_half_back);
+	CHECK(s.n[BW_TUNE_KEEP] == 1 && strstr(s.last.why, "20 s after the switch") &&
+	      strstr(s.last.why, "faster, keeping it"),
+	      "faster but short of the idled rate: kept at the end, not said to idle (%s)",
+	      s.last.why);
 }
 
 static void test_collapse_repaired(void)
@@ -741,11 +758,12 @@ static void test_collapse_repaired(void)
 	sim_run(&s, 10, collapsing);
 	CHECK(!s.n[BW_TUNE_REPAIR] && !s.strict, "idling works: nothing to repair");
 	sim_run(&s, 3.05, collapsing);
-	CHECK(s.n[BW_TUNE_REPAIR] == 1 && s.strict == 1 && s.setting == 8000,
-	      "two windows at depth 3.9, 101 -> 35 MB/s: strict_guarantees on (%d repairs)",
-	      s.n[BW_TUNE_REPAIR]);
+	CHECK(s.n[BW_TUNE_REPAIR] == 1 && s.strict == 1 && s.setting == 20000,
+	      "two windows at depth 3.9, 101 -> 35 MB/s: strict_guarantees on, with 20 ms "
+	      "(%d repairs, %u us)", s.n[BW_TUNE_REPAIR], s.setting);
 	CHECK(strstr(s.repair_why, "BFQ stopped idling at slice_idle_us 8000: depth 1.00 -> 3.90, "
-		     "101 -> 35 MB/s"), "the evidence in one line: %s", s.repair_why);
+		     "101 -> 35 MB/s; trying strict_guarantees 1 with slice_idle_us 20000"),
+	      "the evidence in one line: %s", s.repair_why);
 	sim_run(&s, 3.2, collapsing);
 	CHECK(!s.n[BW_TUNE_KEEP] && !s.n[BW_TUNE_REVERT] && s.strict == 1,
 	      "not judged in the dip after the switch");
@@ -758,8 +776,9 @@ static void test_collapse_repaired(void)
 	      s.last.verdict_learned, s.last.verdict_us, s.last.verdict_strict,
 	      s.last.verdict_gain);
 	sim_run(&s, 200, collapsing);
-	CHECK(s.n[BW_TUNE_REPAIR] == 1 && !s.n[BW_TUNE_PROBE] && s.strict == 1 &&
-	      s.setting == 8000, "then it holds: no second repair, no probe");
+	CHECK(s.n[BW_TUNE_REPAIR] == 1 && !s.n[BW_TUNE_PROBE] && !s.n[BW_TUNE_SET] &&
+	      s.strict == 1 && s.setting == 20000,
+	      "then it holds: no second repair, no probe, no change (%u us)", s.setting);
 }
 
 /* The tuner's own probe of 0 leaves BFQ not idling at 8000 (seen on the spindle). */
@@ -883,7 +902,8 @@ static void started_strict(struct sim *s)
 	bw_tune_seed_verdict(&s->st, 8000, 1, 1.89, 600);
 	bw_tune_start(&s->cfg, &s->st, BW_CLASS_UNKNOWN, false, true, &s->last);
 	s->strict = 1;
-	bw_tune_applied(&s->cfg, &s->st, 8000, 1, 0);
+	s->setting = s->last.after;
+	bw_tune_applied(&s->cfg, &s->st, s->setting, 1, 0);
 }
 
 /*
@@ -898,16 +918,17 @@ static void test_stored_repair(void)
 	sim_init(&s, 8000);
 	bw_tune_seed_verdict(&s.st, 8000, 1, 1.89, 600);
 	CHECK(bw_tune_start(&s.cfg, &s.st, BW_CLASS_UNKNOWN, false, true, &s.last) &&
-	      s.last.action == BW_TUNE_SET && s.last.after == 8000 && s.last.strict_after == 1,
+	      s.last.action == BW_TUNE_SET && s.last.after == 20000 && s.last.strict_after == 1,
 	      "strict_guarantees at start (%d, %u, %u)", s.last.action, s.last.after,
 	      s.last.strict_after);
 	CHECK(strstr(s.last.why, "strict_guarantees, once BFQ had stopped idling, won by 189%") &&
 	      strstr(s.last.why, "from the start"), "why: %s", s.last.why);
 	s.strict = 1;
 	s.strict_on = 0;
-	bw_tune_applied(&s.cfg, &s.st, 8000, 1, 0);
+	s.setting = 20000;
+	bw_tune_applied(&s.cfg, &s.st, 20000, 1, 0);
 	sim_run(&s, 300, collapsing);
-	CHECK(!s.any && s.strict == 1 && s.setting == 8000,
+	CHECK(!s.any && s.strict == 1 && s.setting == 20000,
 	      "it holds: no repair, no probe, no change (%d repairs, %d probes, %d sets)",
 	      s.n[BW_TUNE_REPAIR], s.n[BW_TUNE_PROBE], s.n[BW_TUNE_SET]);
 	/* Not where it does not belong, nor where it may not be set. */
@@ -934,8 +955,9 @@ static void test_stored_repair(void)
 	/* ... and so does a workload without sync sequential streams. */
 	started_strict(&s);
 	sim_run(&s, 1.0, random_ncq);
-	CHECK(!s.strict && strstr(s.last.why, "no sync sequential stream left"),
-	      "random readers: off (%s)", s.last.why);
+	CHECK(!s.strict && strstr(s.last.why, "no sync sequential stream left") &&
+	      s.setting == 8000, "random readers: off, and its 20 ms with it (%u us, %s)",
+	      s.setting, s.last.why);
 }
 
 static void test_random_reads_ordered(void)

@@ -99,7 +99,7 @@ static const struct {
 	{ 1, "sdd", "set", 0, 4000, 0, 0 },
 	{ 2, "sdc", "probe", 8000, 0, 0, 0 },
 	{ 6, "sdc", "set", 8000, 0, 0, 0 },	/* the probe was not run: still 8000 */
-	{ 12, "sdb", "repair", 8000, 8000, 0, 1 },
+	{ 12, "sdb", "repair", 8000, 20000, 0, 1 },
 };
 #define NWANT ((int)(sizeof(want) / sizeof(want[0])))
 
@@ -156,7 +156,7 @@ static void test_text(void)
 		n++;
 	}
 	CHECK(n == NWANT, "%d decision lines", n);
-	CHECK(strstr(buf, "sdb repair: slice_idle_us 8000 -> 8000, strict_guarantees 0 -> 1: "
+	CHECK(strstr(buf, "sdb repair: slice_idle_us 8000 -> 20000, strict_guarantees 0 -> 1: "
 		     "BFQ stopped idling"), "the repair's strict_guarantees: %s", buf);
 	CHECK(strstr(buf, "      evidence: 35.0 MB/s, P_eff 0.90, depth 3.90, S1 1.600 ms (live), "
 		     "class shallow, streams 4 (4 sync sequential), think p90 0.100 ms\n"),

@@ -60,6 +60,8 @@ const struct bw_optdoc bw_optdocs[] = {
 	{ T | E, 0, "low-latency", "0|1", "set bfq's low_latency (put back on exit)" },
 	{ T | E, 0, "max-idle-us", "US",
 	  "ceiling of a nonzero slice_idle_us (default 8000, bfq's default)" },
+	{ T | E, 0, "strict-idle-us", "US",
+	  "the least nonzero slice_idle_us while strict_guarantees is on for sequential streams (default 20000): a reader later than it breaks the idling" },
 	{ T | E, 0, "no-strict", NULL,
 	  "never set bfq's strict_guarantees (tried, and kept only if faster, where BFQ stops idling although idling is set, or random sync reads queue in a shallow device)" },
 	{ T | E, 0, "run-dir", "DIR",

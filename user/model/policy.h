@@ -16,6 +16,7 @@ struct bw_tune_cfg {
 	enum bw_tune_policy policy;
 	__u32 max_idle_us;	/* ceiling of a nonzero setting (BFQ's default 8000) */
 	__u32 min_idle_us;	/* floor of a nonzero setting */
+	__u32 strict_idle_us;	/* the least nonzero setting with strict_guarantees, sequential */
 	double window_s;	/* one measurement window */
 	double settle_s;	/* left out after every change: BFQ finishes its slice */
 	double trial_settle_s;	/* left out before a strict_guarantees trial's window */
@@ -107,6 +108,7 @@ struct bw_tune_state {
 	double strict_at;
 	double strict_idled_mbps;	/* a repair's: the rate BFQ idled at before (NAN: unknown) */
 	bool strict_repair;	/* the trial is a repair (BFQ had stopped idling) */
+	__u32 strict_from_us;	/* the setting before strict_guarantees went on */
 	int strict_lost_n;	/* trials lost in a row on that workload */
 	struct bw_tune_sig strict_sig;
 	int repairs;

@@ -129,10 +129,14 @@ static int opt_number(struct bw_tuner_args *a, int c, const char *arg)
 		return 1;
 	}
 	if (parse_long(arg, 1000, 1000000, &v)) {
-		bw_err("bad --max-idle-us '%s': give 1000..1000000", arg);
+		bw_err("bad --%s '%s': give 1000..1000000",
+		       c == BW_OPT_MAX_IDLE ? "max-idle-us" : "strict-idle-us", arg);
 		return -EINVAL;
 	}
-	a->cfg.max_idle_us = (__u32)v;
+	if (c == BW_OPT_MAX_IDLE)
+		a->cfg.max_idle_us = (__u32)v;
+	else
+		a->cfg.strict_idle_us = (__u32)v;
 	return 1;
 }
 
@@ -166,6 +170,7 @@ int bw_tuner_opt(struct bw_tuner_args *a, int c, const char *arg)
 		return 1;
 	case BW_OPT_LL:
 	case BW_OPT_MAX_IDLE:
+	case BW_OPT_STRICT_IDLE:
 		return opt_number(a, c, arg);
 	case BW_OPT_TUNE_WINDOW:
 		return bw_tuner_set_window(a, arg) ?: 1;

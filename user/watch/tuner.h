@@ -31,7 +31,7 @@ struct bw_tuner_args {
  */
 enum {
 	BW_OPT_POLICY = 1100, BW_OPT_RUN_DIR, BW_OPT_SCHED, BW_OPT_LL, BW_OPT_MAX_IDLE,
-	BW_OPT_TUNE_WINDOW, BW_OPT_NO_STRICT,
+	BW_OPT_TUNE_WINDOW, BW_OPT_NO_STRICT, BW_OPT_STRICT_IDLE,
 };
 #define BW_TUNER_LONGOPTS							\
 	{ "dry-run", no_argument, NULL, 'n' },					\
@@ -41,6 +41,7 @@ enum {
 	{ "set-scheduler", required_argument, NULL, BW_OPT_SCHED },		\
 	{ "low-latency", required_argument, NULL, BW_OPT_LL },			\
 	{ "max-idle-us", required_argument, NULL, BW_OPT_MAX_IDLE },		\
+	{ "strict-idle-us", required_argument, NULL, BW_OPT_STRICT_IDLE },	\
 	{ "no-strict", no_argument, NULL, BW_OPT_NO_STRICT }
 void bw_tuner_args_init(struct bw_tuner_args *a);
 /* 1 when c was one of those (and is taken), 0 when not, -EINVAL on bad input. */
