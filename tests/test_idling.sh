@@ -84,10 +84,14 @@ id_sampler() {
 	bw_on_cleanup "kill $!"
 }
 
-# id_truth_at SAMPLES T: the disk's own "MB/s depth" over the two seconds that ended at T.
+# id_truth_at SAMPLES T: the disk's own "MB/s depth" over the two seconds
+# with I/O before T (a whole unix second); one if there is only one.  A
+# sample is stamped with the second its interval ended in, so one stamped T
+# can reach past an event logged in second T: only those stamped before T.
 id_truth_at() {
-	awk -v t="$2" '$1 <= t { m0 = m1; d0 = d1; m1 = $2; d1 = $3 }
-		END { printf "%.1f %.2f", (m0 + m1) / 2, (d0 + d1) / 2 }' "$1"
+	awk -v t="$2" '$1 < t && $3 > 0 { m0 = m1; d0 = d1; m1 = $2; d1 = $3; n++ }
+		END { if (n < 2) { m0 = m1; d0 = d1 }
+		      printf "%.1f %.2f", (m0 + m1) / 2, (d0 + d1) / 2 }' "$1"
 }
 
 # id_lost SAMPLES FROM: the first second at or after unix time FROM that
