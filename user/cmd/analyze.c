@@ -566,8 +566,8 @@ static void text_summary(const struct bw_replay *rp, const struct bw_tsource *sr
 		bw_render_row(stdout, &d[i].total, &d[i].cls);
 	printf("\nMerges, requeues, losses\n");
 	for (i = 0; i < n; i++)
-		printf("%-10s merges %llu, requeues %llu, errors %llu, completions without "
-		       "their issue %llu, issues without their completion %llu\n", d[i].name,
+		printf("%-10s merges %llu, requeues %llu, errors %llu, completions whose issue "
+		       "was not seen %llu, issues whose completion was not seen %llu\n", d[i].name,
 		       (unsigned long long)d[i].total.merges,
 		       (unsigned long long)d[i].total.requeues,
 		       (unsigned long long)d[i].total.errors,
