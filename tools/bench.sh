@@ -56,6 +56,7 @@ floor_clock     | build/bench/floor --clock
 floor_streams_clock | build/bench/floor --streams --clock
 floor_record    | build/bench/floor --record
 floor_exact     | build/bench/floor --exact
+floor_exact_tag | build/bench/floor --exact-tag
 blkwise         | $BLKWISE stat --no-state -d $DEV -i 1
 blkwise_streams | $BLKWISE stat --no-state --streams -d $DEV -i 1
 biolatency      | biolatency -d $DEV 600
@@ -824,6 +825,8 @@ SUMMARY=$(jq -s --argjson mem "$MEM_JSON" --argjson order "$ORDER" \
 	 targets: [
 		{what: "blkwise / floor_clock", ratio: ratio(get("main"; "qd32"; "blkwise"); get("main"; "qd32"; "floor_clock")), max: $tc,
 		 note: "judged against floor_clock, not floor: an exact service time needs a clock read at each end, and two clock reads alone cost about the floor on this CPU (floor_clock / floor below)"},
+		{what: "blkwise / floor_clock, completions on the submitting CPU (qd32same)", ratio: ratio(get("scale"; "qd32same"; "blkwise"); get("scale"; "qd32same"; "floor_clock")), max: $tc},
+		{what: "blkwise / floor_clock, completions on another CPU (qd32other: the entry and the in-flight word cross CPUs twice per request)", ratio: ratio(get("scale"; "qd32other"; "blkwise"); get("scale"; "qd32other"; "floor_clock")), max: null},
 		{what: "blkwise_streams / floor_streams_clock", ratio: ratio(get("main"; "qd32"; "blkwise_streams"); get("main"; "qd32"; "floor_streams_clock")), max: $ts},
 		{what: "blkwise_streams / blkwise", ratio: ratio(get("main"; "qd32"; "blkwise_streams"); get("main"; "qd32"; "blkwise")), max: $tsc},
 		{what: "record / floor_record", ratio: ratio(get("main"; "qd32"; "record"); get("main"; "qd32"; "floor_record")), max: $tr},

@@ -21,6 +21,10 @@
  * the clock, finds and frees the entry and takes its own from the word
  * (the busy time when it closes the period).  No device lookup, no
  * per-device or per-CPU figures: it counts every device's I/O as one.
+ * floor --exact-tag is the same design with the entry's first probe at the
+ * request's tag instead of a hash of its address: requests issued one
+ * after another mostly hold neighbouring tags, so their entries share
+ * cache lines, which then cross between CPUs once for several requests.
  *
  * The _rec trio (floor --record) is the floor of a recorder: Q, D and C
  * each read the clock once and put a 64-byte record holding it into a
@@ -100,11 +104,19 @@ static __always_inline struct ex_entry *ex_entry(__u32 h, __u32 i)
 	return bpf_map_lookup_elem(&ex_rqs, &idx);
 }
 
+/* Set by floor.c: the first probe at the request's tag (--exact-tag). */
+const volatile bool ex_by_tag = false;
+
+static __always_inline __u32 ex_first(struct request *rq, __u64 key)
+{
+	return ex_by_tag ? (__u32)rq->tag : ex_hash(key);
+}
+
 SEC("tp_btf/block_rq_issue")
 int BPF_PROG(floor_issue_exact, struct request *rq)
 {
 	__u64 now = bpf_ktime_get_ns(), key = (__u64)rq - (__u64)&ex_rqs, old;
-	__u32 h = ex_hash(key), i;
+	__u32 h = ex_first(rq, key), i;
 	struct ex_entry *e;
 
 	for (i = 0; i < EX_PROBES; i++) {
@@ -124,7 +136,7 @@ SEC("tp_btf/block_rq_complete")
 int BPF_PROG(floor_complete_exact, struct request *rq)
 {
 	__u64 now = bpf_ktime_get_ns(), key = (__u64)rq - (__u64)&ex_rqs, bs, old;
-	__u32 h = ex_hash(key), i;
+	__u32 h = ex_first(rq, key), i;
 	struct ex_entry *e;
 
 	for (i = 0; i < EX_PROBES; i++) {

@@ -3,11 +3,12 @@
  * floor - attach the empty tp_btf programs of floor.bpf.c and stay attached
  * until SIGTERM, SIGINT or SIGHUP.  Used by tools/bench.sh as the cost floor.
  *
- * usage: floor [--streams] [--clock] | --record | --stats
+ * usage: floor [--streams] [--clock] | --exact | --exact-tag | --record | --stats
  *   --streams  also attach block_io_start (the set blkwise stat --streams uses)
  *   --clock    programs that read the clock once each (with --streams, Q too)
  *   --exact    D and C as the cheapest exact design (floor.bpf.c): a clock
  *              read, the request's entry and the in-flight word each
+ *   --exact-tag  the same, the entry's first probe at the request's tag
  *   --record   Q, D and C programs that read the clock and put a 64-byte
  *              record into a ring buffer, drained here every 50 ms, as
  *              blkwise record drains its own
@@ -123,8 +124,10 @@ int main(int argc, char **argv)
 			record = 1;
 		} else if (!strcmp(argv[i], "--exact")) {
 			exact = 1;
+		} else if (!strcmp(argv[i], "--exact-tag")) {
+			exact = 2;
 		} else {
-			fprintf(stderr, "usage: %s [--streams] [--clock] | --exact | --record | --stats\n",
+			fprintf(stderr, "usage: %s [--streams] [--clock] | --exact | --exact-tag | --record | --stats\n",
 				argv[0]);
 			return 2;
 		}
@@ -142,6 +145,7 @@ int main(int argc, char **argv)
 			strerror(errno));
 		return 1;
 	}
+	skel->rodata->ex_by_tag = exact == 2;
 	bpf_program__set_autoload(skel->progs.floor_io_start, streams && !clock);
 	bpf_program__set_autoload(skel->progs.floor_io_start_clk, streams && clock);
 	bpf_program__set_autoload(skel->progs.floor_issue, !clock && !record && !exact);
