@@ -102,25 +102,44 @@ id_lost() {
 		if (n == 3) { print t; exit } }' "$1"
 }
 
-# id_spindle_tuned OUT: the emulated spindle on a new BFQ, its sampler (the
-# disk's own MB/s and depth per second in $BW_TMP/truth) and a tuner
-# writing OUT; ID_DEV, ID_BEFORE (the levers before it).
+# id_spindle_tuned OUT [CLASS IDLE_US GAIN]: the emulated spindle on a new
+# BFQ, its sampler (the disk's own MB/s and depth per second in
+# $BW_TMP/truth) and a tuner writing OUT, whose store knows the device
+# (id_store) when CLASS... are given; ID_DEV, ID_BEFORE (the levers before it).
 id_spindle_tuned() {
-	local fd
+	local fd out=$1
+	shift
 	bw_fakedisk ID_DEV "$ID_DISK" || { fail "fakedisk"; return 1; }
 	fd=$BW_FAKEDISK_DIR
 	id_bfq "$ID_DEV" || { fail "bfq"; return 1; }
 	bw_on_cleanup "echo none >/sys/block/$ID_DEV/queue/scheduler"
+	[ $# -eq 0 ] || id_store "$BW_TMP/state" "$(bw_loop_identity "$ID_DEV")" "$@"
 	id_sampler "$fd" "$BW_TMP/truth"
 	ID_BEFORE=$(id_levers "$ID_DEV")
-	id_tune "$1" -d "$ID_DEV" || { fail "tune start"; return 1; }
+	id_tune "$out" -d "$ID_DEV" || { fail "tune start"; return 1; }
+}
+
+# id_late_readers SECS: every 3 s one of the readers (ID_FIO's jobs) stops
+# for 20 ms, as a reader woken late on a busy CPU does, for SECS at most.
+# A reader late by more than slice_idle sets off BFQ's chain of preemptions
+# (docs/idling.md, "BFQ's own log"); stopped at cleanup.
+id_late_readers() {
+	(end=$((SECONDS + $1))
+	while [ $SECONDS -lt $end ]; do
+		sleep 3
+		pid=$(pgrep -P "$ID_FIO" | shuf -n 1)
+		[ -n "$pid" ] || continue
+		kill -STOP "$pid" && sleep 0.02
+		kill -CONT "$pid"
+	done) >/dev/null 2>&1 &
+	bw_on_cleanup "kill $!"
 }
 
 # The emulated spindle under 4 sequential readers, BFQ fresh at
-# slice_idle_us 8000, the tuner started with the readers and a store of
-# its own (so it probes 0 to learn the class).  Within a
-# minute or so BFQ stops idling by itself (its queues lose the flag it
-# idles by; seen after 10 to 45 s here), with slice_idle_us unchanged.
+# slice_idle_us 8000, the tuner started with the readers and a store that
+# says idling wins on this device (so it makes no probe).  A reader late by
+# more than slice_idle stops BFQ idling, with slice_idle_us unchanged, for
+# seconds at a time (id_late_readers makes one late every 3 s).
 # The tuner must say so, with the evidence, try strict_guarantees and keep
 # it (a first trial measured in the dip that can follow the switch may
 # lose; the second, 40 s later, must win).  The disk's own counters are the oracle: in the two seconds before
@@ -136,11 +155,12 @@ test_collapse_detected_and_repaired() {
 	local dev out before t t0 mb0 d0 mb1 d1 lost
 	id_require || return 0
 	out=$BW_TMP/collapse.json
-	id_spindle_tuned "$out" || return
+	id_spindle_tuned "$out" shallow 8000 1.650 || return
 	dev=$ID_DEV
 	before=$ID_BEFORE
 	t0=$(date +%s)
 	id_readers "$dev" $((ID_HORIZON + 80))
+	id_late_readers "$ID_HORIZON"
 	# The end of a strict_guarantees trial; one that lost is tried once
 	# more 40 s later while BFQ still does not idle.
 	id_wait_for "$out" "$ID_TRIAL_END" "$ID_HORIZON" &&
@@ -178,6 +198,49 @@ test_collapse_detected_and_repaired() {
 	assertEquals "the repair stored as the device's verdict: slice_idle_us, strict_guarantees" \
 		"8000 1" "$(awk -F'\t' -v id="$(bw_loop_identity "$dev")" \
 			'$1 == "idle" && $2 == id { print $3, $6 }' "$BW_TMP/state/s1")"
+}
+
+# The spindle with an empty store: the tuner probes 0, which loses, and
+# goes back to idling with strict_guarantees 1 and slice_idle_us 20000 at
+# once (a probe leaves BFQ's queues preempting each other), judged as a
+# repair and kept.  The disk's own counters are the oracle: after the trial
+# BFQ hands it one request at a time (depth <= 1.25) at no less than 0.8x
+# the rate it idled at in the two seconds before the probe.  At exit both
+# levers are put back; the store keeps 8000 with strict_guarantees.
+test_probe_goes_back_with_strict() {
+	local dev out before t mb0 d0 mb1 d1
+	id_require || return 0
+	out=$BW_TMP/after-probe.json
+	id_spindle_tuned "$out" || return
+	dev=$ID_DEV
+	before=$ID_BEFORE
+	id_readers "$dev" 90
+	id_wait_for "$out" '.action == "repair"' 20 ||
+		{ fail "no repair in 20 s: $(id_actions "$out")"; return; }
+	assertEquals "in force during the trial" "20000 1" "$(id_levers "$dev")"
+	id_wait_for "$out" "$ID_TRIAL_END" 25
+	sleep 2.2
+	echo "  tune: $(id_actions "$out")"
+	jq -r '"    \(.action): \(.why)"' "$out"
+	assertEquals "probe of 0, back with strict_guarantees, kept" \
+		"probe 8000->0 strict 0->0;repair 8000->20000 strict 0->1;keep 20000->20000 strict 1->1" \
+		"$(id_actions "$out")"
+	assertTrue "says why: $(jq -r 'select(.action == "repair") | .why' "$out")" \
+		"jq -r 'select(.action == \"repair\") | .why' $out | grep -qE \
+		'^probe of 0 us: [0-9.]+ MB/s vs [0-9.]+ MB/s at 8000 us \(-[0-9]+%, slower\): going back to idling, with strict_guarantees 1 and slice_idle_us 20000'"
+	t=$(date -d "$(jq -r 'select(.action == "probe") | .timestamp' "$out" | head -1)" +%s 2>/dev/null)
+	read -r mb0 d0 < <(id_truth_at "$BW_TMP/truth" "${t:-0}")
+	read -r mb1 d1 < <(tail -n 2 "$BW_TMP/truth" | awk '{ m += $2; d += $3 } END { printf "%.1f %.2f", m / NR, d / NR }')
+	echo "  the disk: $mb0 MB/s at depth $d0 in the two seconds before the probe, $mb1 at depth $d1 after the trial"
+	assertTrue "one request at a time after: depth $d1" "id_ge 1.25 $d1"
+	assertTrue "at the rate before the probe: $mb0 -> $mb1 MB/s" "id_ge $mb1 \$(bw_calc '0.8 * ${mb0:-999}')"
+	kill -INT "$ID_PID"
+	wait "$ID_PID"
+	assertEquals "exit status" 0 $?
+	assertEquals "put back" "$before" "$(id_levers "$dev")"
+	assertEquals "the store: slice_idle_us, strict_guarantees" "8000 1" \
+		"$(awk -F'\t' -v id="$(bw_loop_identity "$dev")" '$1 == "idle" && $2 == id { print $3, $6 }' \
+			"$BW_TMP/state/s1")"
 }
 
 # A stored repair: strict_guarantees 1 at start, before any window, said
@@ -404,7 +467,7 @@ test_stored_verdict() {
 	kill -INT "$ID_PID"
 	wait "$ID_PID"
 	probe=$(jq -s -r '[.[] | select(.why | startswith("probe of"))][0] |
-		"\(.slice_idle_us_after) \(.why)"' "$out")
+		"\(if .action == "repair" then .slice_idle_us_before else .slice_idle_us_after end) \(.why)"' "$out")
 	rec=$(awk -F'\t' -v id="$id" '$1 == "idle" && $2 == id { print $3 }' "$BW_TMP/state/s1")
 	echo "  without a verdict: probed after ${t} s: $probe; stored: idle ${rec:-none}"
 	assertEquals "the probe's verdict stored" "${probe%% *}" "$rec"

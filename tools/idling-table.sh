@@ -24,8 +24,10 @@
 #   f.stripe            c with phases of LONG_PHASE_S (10 minutes in all)
 # Columns (CONFIGS, default all): every static combination of the levers the
 # tuner may use -- slice_idle_us 8000 (BFQ's default) or 0, strict_guarantees
-# 0 or 1: idle8, idle0, idle8strict, idle0strict (idleMS and idleMSstrict
-# name any other slice_idle, in ms) -- and `blkwise tune` started together
+# 0 or 1, and slice_idle_us 20000 with strict_guarantees 1 (the tuner's
+# --strict-idle-us): idle8, idle0, idle8strict, idle0strict, idle20strict
+# (idleMS and idleMSstrict name any other slice_idle, in ms) -- and
+# `blkwise tune` started together
 # with the workload, from BFQ's default (8000, 0), with a store of its own
 # for the whole table.  One more
 # column, not among the defaults and never counted as a static setting:
@@ -52,7 +54,7 @@ WARM_S=${WARM_S:-10}
 PHASE_S=${PHASE_S:-30}
 LONG_PHASE_S=${LONG_PHASE_S:-200}
 ROWS=${ROWS:-"a.spindle a.stripe b.spindle b.stripe c.stripe d.spindle e.spindle f.stripe"}
-CONFIGS=${CONFIGS:-"idle8 idle0 idle8strict idle0strict tune"}
+CONFIGS=${CONFIGS:-"idle8 idle0 idle8strict idle0strict idle20strict tune"}
 BENCH_LOCK=${BENCH_LOCK:-/run/lock/blkwise-bench.lock}
 BLKWISE=${BLKWISE:-$ROOT/blkwise}
 OUT=${OUT:-build/idling-table}

@@ -145,15 +145,26 @@ static void test_probe_finds_shallow(void)
 
 	sim_init(&s, 8000);
 	sim_run(&s, 3.0, spindle);
-	CHECK(s.n[BW_TUNE_PROBE] == 1 && s.n[BW_TUNE_REVERT] == 1 && s.setting == 8000,
-	      "probe of 0, then back to 8000 (setting %u)", s.setting);
+	CHECK(s.n[BW_TUNE_PROBE] == 1 && s.n[BW_TUNE_REPAIR] == 1 && !s.n[BW_TUNE_REVERT] &&
+	      s.strict == 1 && s.setting == 20000,
+	      "probe of 0, then back to idling with strict_guarantees (%u us, strict %d)",
+	      s.setting, s.strict);
 	CHECK(s.last.learned == BW_CLASS_SHALLOW, "the probe's P_eff says shallow");
-	CHECK(strstr(s.last.why, "slower"), "why: %s", s.last.why);
+	CHECK(strstr(s.last.why, "slower): going back to idling, with strict_guarantees 1 and "
+		     "slice_idle_us 20000: after a probe BFQ may not idle again"), "why: %s",
+	      s.last.why);
+	CHECK(s.last.verdict_learned && s.last.verdict_us == 8000 && !s.last.verdict_strict,
+	      "the store learns that idling won (%u us)", s.last.verdict_us);
+	sim_run(&s, 5, spindle);
+	CHECK(s.n[BW_TUNE_KEEP] == 1 && s.strict == 1 && s.setting == 20000,
+	      "kept once BFQ idles at its rate before the probe: %s", s.last.why);
 	sim_run(&s, 250, spindle);
 	CHECK(s.n[BW_TUNE_PROBE] == 1, "rate limit: one probe in 250 s, got %d", s.n[BW_TUNE_PROBE]);
 	sim_run(&s, 60, spindle);
-	CHECK(s.n[BW_TUNE_PROBE] == 2 && s.setting == 8000,
-	      "again after probe_every_s (%d probes), same verdict", s.n[BW_TUNE_PROBE]);
+	CHECK(s.n[BW_TUNE_PROBE] == 2 && s.n[BW_TUNE_REVERT] == 1 && s.n[BW_TUNE_REPAIR] == 1 &&
+	      s.setting == 20000 && s.strict == 1,
+	      "again after probe_every_s (%d probes), same verdict, strict kept (%u us)",
+	      s.n[BW_TUNE_PROBE], s.setting);
 }
 
 /* The workload changes: streams appear. */
@@ -498,8 +509,8 @@ static void test_stored_verdict(void)
 	gain = s.last.verdict_gain;
 	CHECK(gain > 0.6 && gain < 0.7, "by its gain: %g", gain);
 	sim_init(&s, 8000);
-	sim_run(&s, 5, spindle);
-	CHECK(s.n[BW_TUNE_REVERT] == 1 && s.last.verdict_learned && s.last.verdict_us == 8000,
+	sim_run(&s, 2.5, spindle);
+	CHECK(s.n[BW_TUNE_REPAIR] == 1 && s.last.verdict_learned && s.last.verdict_us == 8000,
 	      "a probe that went back to idling tells the store 8000 (%u us)", s.last.verdict_us);
 	CHECK(s.last.verdict_gain > 1.6 && s.last.verdict_gain < 1.7,
 	      "the winner's gain over the loser: %g", s.last.verdict_gain);
@@ -532,7 +543,8 @@ static void test_stored_verdict(void)
 		CHECK(us ? !s.n[BW_TUNE_PROBE] && !s.any : s.n[BW_TUNE_PROBE] == 1,
 		      "%s: %d probes", us ? "verdict 8000 stored" : "none stored",
 		      s.n[BW_TUNE_PROBE]);
-		CHECK(s.setting == 8000, "idling kept (%u)", s.setting);
+		CHECK(s.setting == (us ? 8000 : 20000) && s.strict == !us,
+		      "idling kept (%u us, strict_guarantees %d)", s.setting, s.strict);
 	}
 	/* A stored verdict waits for the workload it is about: one stream is not it. */
 	sim_init(&s, 8000);
@@ -791,10 +803,31 @@ static void probe_breaks_it(const struct sim *s, __u32 idle, struct phase *p)
 				     BW_CLASS_UNKNOWN, 4, 4, 0 };
 }
 
+/*
+ * On a spindle the probe goes back to idling with strict_guarantees at
+ * once; on a device not served as a spindle (its probe P_eff shallow all
+ * the same) it goes back to plain idling, and the damage is seen, repaired
+ * and counted.
+ */
 static void test_probe_damage_repaired(void)
 {
 	struct sim s;
 
+	sim_init(&s, 8000);
+	sim_run(&s, 3, probe_breaks_it);
+	CHECK(s.n[BW_TUNE_PROBE] == 1 && s.n[BW_TUNE_REPAIR] == 1 && !s.n[BW_TUNE_REVERT] &&
+	      s.strict == 1 && s.setting == 20000, "spindle: probe of 0, slower, back to idling "
+	      "with strict_guarantees (%u us, strict %d)", s.setting, s.strict);
+	CHECK(strstr(s.repair_why, "probe of 0 us: 35.0 MB/s vs 101.0 MB/s at 8000 us (-65%, "
+		     "slower): going back to idling, with strict_guarantees 1"),
+	      "why: %s", s.repair_why);
+	sim_run(&s, 100, probe_breaks_it);
+	CHECK(s.n[BW_TUNE_KEEP] == 1 && s.strict == 1 && s.n[BW_TUNE_PROBE] == 1 &&
+	      s.n[BW_TUNE_REPAIR] == 1 && !s.st.probe_damage,
+	      "kept; no damage to see, no second probe over the kept trial (damage %d)",
+	      s.st.probe_damage);
+
+	s_flat = true;
 	sim_init(&s, 8000);
 	sim_run(&s, 8, probe_breaks_it);
 	CHECK(s.n[BW_TUNE_PROBE] == 1 && s.n[BW_TUNE_REVERT] == 1, "probe of 0, slower, back");
@@ -807,6 +840,7 @@ static void test_probe_damage_repaired(void)
 	sim_run(&s, 100, probe_breaks_it);
 	CHECK(s.n[BW_TUNE_KEEP] == 1 && s.strict == 1 && s.n[BW_TUNE_PROBE] == 1,
 	      "kept; no second probe over the kept trial");
+	s_flat = false;
 }
 
 static void test_collapse_never_strict_on_deep(void)

@@ -63,7 +63,7 @@ const struct bw_optdoc bw_optdocs[] = {
 	{ T | E, 0, "strict-idle-us", "US",
 	  "the least nonzero slice_idle_us while strict_guarantees is on for sequential streams (default 20000): a reader later than it breaks the idling" },
 	{ T | E, 0, "no-strict", NULL,
-	  "never set bfq's strict_guarantees (tried, and kept only if faster, where BFQ stops idling although idling is set, or random sync reads queue in a shallow device)" },
+	  "never set bfq's strict_guarantees (tried, and kept only if faster, where BFQ stops idling although idling is set, after a probe of 0 that lost on a spindle, or where random sync reads queue in a shallow device)" },
 	{ T | E, 0, "run-dir", "DIR",
 	  "where the values found and the locks are kept (default /run/blkwise)" },
 	{ E, 0, "tune-window", "SECS", "the tuner's measurement window (default 1)" },

@@ -78,6 +78,12 @@
  * strict_guarantees goes off again when the device turns out deep, or when
  * neither a sync sequential stream nor the workload a trial kept it for is
  * left (or, for sequential streams, idling is set to 0).
+ * A probe of 0 that loses clearly to idling on a spindle (rotational, the
+ * probe's P_eff shallow) under two or more sync sequential streams goes
+ * back to idling with strict_guarantees at once, as a repair's trial
+ * (repair_after_probe()): the probe leaves every queue in the preemption
+ * chain, and going back to plain idling to see whether BFQ gets out of it
+ * costs two windows, then the repair's dip, where it does not.
  */
 #include <math.h>
 #include <stdio.h>
@@ -438,9 +444,46 @@ static void begin_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 	st->probe_to = d->after;
 }
 
+static void start_strict(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
+			 const struct bw_tune_win *w, const struct bw_tune_sig *sig, double t,
+			 bool repair, double idled_mbps);
+static bool strict_lost_here(const struct bw_tune_cfg *cfg, const struct bw_tune_state *st,
+			     const struct bw_tune_sig *sig, double t);
+
+/*
+ * A probe of 0 that lost clearly (rel) on a spindle under sync sequential
+ * streams: back to idling with strict_guarantees, judged as a repair
+ * against the probe's window and the rate BFQ idled at before it (see the
+ * top of this file).  d holds end_probe()'s revert; true when it became
+ * the repair.
+ */
+static bool repair_after_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
+			       const struct bw_tune_win *p, double rel, double t,
+			       struct bw_tune_decision *d)
+{
+	double idled = bw_tune_win_mbps(&st->base);
+	size_t n;
+
+	if (cfg->policy != BW_POLICY_THROUGHPUT || cfg->no_strict || st->probe_to != 0 ||
+	    st->strict || !(rel < -cfg->gain) || st->base.sync_seq < 2 || !p->rotational ||
+	    d->learned != BW_CLASS_SHALLOW || strict_lost_here(cfg, st, &st->sig, t))
+		return false;
+	d->action = BW_TUNE_REPAIR;
+	d->after = strict_idle(cfg, st->probe_from);
+	d->strict_after = 1;
+	n = strlen(d->why);
+	snprintf(d->why + n, sizeof(d->why) - n, " to idling, with strict_guarantees 1 and "
+		 "slice_idle_us %u: after a probe BFQ may not idle again (up to %.0f s)",
+		 d->after, cfg->repair_patience_s);
+	st->repairs++;
+	start_strict(cfg, st, p, &st->sig, t, true, idled);
+	st->strict_from_us = st->probe_from;
+	return true;
+}
+
 /* Rule 3's end: keep the probed setting or go back. */
 static void end_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
-		      const struct bw_tune_win *p, struct bw_tune_decision *d)
+		      const struct bw_tune_win *p, double t, struct bw_tune_decision *d)
 {
 	double mp = bw_tune_win_mbps(p), mb = bw_tune_win_mbps(&st->base);
 	double rel = mb > 0 ? mp / mb - 1 : NAN, peff = bw_tune_win_peff(p);
@@ -526,6 +569,8 @@ static void end_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 		st->has_idled = true;
 		st->after_probe = true;
 	}
+	if (!keep)
+		repair_after_probe(cfg, st, p, rel, t, d);
 }
 
 
@@ -837,7 +882,7 @@ bool bw_tune_step(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 	d->win = w;
 	d->strict_before = d->strict_after = st->strict;
 	if (st->phase == BW_PH_PROBE) {
-		end_probe(cfg, st, &w, d);
+		end_probe(cfg, st, &w, t, d);
 		return true;
 	}
 	if (st->phase == BW_PH_STRICT)

@@ -118,8 +118,14 @@ static int opt_policy(struct bw_tuner_args *a, const char *arg)
 
 static int opt_number(struct bw_tuner_args *a, int c, const char *arg)
 {
+	__u32 *field = &a->cfg.strict_idle_us;
+	const char *name = "strict-idle-us";
 	long v;
 
+	if (c == BW_OPT_MAX_IDLE) {
+		field = &a->cfg.max_idle_us;
+		name = "max-idle-us";
+	}
 	if (c == BW_OPT_LL) {
 		if (parse_long(arg, 0, 1, &v)) {
 			bw_err("bad --low-latency '%s': give 0 or 1", arg);
@@ -129,14 +135,10 @@ static int opt_number(struct bw_tuner_args *a, int c, const char *arg)
 		return 1;
 	}
 	if (parse_long(arg, 1000, 1000000, &v)) {
-		bw_err("bad --%s '%s': give 1000..1000000",
-		       c == BW_OPT_MAX_IDLE ? "max-idle-us" : "strict-idle-us", arg);
+		bw_err("bad --%s '%s': give 1000..1000000", name, arg);
 		return -EINVAL;
 	}
-	if (c == BW_OPT_MAX_IDLE)
-		a->cfg.max_idle_us = (__u32)v;
-	else
-		a->cfg.strict_idle_us = (__u32)v;
+	*field = (__u32)v;
 	return 1;
 }
 
