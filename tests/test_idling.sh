@@ -84,16 +84,14 @@ id_sampler() {
 	bw_on_cleanup "kill $!"
 }
 
-# id_truth_at SAMPLES T [N]: the disk's own "MB/s depth" over the N (default
-# 2) seconds with I/O before T (a whole unix second); fewer if there are
-# fewer.  A sample is stamped with the second its interval ended in, so one
-# stamped T can reach past an event logged in second T: only those stamped
-# before T.
+# id_truth_at SAMPLES T: the disk's own "MB/s depth" over the two seconds
+# with I/O before T (a whole unix second); one if there is only one.  A
+# sample is stamped with the second its interval ended in, so one stamped T
+# can reach past an event logged in second T: only those stamped before T.
 id_truth_at() {
-	awk -v t="$2" -v want="${3:-2}" '$1 < t && $3 > 0 { m[n % want] = $2; d[n % want] = $3; n++ }
-		END { k = n < want ? n : want
-		      for (i = 0; i < k; i++) { ms += m[i]; ds += d[i] }
-		      printf "%.1f %.2f", k ? ms / k : 0, k ? ds / k : 0 }' "$1"
+	awk -v t="$2" '$1 < t && $3 > 0 { m0 = m1; d0 = d1; m1 = $2; d1 = $3; n++ }
+		END { if (n < 2) { m0 = m1; d0 = d1 }
+		      printf "%.1f %.2f", (m0 + m1) / 2, (d0 + d1) / 2 }' "$1"
 }
 
 # id_lost SAMPLES FROM: the first second at or after unix time FROM that
