@@ -451,21 +451,21 @@ static bool strict_lost_here(const struct bw_tune_cfg *cfg, const struct bw_tune
 			     const struct bw_tune_sig *sig, double t);
 
 /*
- * A probe of 0 that lost clearly (rel) on a spindle under sync sequential
+ * A probe of 0 that lost clearly (slower) on a spindle under sync sequential
  * streams: back to idling with strict_guarantees, judged as a repair
  * against the probe's window and the rate BFQ idled at before it (see the
  * top of this file).  d holds end_probe()'s revert; true when it became
  * the repair.
  */
 static bool repair_after_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
-			       const struct bw_tune_win *p, double rel, double t,
+			       const struct bw_tune_win *p, bool slower, double t,
 			       struct bw_tune_decision *d)
 {
 	double idled = bw_tune_win_mbps(&st->base);
 	size_t n;
 
 	if (cfg->policy != BW_POLICY_THROUGHPUT || cfg->no_strict || st->probe_to != 0 ||
-	    st->strict || !(rel < -cfg->gain) || st->base.sync_seq < 2 || !p->rotational ||
+	    st->strict || !slower || st->base.sync_seq < 2 || !p->rotational ||
 	    d->learned != BW_CLASS_SHALLOW || strict_lost_here(cfg, st, &st->sig, t))
 		return false;
 	d->action = BW_TUNE_REPAIR;
@@ -488,7 +488,7 @@ static void end_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 	double mp = bw_tune_win_mbps(p), mb = bw_tune_win_mbps(&st->base);
 	double rel = mb > 0 ? mp / mb - 1 : NAN, peff = bw_tune_win_peff(p);
 	double need = cfg->gain;
-	bool keep, idle_probe = st->probe_to != 0;
+	bool keep, idle_probe = st->probe_to != 0, slower = rel < -cfg->gain;
 	const char *how;
 	/*
 	 * A tie leaves what a clear measurement chose; else it goes to the
@@ -509,7 +509,7 @@ static void end_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 	} else if (rel > need) {
 		keep = true;
 		how = "faster";
-	} else if (rel < -cfg->gain) {
+	} else if (slower) {
 		keep = false;
 		how = "slower";
 	} else if (st->has_verdict && st->verdict_clear && st->verdict == st->probe_from) {
@@ -542,13 +542,13 @@ static void end_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 	d->learned_peff = peff;
 	/* Decided by throughput on the workload idling is about: the device's verdict. */
 	if (cfg->policy == BW_POLICY_THROUGHPUT && st->base.sync_seq >= 2 && mp > 0 &&
-	    (rel > cfg->gain || rel < -cfg->gain)) {
+	    (rel > cfg->gain || slower)) {
 		d->verdict_learned = true;
 		d->verdict_us = d->after;
 		d->verdict_gain = keep ? rel : mb / mp - 1;
 	}
 	/* A tie leaves the last clear verdict as it was: nothing new was measured. */
-	if (rel > need || rel < -cfg->gain)
+	if (rel > need || slower)
 		st->verdict_clear = true;
 	else if (!(st->has_verdict && st->verdict == d->after))
 		st->verdict_clear = false;
@@ -570,7 +570,7 @@ static void end_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 		st->after_probe = true;
 	}
 	if (!keep)
-		repair_after_probe(cfg, st, p, rel, t, d);
+		repair_after_probe(cfg, st, p, slower, t, d);
 }
 
 
