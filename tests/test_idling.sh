@@ -94,6 +94,27 @@ id_truth_at() {
 		      printf "%.1f %.2f", (m0 + m1) / 2, (d0 + d1) / 2 }' "$1"
 }
 
+# id_median: the median of the numbers on stdin, one per line.
+id_median() {
+	sort -g | awk '{ v[NR] = $1 }
+		END { if (NR) print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# id_after_trial SAMPLES OUT: waits ID_AFTER_S seconds after the last
+# strict_guarantees trial's end in the tuner's OUT, then prints the disk's
+# median "MB/s depth" over the seconds stamped after it: the horizon a
+# kept repair is judged over (one drop of a few seconds, which
+# strict_guarantees itself can suffer, is not the verdict).
+ID_AFTER_S=20
+id_after_trial() {
+	local t mb d
+	t=$(date -d "$(jq -r "select($ID_TRIAL_END) | .timestamp" "$2" | tail -n 1)" +%s 2>/dev/null)
+	sleep "$ID_AFTER_S"
+	mb=$(awk -v t="${t:-0}" '$1 > t && $3 > 0 { print $2 }' "$1" | id_median)
+	d=$(awk -v t="${t:-0}" '$1 > t && $3 > 0 { print $3 }' "$1" | id_median)
+	printf '%.1f %.2f' "${mb:-0}" "${d:-9}"
+}
+
 # id_lost SAMPLES FROM: the first second at or after unix time FROM that
 # begins three in a row where the disk served at depth >= 1.35 (BFQ not
 # idling); empty when there is none.
@@ -144,9 +165,11 @@ id_late_readers() {
 # seconds at a time (id_late_readers makes one late every 3 s).
 # The tuner must say so, with the evidence, try strict_guarantees and keep
 # it (a first trial measured in the dip that can follow the switch may
-# lose; the second, 40 s later, must win).  The disk's own counters are the oracle: in the deepest of the three seconds before
-# the repair it served several readers at once (depth >= 1.35), after the
-# trial one at a time (depth <= 1.25) and more; at exit both levers are
+# lose; the second, 40 s later, must win).  The disk's own counters are
+# the oracle: in the deepest of the four seconds up to the repair it
+# served several readers at once (depth >= 1.35), over the 20 s after
+# the trial (medians) one at a time (depth <= 1.25) and 1.2x more; at exit
+# both levers are
 # put back.  Where BFQ never went three seconds without idling in
 # ID_HORIZON s there is nothing to repair (a skip, with the disk's depth); a
 # collapse of three seconds or more that the tuner left alone is a failure.
@@ -161,14 +184,14 @@ test_collapse_detected_and_repaired() {
 	dev=$ID_DEV
 	before=$ID_BEFORE
 	t0=$(date +%s)
-	id_readers "$dev" $((ID_HORIZON + 80))
+	id_readers "$dev" $((ID_HORIZON + 100))
 	id_late_readers "$ID_HORIZON" "$out"
 	# The end of a strict_guarantees trial; one that lost is tried once
 	# more 40 s later while BFQ still does not idle.
 	id_wait_for "$out" "$ID_TRIAL_END" "$ID_HORIZON" &&
 		[ "$(jq -r "select($ID_TRIAL_END) | .action" "$out" | head -1)" = revert ] &&
 		id_wait_for "$out" "$ID_TRIAL_END" 60 2
-	sleep 2.2
+	read -r mb1 d1 < <(id_after_trial "$BW_TMP/truth" "$out")
 	echo "  tune: $(id_actions "$out")"
 	jq -r '"    \(.action): \(.why)"' "$out"
 	lost=$(id_lost "$BW_TMP/truth" $((t0 + 3)))
@@ -180,14 +203,17 @@ test_collapse_detected_and_repaired() {
 		fail "BFQ stopped idling from $((lost - t0)) s (the disk's depth: $(awk -v t="$lost" '$1 >= t { print $3 }' "$BW_TMP/truth" | head -n 5 | paste -sd' ')) and the tuner did not repair it"
 		return
 	fi
-	# Of the three seconds before the repair, the deepest: the tuner saw two
-	# windows without idling, and a chain a late reader set off can begin
-	# inside a second or end in the next.
+	# Of the disk's seconds up to the repair's, the deepest of the last
+	# four: the tuner's two windows end at the repair, a fraction into its
+	# second, so the sample stamped with that second is inside them (one
+	# that also reaches past the repair can only read shallower, strict
+	# being in force), and a chain a late reader set off can begin inside a
+	# second or end in the next.
 	t=$(date -d "$(jq -r 'select(.action == "repair") | .timestamp' "$out" | head -1)" +%s 2>/dev/null)
-	read -r mb0 d0 < <(awk -v t="${t:-0}" '$1 < t && $3 > 0 { print }' "$BW_TMP/truth" |
-		tail -n 3 | sort -k3,3n | tail -n 1 | awk '{ printf "%.1f %.2f", $2, $3 }')
-	read -r mb1 d1 < <(tail -n 2 "$BW_TMP/truth" | awk '{ m += $2; d += $3 } END { printf "%.1f %.2f", m / NR, d / NR }')
-	echo "  the disk: $mb0 MB/s at depth $d0 in the deepest of the three seconds before the repair ($((${t:-0} - t0)) s in), $mb1 at depth $d1 after"
+	read -r mb0 d0 < <(awk -v t="${t:-0}" '$1 <= t && $3 > 0 { print }' "$BW_TMP/truth" |
+		tail -n 4 | sort -k3,3n | tail -n 1 | awk '{ printf "%.1f %.2f", $2, $3 }')
+	echo "  the disk's seconds up to the repair (MB/s@depth): $(awk -v t="${t:-0}" '$1 <= t && $3 > 0 { print $2 "@" $3 }' "$BW_TMP/truth" | tail -n 6 | paste -sd' ')"
+	echo "  the disk: $mb0 MB/s at depth $d0 in the deepest of the four seconds up to the repair ($((${t:-0} - t0)) s in), $mb1 at depth $d1 (medians) in the ${ID_AFTER_S} s after the trial"
 	assertTrue "a repair, with the evidence: $(jq -r 'select(.action == "repair") | .why' "$out")" \
 		"jq -e -s '[.[] | select(.action == \"repair\")][0].why | test(\"BFQ (stopped idling|is not idling) at slice_idle_us 8000: depth [0-9.]+\")' $out"
 	assertEquals "kept (after one trial that lost, at most)" "keep" \
@@ -209,9 +235,10 @@ test_collapse_detected_and_repaired() {
 # The spindle with an empty store: the tuner probes 0, which loses, and
 # goes back to idling with strict_guarantees 1 and slice_idle_us 20000 at
 # once (a probe leaves BFQ's queues preempting each other), judged as a
-# repair and kept.  The disk's own counters are the oracle: after the trial
-# BFQ hands it one request at a time (depth <= 1.25) at no less than 0.8x
-# the rate it idled at in the two seconds before the probe.  At exit both
+# repair and kept.  The disk's own counters are the oracle: over the 20 s
+# after the trial (medians) BFQ hands it one request at a time (depth <=
+# 1.25) at no less than 0.8x the rate it idled at in the two seconds before
+# the probe.  At exit both
 # levers are put back; the store keeps 8000 with strict_guarantees.
 test_probe_goes_back_with_strict() {
 	local dev out before t mb0 d0 mb1 d1
@@ -225,7 +252,7 @@ test_probe_goes_back_with_strict() {
 		{ fail "no repair in 20 s: $(id_actions "$out")"; return; }
 	assertEquals "in force during the trial" "20000 1" "$(id_levers "$dev")"
 	id_wait_for "$out" "$ID_TRIAL_END" 25
-	sleep 2.2
+	read -r mb1 d1 < <(id_after_trial "$BW_TMP/truth" "$out")
 	echo "  tune: $(id_actions "$out")"
 	jq -r '"    \(.action): \(.why)"' "$out"
 	assertEquals "probe of 0, back with strict_guarantees, kept" \
@@ -236,8 +263,7 @@ test_probe_goes_back_with_strict() {
 		'^probe of 0 us: [0-9.]+ MB/s vs [0-9.]+ MB/s at 8000 us \(-[0-9]+%, slower\): going back to idling, with strict_guarantees 1 and slice_idle_us 20000'"
 	t=$(date -d "$(jq -r 'select(.action == "probe") | .timestamp' "$out" | head -1)" +%s 2>/dev/null)
 	read -r mb0 d0 < <(id_truth_at "$BW_TMP/truth" "${t:-0}")
-	read -r mb1 d1 < <(tail -n 2 "$BW_TMP/truth" | awk '{ m += $2; d += $3 } END { printf "%.1f %.2f", m / NR, d / NR }')
-	echo "  the disk: $mb0 MB/s at depth $d0 in the two seconds before the probe, $mb1 at depth $d1 after the trial"
+	echo "  the disk: $mb0 MB/s at depth $d0 in the two seconds before the probe, $mb1 at depth $d1 (medians) in the ${ID_AFTER_S} s after the trial"
 	assertTrue "one request at a time after: depth $d1" "id_ge 1.25 $d1"
 	assertTrue "at the rate before the probe: $mb0 -> $mb1 MB/s" "id_ge $mb1 \$(bw_calc '0.8 * ${mb0:-999}')"
 	kill -INT "$ID_PID"

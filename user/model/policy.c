@@ -444,11 +444,74 @@ static void begin_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 	st->probe_to = d->after;
 }
 
+static bool watches_idling(const struct bw_tune_cfg *cfg, const struct bw_tune_state *st,
+			   const struct bw_tune_win *w)
+{
+	return cfg->policy == BW_POLICY_THROUGHPUT && !cfg->no_strict && st->setting &&
+	       !st->strict && w->sync_seq >= 2;
+}
+
+/*
+ * The window BFQ idled in, comparable with now: same setting, same
+ * workload (as it held for two windows: one window may see fewer of the
+ * streams, BFQ serving each for its budget).
+ */
+static const struct bw_tune_win *idled_before(const struct bw_tune_state *st,
+					      const struct bw_tune_sig *sig)
+{
+	return st->has_idled && st->idled.idle_us == st->setting &&
+	       !sig_changed(&st->idled_sig, sig) ? &st->idled : NULL;
+}
+
+static bool strict_lost_here(const struct bw_tune_cfg *cfg, const struct bw_tune_state *st,
+			     const struct bw_tune_sig *sig, double t)
+{
+	/* A repair that lost once is tried again sooner (see the top of this file). */
+	double hold = st->strict_repair && st->strict_lost_n == 1 ? cfg->repair_retry_s :
+								    cfg->probe_every_s;
+
+	return st->strict_tried && !st->strict_won && !sig_changed(sig, &st->strict_sig) &&
+	       t - st->strict_at < hold;
+}
+
+/*
+ * A shallow device: its class says so (live, or stored for this very
+ * device: the trial is judged on live throughput anyway), and this
+ * window's P_eff does not say deep.  One window's P_eff alone is not
+ * enough (a RAID-0 whose readers meet on one spindle shows 1 now and then);
+ * unknown, or between the marks, is rule 3's to probe: strict_guarantees is
+ * never tried on a device that may be deep.
+ */
+static bool shallow_evidence(const struct bw_tune_win *w)
+{
+	double peff = bw_tune_win_peff(w);
+
+	return w->cls == BW_CLASS_SHALLOW && !(peff >= BW_DEEP_AT);
+}
+
+/*
+ * A window with strict_guarantees on, judged against w, the window without:
+ * a repair (BFQ stopped idling) or a trial for random reads.
+ */
 static void start_strict(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 			 const struct bw_tune_win *w, const struct bw_tune_sig *sig, double t,
-			 bool repair, double idled_mbps);
-static bool strict_lost_here(const struct bw_tune_cfg *cfg, const struct bw_tune_state *st,
-			     const struct bw_tune_sig *sig, double t);
+			 bool repair, double idled_mbps)
+{
+	if (!st->strict_tried || st->strict_won || st->strict_repair != repair ||
+	    sig_changed(sig, &st->strict_sig))
+		st->strict_lost_n = 0;	/* the first trial of its kind on this workload */
+	st->strict_repair = repair;
+	st->strict_tried = true;
+	st->strict_won = false;
+	st->strict_at = t;
+	st->strict_sig = *sig;
+	st->strict_idled_mbps = idled_mbps;
+	st->strict_from_us = st->setting;
+	if (cfg->dry_run)
+		return;
+	st->phase = BW_PH_STRICT;
+	st->base = *w;
+}
 
 /*
  * A probe of 0 that lost clearly (slower) on a spindle under sync sequential
@@ -571,76 +634,6 @@ static void end_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 	}
 	if (!keep)
 		repair_after_probe(cfg, st, p, slower, t, d);
-}
-
-
-static bool watches_idling(const struct bw_tune_cfg *cfg, const struct bw_tune_state *st,
-			   const struct bw_tune_win *w)
-{
-	return cfg->policy == BW_POLICY_THROUGHPUT && !cfg->no_strict && st->setting &&
-	       !st->strict && w->sync_seq >= 2;
-}
-
-/*
- * The window BFQ idled in, comparable with now: same setting, same
- * workload (as it held for two windows: one window may see fewer of the
- * streams, BFQ serving each for its budget).
- */
-static const struct bw_tune_win *idled_before(const struct bw_tune_state *st,
-					      const struct bw_tune_sig *sig)
-{
-	return st->has_idled && st->idled.idle_us == st->setting &&
-	       !sig_changed(&st->idled_sig, sig) ? &st->idled : NULL;
-}
-
-static bool strict_lost_here(const struct bw_tune_cfg *cfg, const struct bw_tune_state *st,
-			     const struct bw_tune_sig *sig, double t)
-{
-	/* A repair that lost once is tried again sooner (see the top of this file). */
-	double hold = st->strict_repair && st->strict_lost_n == 1 ? cfg->repair_retry_s :
-								    cfg->probe_every_s;
-
-	return st->strict_tried && !st->strict_won && !sig_changed(sig, &st->strict_sig) &&
-	       t - st->strict_at < hold;
-}
-
-/*
- * A shallow device: its class says so (live, or stored for this very
- * device: the trial is judged on live throughput anyway), and this
- * window's P_eff does not say deep.  One window's P_eff alone is not
- * enough (a RAID-0 whose readers meet on one spindle shows 1 now and then);
- * unknown, or between the marks, is rule 3's to probe: strict_guarantees is
- * never tried on a device that may be deep.
- */
-static bool shallow_evidence(const struct bw_tune_win *w)
-{
-	double peff = bw_tune_win_peff(w);
-
-	return w->cls == BW_CLASS_SHALLOW && !(peff >= BW_DEEP_AT);
-}
-
-/*
- * A window with strict_guarantees on, judged against w, the window without:
- * a repair (BFQ stopped idling) or a trial for random reads.
- */
-static void start_strict(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
-			 const struct bw_tune_win *w, const struct bw_tune_sig *sig, double t,
-			 bool repair, double idled_mbps)
-{
-	if (!st->strict_tried || st->strict_won || st->strict_repair != repair ||
-	    sig_changed(sig, &st->strict_sig))
-		st->strict_lost_n = 0;	/* the first trial of its kind on this workload */
-	st->strict_repair = repair;
-	st->strict_tried = true;
-	st->strict_won = false;
-	st->strict_at = t;
-	st->strict_sig = *sig;
-	st->strict_idled_mbps = idled_mbps;
-	st->strict_from_us = st->setting;
-	if (cfg->dry_run)
-		return;
-	st->phase = BW_PH_STRICT;
-	st->base = *w;
 }
 
 /*
