@@ -40,7 +40,8 @@
 #   VM_SEED_QUEUES  virtio-blk num-queues of the seed disks (2)
 #   VM_VERBOSE=1  the console shown live as well as logged
 #   VM_REFRESH=1  fetch the kernel again though one is cached
-#   VM_BOOT_RETRIES  boots more when a guest dies before its userland is up (1)
+#   VM_BOOT_RETRIES  boots more when a guest dies before its userland is up,
+#               or its kernel locks up (a soft lockup: the job starts again) (1)
 #   VM_FIRST_OUTPUT  seconds the guest kernel has to print its first line
 #               ("Linux version"), else the boot is stopped and said to hang
 #               (15 with VM_ACCEL=kvm, where it takes under one; 300 with tcg)
@@ -292,7 +293,7 @@ qemu_run() {
 		done
 	fi
 	set -- "$@" -pidfile "$out/qemu.pid"
-	rm -f "$out/qemu.rc" "$out/qemu.pid" "$out/hung"
+	rm -f "$out/qemu.rc" "$out/qemu.pid" "$out/hung" "$out/locked"
 	: >"$out/console.log"
 	if [ "$VM_VERBOSE" = 1 ]; then
 		{ timeout -k 10 "$VM_TIMEOUT" "$QEMU" "$@" </dev/null 2>"$out/qemu.err"; echo $? >"$out/qemu.rc"; } |
@@ -300,7 +301,7 @@ qemu_run() {
 	else
 		{ timeout -k 10 "$VM_TIMEOUT" "$QEMU" "$@" </dev/null >"$out/console.log" 2>"$out/qemu.err"; echo $? >"$out/qemu.rc"; } &
 	fi
-	watch_first_output "$out"
+	watch_first_output "$out" && watch_lockup "$out"
 	wait
 	QEMU_RC=$(cat "$out/qemu.rc")
 }
@@ -323,6 +324,23 @@ watch_first_output() {
 	done
 }
 
+# watch_lockup OUT: stops the guest (OUT/locked says why) when its kernel
+# reports a soft lockup: under multi-threaded TCG a CPU can spin for good on
+# code the kernel patched from another CPU (an int3 that is no longer
+# there), and the guest would sit until VM_TIMEOUT.
+watch_lockup() {
+	while [ ! -f "$1/qemu.rc" ]; do
+		w=$(grep -a -m 1 'soft lockup - CPU#' "$1/console.log" 2>/dev/null | tr -d '\r' |
+			sed 's/^\[[ 0-9.]*\] //' | cut -c 1-100)
+		if [ -n "$w" ]; then
+			echo "guest kernel: $w" >"$1/locked"
+			kill "$(cat "$1/qemu.pid" 2>/dev/null)" 2>/dev/null || true
+			return 0
+		fi
+		sleep 2
+	done
+}
+
 # kvm_note: with VM_ACCEL=kvm, what /dev/kvm is, for a guest that hung.
 kvm_note() {
 	case $VM_ACCEL in *kvm*) ;; *) return 0 ;; esac
@@ -341,8 +359,10 @@ kernel_trouble() {
 
 # boot KVER: runs the job in a guest; sets RESULT (the one-line status)
 # and STATUS (pass, fail or skip).  A guest that dies before its userland
-# is up is booted once more (VM_BOOT_RETRIES): TCG's multi-threaded mode
-# has been seen to oops a boot while the kernel patches its own code.
+# is up, or whose kernel locks up (watch_lockup), is booted once more
+# (VM_BOOT_RETRIES) and the job starts again: TCG's multi-threaded mode has
+# been seen to oops a boot, and to leave a CPU spinning, while the kernel
+# patches its own code.
 boot() {
 	kver=$1 dir=$VMDIR/$1 out=$VMDIR/out/$1
 	rm -rf "$out"
@@ -357,7 +377,21 @@ boot() {
 		why=$(make_seed "$kver") || { RESULT="FAILED to boot ($why)"; STATUS=fail; return; }
 		qemu_run "$kver" "$out"
 		BOOT=$(sed -n 's/.*vmtest: userland up after \([0-9.]*\)s.*/\1/p' "$out/console.log" | head -n 1)
-		[ -z "$BOOT" ] && [ "$QEMU_RC" != 124 ] && [ ! -f "$out/hung" ] && [ "$try" -lt "$VM_BOOT_RETRIES" ] || break
+		[ "$try" -lt "$VM_BOOT_RETRIES" ] || break
+		if [ -f "$out/locked" ]; then
+			try=$((try + 1))
+			w=$(cat "$out/locked")
+			retried="$retried; run $try stopped: $w"
+			for f in console output; do
+				[ ! -f "$out/$f.log" ] || mv "$out/$f.log" "$out/$f.$try.log"
+			done
+			for f in results rc; do
+				[ ! -f "$out/$f" ] || mv "$out/$f" "$out/$f.$try"
+			done
+			log "$kver: run $try stopped ($w), booting again; its log: ${out#"$ROOT"/}/console.$try.log"
+			continue
+		fi
+		[ -z "$BOOT" ] && [ "$QEMU_RC" != 124 ] && [ ! -f "$out/hung" ] || break
 		try=$((try + 1))
 		w=$(boot_why "$out" "$QEMU_RC")
 		retried="$retried; boot $try failed: $w"
@@ -380,7 +414,9 @@ boot() {
 	if [ ! -s "$out/rc" ]; then
 		# qemu exits 0 on SIGTERM: say who sent it, if it says.
 		killed=$(sed -n 's/.*terminating on \(signal .*\)/\1/p' "$out/qemu.err" | head -n 1)
-		if [ "$QEMU_RC" = 124 ]; then
+		if [ -f "$out/locked" ]; then
+			why="stopped: $(cat "$out/locked")"
+		elif [ "$QEMU_RC" = 124 ]; then
 			why="timed out after ${VM_TIMEOUT}s"
 		elif [ -n "$killed" ]; then
 			why="qemu killed: $killed"
