@@ -94,25 +94,27 @@ id_truth_at() {
 		      printf "%.1f %.2f", (m0 + m1) / 2, (d0 + d1) / 2 }' "$1"
 }
 
-# id_median: the median of the numbers on stdin, one per line.
-id_median() {
-	sort -g | awk '{ v[NR] = $1 }
-		END { if (NR) print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-
 # id_after_trial SAMPLES OUT: waits ID_AFTER_S seconds after the last
 # strict_guarantees trial's end in the tuner's OUT, then prints the disk's
 # median "MB/s depth" over the seconds stamped after it: the horizon a
 # kept repair is judged over (one drop of a few seconds, which
-# strict_guarantees itself can suffer, is not the verdict).
+# strict_guarantees itself can suffer, is not the verdict).  "0 9" when
+# no second was busy.
 ID_AFTER_S=20
 id_after_trial() {
-	local t mb d
+	local t
 	t=$(date -d "$(jq -r "select($ID_TRIAL_END) | .timestamp" "$2" | tail -n 1)" +%s 2>/dev/null)
 	sleep "$ID_AFTER_S"
-	mb=$(awk -v t="${t:-0}" '$1 > t && $3 > 0 { print $2 }' "$1" | id_median)
-	d=$(awk -v t="${t:-0}" '$1 > t && $3 > 0 { print $3 }' "$1" | id_median)
-	printf '%.1f %.2f' "${mb:-0}" "${d:-9}"
+	awk -v t="${t:-0}" '
+		function median(v, n,    i, j, x) {
+			for (i = 2; i <= n; i++)	# insertion sort: a few dozen seconds
+				for (j = i; j > 1 && v[j - 1] > v[j]; j--) {
+					x = v[j]; v[j] = v[j - 1]; v[j - 1] = x
+				}
+			return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+		}
+		$1 > t && $3 > 0 { n++; mb[n] = $2 + 0; d[n] = $3 + 0 }
+		END { if (n) printf "%.1f %.2f", median(mb, n), median(d, n); else printf "0 9" }' "$1"
 }
 
 # id_lost SAMPLES FROM: the first second at or after unix time FROM that

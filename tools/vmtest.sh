@@ -357,6 +357,17 @@ kernel_trouble() {
 		tr -d '\r' | sed 's/^\[[ 0-9.]*\] //' | cut -c 1-120 || true
 }
 
+# set_aside OUT TRY: keeps a run that is to be done again as OUT/*.TRY*.
+set_aside() {
+	local f
+	for f in console output; do
+		[ ! -f "$1/$f.log" ] || mv "$1/$f.log" "$1/$f.$2.log"
+	done
+	for f in results rc; do
+		[ ! -f "$1/$f" ] || mv "$1/$f" "$1/$f.$2"
+	done
+}
+
 # boot KVER: runs the job in a guest; sets RESULT (the one-line status)
 # and STATUS (pass, fail or skip).  A guest that dies before its userland
 # is up, or whose kernel locks up (watch_lockup), is booted once more
@@ -380,23 +391,16 @@ boot() {
 		[ "$try" -lt "$VM_BOOT_RETRIES" ] || break
 		if [ -f "$out/locked" ]; then
 			try=$((try + 1))
-			w=$(cat "$out/locked")
-			retried="$retried; run $try stopped: $w"
-			for f in console output; do
-				[ ! -f "$out/$f.log" ] || mv "$out/$f.log" "$out/$f.$try.log"
-			done
-			for f in results rc; do
-				[ ! -f "$out/$f" ] || mv "$out/$f" "$out/$f.$try"
-			done
-			log "$kver: run $try stopped ($w), booting again; its log: ${out#"$ROOT"/}/console.$try.log"
-			continue
+			what="run $try stopped" w=$(cat "$out/locked")
+		elif [ -z "$BOOT" ] && [ "$QEMU_RC" != 124 ] && [ ! -f "$out/hung" ]; then
+			try=$((try + 1))
+			what="boot $try failed" w=$(boot_why "$out" "$QEMU_RC")
+		else
+			break
 		fi
-		[ -z "$BOOT" ] && [ "$QEMU_RC" != 124 ] && [ ! -f "$out/hung" ] || break
-		try=$((try + 1))
-		w=$(boot_why "$out" "$QEMU_RC")
-		retried="$retried; boot $try failed: $w"
-		mv "$out/console.log" "$out/console.$try.log"
-		log "$kver: boot $try failed ($w), booting again; its log: ${out#"$ROOT"/}/console.$try.log"
+		retried="$retried; $what: $w"
+		set_aside "$out" "$try"
+		log "$kver: $what ($w), booting again; its log: ${out#"$ROOT"/}/console.$try.log"
 	done
 	TOTAL=$(($(date +%s) - start))
 	times="boot ${BOOT:-?}s, total ${TOTAL}s"

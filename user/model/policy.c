@@ -444,11 +444,23 @@ static void begin_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 	st->probe_to = d->after;
 }
 
+/*
+ * Whether strict_guarantees may come to the rescue of idling in window w:
+ * throughput policy, strict allowed and not on, and the workload idling
+ * is about (two or more sync sequential streams).
+ */
+static bool strict_may_repair(const struct bw_tune_cfg *cfg, const struct bw_tune_state *st,
+			      const struct bw_tune_win *w)
+{
+	return cfg->policy == BW_POLICY_THROUGHPUT && !cfg->no_strict && !st->strict &&
+	       w->sync_seq >= 2;
+}
+
+/* Whether BFQ's idling is watched in window w: it must be on to be lost. */
 static bool watches_idling(const struct bw_tune_cfg *cfg, const struct bw_tune_state *st,
 			   const struct bw_tune_win *w)
 {
-	return cfg->policy == BW_POLICY_THROUGHPUT && !cfg->no_strict && st->setting &&
-	       !st->strict && w->sync_seq >= 2;
+	return st->setting && strict_may_repair(cfg, st, w);
 }
 
 /*
@@ -495,7 +507,7 @@ static bool shallow_evidence(const struct bw_tune_win *w)
  */
 static void start_strict(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 			 const struct bw_tune_win *w, const struct bw_tune_sig *sig, double t,
-			 bool repair, double idled_mbps)
+			 unsigned int from_us, bool repair, double idled_mbps)
 {
 	if (!st->strict_tried || st->strict_won || st->strict_repair != repair ||
 	    sig_changed(sig, &st->strict_sig))
@@ -506,7 +518,7 @@ static void start_strict(const struct bw_tune_cfg *cfg, struct bw_tune_state *st
 	st->strict_at = t;
 	st->strict_sig = *sig;
 	st->strict_idled_mbps = idled_mbps;
-	st->strict_from_us = st->setting;
+	st->strict_from_us = from_us;
 	if (cfg->dry_run)
 		return;
 	st->phase = BW_PH_STRICT;
@@ -517,20 +529,18 @@ static void start_strict(const struct bw_tune_cfg *cfg, struct bw_tune_state *st
  * A probe of 0 that lost clearly (slower) on a spindle under sync sequential
  * streams: back to idling with strict_guarantees, judged as a repair
  * against the probe's window and the rate BFQ idled at before it (see the
- * top of this file).  d holds end_probe()'s revert; true when it became
- * the repair.
+ * top of this file).  d holds end_probe()'s revert; it becomes the repair.
  */
-static bool repair_after_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
+static void repair_after_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 			       const struct bw_tune_win *p, bool slower, double t,
 			       struct bw_tune_decision *d)
 {
-	double idled = bw_tune_win_mbps(&st->base);
 	size_t n;
 
-	if (cfg->policy != BW_POLICY_THROUGHPUT || cfg->no_strict || st->probe_to != 0 ||
-	    st->strict || !slower || st->base.sync_seq < 2 || !p->rotational ||
-	    d->learned != BW_CLASS_SHALLOW || strict_lost_here(cfg, st, &st->sig, t))
-		return false;
+	if (st->probe_to != 0 || !slower || !strict_may_repair(cfg, st, &st->base) ||
+	    !p->rotational || d->learned != BW_CLASS_SHALLOW ||
+	    strict_lost_here(cfg, st, &st->sig, t))
+		return;
 	d->action = BW_TUNE_REPAIR;
 	d->after = strict_idle(cfg, st->probe_from);
 	d->strict_after = 1;
@@ -539,9 +549,7 @@ static bool repair_after_probe(const struct bw_tune_cfg *cfg, struct bw_tune_sta
 		 "slice_idle_us %u: after a probe BFQ may not idle again (up to %.0f s)",
 		 d->after, cfg->repair_patience_s);
 	st->repairs++;
-	start_strict(cfg, st, p, &st->sig, t, true, idled);
-	st->strict_from_us = st->probe_from;
-	return true;
+	start_strict(cfg, st, p, &st->sig, t, st->probe_from, true, bw_tune_win_mbps(&st->base));
 }
 
 /* Rule 3's end: keep the probed setting or go back. */
@@ -624,7 +632,9 @@ static void end_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 	/*
 	 * Back to idling: the window before the probe is what idling gave, to
 	 * hold what follows against (BFQ may not idle again: a probe's
-	 * after-effect is part of its cost).
+	 * after-effect is part of its cost).  This holds when the repair
+	 * below takes over too: should its trial lose, BFQ not idling after
+	 * it is still the probe's after-effect.
 	 */
 	if (!keep && !idle_probe && bw_tune_win_depth(&st->base) <= IDLED_DEPTH) {
 		st->idled = st->base;
@@ -691,7 +701,7 @@ static bool watch_idling(const struct bw_tune_cfg *cfg, struct bw_tune_state *st
 	}
 	st->repairs++;
 	st->lost_n = 0;
-	start_strict(cfg, st, w, sig, t, true, was ? bw_tune_win_mbps(was) : NAN);
+	start_strict(cfg, st, w, sig, t, st->setting, true, was ? bw_tune_win_mbps(was) : NAN);
 	return true;
 }
 
@@ -734,7 +744,7 @@ static bool order_trial(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 		 "(%.1f s, measured after %.1f s)", w->sync_rand, depth, bw_tune_win_mbps(w),
 		 cfg->window_s, cfg->trial_settle_s);
 	st->probes++;
-	start_strict(cfg, st, w, sig, t, false, NAN);
+	start_strict(cfg, st, w, sig, t, st->setting, false, NAN);
 	return true;
 }
 
