@@ -9,6 +9,10 @@
 # read from the kernel's own BPF accounting (kernel.bpf_stats_enabled=1):
 #   ns/IO = sum over the configuration's programs of delta run_time_ns,
 #           divided by the I/Os fio completed.
+# Around every run, build/bench/lineping prices one cache line crossing
+# between the fio CPU and another (tools/bench/lineping.c): what the exact
+# designs pay per request and the floors do not, and on a VM the host's
+# placement of the vCPUs, which can change during a run.
 # Progress goes to stderr, results to stdout, build/bench/bench.json and
 # build/bench/bench.md.  Runs disturbed by I/O on other devices or by other
 # BPF programs on the same hooks are redone once (within a budget) and the
@@ -384,7 +388,7 @@ run_fio() {	# $1 = device path(s) (colon separated), $2 = iodepth, $3 = jobs, $4
 # Writes one JSON record to $WORK/run.json.
 measure_once() {	# $1 = section, $2 = shape, $3 = round, $4 = config, $5 = iodepth, $6 = jobs, $7 = command
 	local section=$1 shape=$2 round=$3 name=$4 depth=$5 jobs=$6 cmd=$7
-	local ids="" before="[]" after="[]" mb=0 rss=0 fio bg0 bg1
+	local ids="" before="[]" after="[]" mb=0 rss=0 fio bg0 bg1 x0 x1
 	LOST=0
 	ensure_main_dev
 	if [ "$cmd" != - ]; then
@@ -396,11 +400,13 @@ measure_once() {	# $1 = section, $2 = shape, $3 = round, $4 = config, $5 = iodep
 		fi
 		ids=$(pid_prog_ids "$TRACER_PID")
 	fi
+	x0=$(crossing 100000)
 	before=$(all_stats)
 	bg0=$(other_ios "$DEV")
 	run_fio "/dev/$DEV" "$depth" "$jobs" "$RUNTIME"
 	bg1=$(other_ios "$DEV")
 	after=$(all_stats)
+	x1=$(crossing 100000)
 	if ! loop_ours "$DEV" "$MAIN_IMG"; then
 		LOST=1
 		[ -n "$TRACER_PID" ] && stop_pid "$TRACER_PID"
@@ -426,7 +432,7 @@ measure_once() {	# $1 = section, $2 = shape, $3 = round, $4 = config, $5 = iodep
 	jq -nc --arg s "$section" --arg sh "$shape" --argjson r "$round" --arg c "$name" \
 		--argjson f "$fio" --argjson b "$before" --argjson a "$after" \
 		--argjson mb "$mb" --argjson rss "${rss:-0}" --argjson bg $(( bg1 - bg0 )) \
-		--arg ids "$ids" '
+		--arg ids "$ids" --argjson x0 "$x0" --argjson x1 "$x1" '
 		($ids | split(",") | map(select(. != "") | tonumber)) as $w
 		| ($b | map({key: (.id | tostring), value: .}) | from_entries) as $bb
 		| [$a[] | . as $p | ($bb[$p.id | tostring] // {rt: 0, cnt: 0}) as $q
@@ -440,7 +446,9 @@ measure_once() {	# $1 = section, $2 = shape, $3 = round, $4 = config, $5 = iodep
 		   foreign_progs: ([$x[] | .name] | unique),
 		   ns_per_io: (if ($d | length) > 0 then ([$d[].rt] | add) / $f.ios else null end),
 		   ev_per_io: (if ($d | length) > 0 then ([$d[].cnt] | add) / $f.ios else null end),
-		   progs: $d, map_bytes: $mb, rss_kb: $rss}' >"$WORK/run.json"
+		   progs: $d, map_bytes: $mb, rss_kb: $rss,
+		   crossing_ns: ([$x0, $x1] | map(.median // empty) | if length > 0 then add / length else null end),
+		   crossing_ns_before: $x0.median, crossing_ns_after: $x1.median}' >"$WORK/run.json"
 }
 
 # A measurement, redone (up to BENCH_RETRIES times) while other devices did
@@ -467,6 +475,7 @@ measure() {	# $1 = section, $2 = shape, $3 = round, $4 = config, $5 = iodepth, $
 		noisy=$(jq --argjson p "$NOISE_PCT" '.other_ios * 100 > .ios * $p or .foreign_ns_per_io > 5' "$WORK/run.json")
 		jq -r --argjson t "$try" '"bench:   \(.shape) round \(.round) \(.config): \(.iops | floor) IOPS"
 		  + (if .ns_per_io then ", \(.ns_per_io * 10 | round / 10) ns/IO, \(.ev_per_io * 100 | round / 100) events/IO" else "" end)
+		  + (if .crossing_ns then ", crossing \(.crossing_ns_before | round)/\(.crossing_ns_after | round) ns" else "" end)
 		  + (if .other_ios > 0 then ", other devices \(.other_ios * 1000 / .ios | round / 10)%" else "" end)
 		  + (if .foreign_ns_per_io > 0 then ", foreign BPF \(.foreign_ns_per_io | round) ns/IO (\(.foreign_progs | join(" ")))" else "" end)
 		  + (if $t > 0 then " (retry \($t))" else "" end)' "$WORK/run.json" >&2
@@ -619,6 +628,27 @@ est=$(( (ROUNDS * $(words $MAIN) + SCALE_ROUNDS * $(printf '%s\n' "$SCALE_SHAPES
 RETRY_BUDGET=$(( est / (RUNTIME + 3) / 6 + 1 ))
 log "main: $ROUNDS rounds x {$MAIN} x ${RUNTIME} s; scaling: $SCALE_ROUNDS rounds; about $(( est / 60 + 1 )) min"
 
+# What a cache line costs to cross from the fio CPU to another (lineping):
+# the unit of what an exact tracer pays when completions run elsewhere.
+crossing() {	# $1 = handoffs -> JSON {cpus, median, min, max} or {status}
+	local other out m lo hi
+	other=$(awk -v c="$FIO_CPU" -F'[-,]' '{ for (i = 1; i <= NF; i++) if ($i != c) { print $i; exit } }' \
+		/sys/devices/system/cpu/online)
+	if [ -z "$other" ] || [ "$other" = "$FIO_CPU" ]; then
+		echo '{"status": "1 CPU"}'
+		return
+	fi
+	if ! out=$(build/bench/lineping "$FIO_CPU" "$other" "$1" 2>&1); then
+		jq -nc --arg e "$out" '{status: ("lineping failed: " + $e)}'
+		return
+	fi
+	read -r _ m lo hi <<<"$out"
+	jq -nc --argjson a "$FIO_CPU" --argjson b "$other" --argjson m "$m" --argjson lo "$lo" --argjson hi "$hi" \
+		'{status: "ok", cpus: [$a, $b], median: $m, min: $lo, max: $hi}'
+}
+CROSS_BEFORE=$(crossing 1000000)
+log "a cache line crossing between CPUs: $(jq -r 'if .status == "ok" then "\(.median) ns" else .status end' <<<"$CROSS_BEFORE")"
+
 log "warm-up"
 run_fio "/dev/$DEV" 32 1 1
 
@@ -672,6 +702,8 @@ $SCALE_SHAPES
 EOF
 	done
 fi
+
+CROSS_AFTER=$(crossing 1000000)
 
 # ---- memory: blkwise watching 8 devices -------------------------------------------
 MEM_JSON='{"status": "not built"}'
@@ -766,7 +798,8 @@ SUMMARY=$(jq -s --argjson mem "$MEM_JSON" --argjson order "$ORDER" \
 	--argjson cpu_pin "$FIO_CPU" --argjson tc "$TARGET_CLOCK" --argjson tp "$TARGET_PEER" \
 	--argjson ts "$TARGET_STREAMS" --argjson tsc "$TARGET_STREAMS_CORE" --argjson tr "$TARGET_RECORD" \
 	--arg kernel "$(uname -r)" --arg cpu "$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)" \
-	--argjson blkwise "$BLKWISE_VERSION" --argjson ncpu "$(nproc)" --arg date "$(date -u +%Y-%m-%dT%H:%M:%SZ)" '
+	--argjson blkwise "$BLKWISE_VERSION" --argjson ncpu "$(nproc)" --arg date "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+	--argjson cross "[$CROSS_BEFORE, $CROSS_AFTER]" '
 	def median: sort | length as $n
 		| if $n == 0 then null elif $n % 2 == 1 then .[($n - 1) / 2]
 		  else (.[$n / 2 - 1] + .[$n / 2]) / 2 end;
@@ -791,6 +824,7 @@ SUMMARY=$(jq -s --argjson mem "$MEM_JSON" --argjson order "$ORDER" \
 		foreign_ns_per_io: ($g | map(.foreign_ns_per_io) | spread),
 		foreign_progs: ([$g[] | .foreign_progs // [] | .[]] | unique),
 		map_bytes: ($g | map(.map_bytes) | spread),
+		crossing_ns: ($g | map(select(.status == "ok") | .crossing_ns) | spread),
 		rss_kb: ($g | map(.rss_kb) | spread),
 		progs: ([$g[] | select(.status == "ok") | .progs[]] | group_by(.name)
 		  | map({name: .[0].name,
@@ -858,6 +892,24 @@ SUMMARY=$(jq -s --argjson mem "$MEM_JSON" --argjson order "$ORDER" \
 		  | {config: $c, base: $base, part: $what,
 		     ns_per_io: ((get("main"; "qd32"; $base) // {}).ns_per_io.median as $b
 				 | if $b == null then null else $b - $v.ns_per_io.median end)}],
+	 core_by_round: ([$runs[] | select(.section == "main" and .status == "ok"
+			      and (.config == "blkwise" or .config == "floor_clock"))]
+		| group_by(.round)
+		| map((map(select(.config == "blkwise"))[0]) as $b | (map(select(.config == "floor_clock"))[0]) as $f
+		      | select($b and $f and $f.ns_per_io > 0)
+		      | {round: $b.round, ratio: ($b.ns_per_io / $f.ns_per_io),
+			 crossing_ns: ([$b.crossing_ns, $f.crossing_ns] | map(select(. != null))
+				       | if length > 0 then max else null end)})),
+	 crossing: (($cross | map(select(.status == "ok"))) as $ok
+		| if ($ok | length) == 0 then {status: $cross[0].status} else
+		  ($ok | map(.median) | add / length) as $x
+		  | ((get("main"; "qd32"; "floor_exact") // {}).ns_per_io.median) as $fe
+		  | ((get("main"; "qd32"; "floor_clock") // {}).ns_per_io.median) as $fc
+		  | {status: "ok", cpus: $ok[0].cpus, before: $cross[0], after: $cross[1], ns: $x,
+		     floor_clock: $fc, floor_exact: $fe, target: $tc,
+		     exact_extra_crossings: (if $fe and $fc then ($fe - $fc) / $x else null end),
+		     bound_ns: (if $fc then ($tc - 1) * $fc else null end),
+		     bound_crossings: (if $fc then ($tc - 1) * $fc / $x else null end)} end),
 	 memory: $mem,
 	 runs: $runs}' "$RESULTS") || die "summarising the results failed" "the raw runs are in $RESULTS"
 printf '%s\n' "$SUMMARY" >"$JSON_OUT"
@@ -872,11 +924,11 @@ JQ_FMT='
 	def sp(f): if . == null then "-" else "\(.median | f) (\(.min | f)..\(.max | f))" end;
 	def verdict: if .pass == null then "n/a" elif .pass then "PASS" else "MISS" end;
 	def main_rows:
-		(["config", "ns/IO", "events/IO", "IOPS", "IOPS vs none", "maps KiB", "noise: other I/O", "other BPF ns/IO"]),
-		(.main[] | if .status != "ok" then [.config, .status, "", "", "", "", "", ""] else
+		(["config", "ns/IO", "events/IO", "IOPS", "IOPS vs none", "maps KiB", "noise: other I/O", "other BPF ns/IO", "crossing ns"]),
+		(.main[] | if .status != "ok" then [.config, .status, "", "", "", "", "", "", ""] else
 		 [.config, (.ns_per_io | sp(r0)), (.ev_per_io.median | r2), (.iops.median | kilo),
 		  (.rel_iops | sp(pct)), (.map_bytes.median | if . then . / 1024 | r0 else "-" end),
-		  (.other_ios_per_io.median | pct), (.foreign_ns_per_io.median | r0)] end);
+		  (.other_ios_per_io.median | pct), (.foreign_ns_per_io.median | r0), (.crossing_ns | sp(r0))] end);
 	def noise_lines:
 		[.main[], .scaling[].configs[] | select(.status == "ok")] as $g
 		| ([.runs[] | select(.status == "ok" and .foreign_ns_per_io > 5)] | length) as $nf
@@ -900,6 +952,19 @@ JQ_FMT='
 		.targets[] | "\(.what): " + (if .ratio == null then "n/a (not measured)" else "\(.ratio | r2)x"
 		+ (if .max then " (target <= \(.max)x): " + verdict else "" end) end)
 		+ (if .note then "; \(.note)" else "" end);
+	def crossing_line:
+		.crossing | if .status != "ok" then "a cache line crossing between CPUs: \(.status)" else
+		"a cache line crossing from CPU \(.cpus[0]) to CPU \(.cpus[1]) (build/bench/lineping): \(.ns | r0) ns"
+		+ " (\(.before.median | r0) before the runs, \(.after.median | r0) after);"
+		+ " blkwise / floor_clock <= \(.target)x leaves \(.bound_ns | r0) ns/IO, \(.bound_crossings | r1) crossings"
+		+ (if .exact_extra_crossings then "; floor_exact spends \(.floor_exact - .floor_clock | r0) ns/IO more than"
+		   + " floor_clock, \(.exact_extra_crossings | r1) crossings: where completions run on the other CPU,"
+		   + " the issue time and the in-flight word cross with every request" else "" end) end;
+	def core_rounds_line:
+		if (.core_by_round | length) > 1 then
+		  "blkwise / floor_clock by round (the slower crossing measured around the two runs): "
+		  + ([.core_by_round[] | "\(.ratio | r2)x (\(.crossing_ns | r0) ns)"] | join(", "))
+		else empty end;
 	def scale_rows:
 		(["config"] + [.scaling[] | "\(.shape)"]),
 		(.scaling as $S | [$S[].configs[].config] as $have
@@ -928,6 +993,7 @@ tsv_table() { column -t -s "$(printf '\t')"; }
 	printf '%s\n' "$SUMMARY" | jq -r "$JQ_FMT"' prog_rows | @tsv' | tsv_table
 	echo
 	printf '%s\n' "$SUMMARY" | jq -r "$JQ_FMT"' target_lines'
+	printf '%s\n' "$SUMMARY" | jq -r "$JQ_FMT"' crossing_line, core_rounds_line'
 	printf '%s\n' "$SUMMARY" | jq -r "$JQ_FMT"' noise_lines'
 	printf '%s\n' "$SUMMARY" | jq -r "$JQ_FMT"' profile_lines'
 	echo
@@ -941,7 +1007,7 @@ printf '%s\n' "$SUMMARY" | jq -r "$JQ_FMT"'
 	def md: "| " + (map(tostring) | join(" | ")) + " |";
 	def mdtable(rows): [rows] | (.[0] | md), (.[0] | map("---") | md), (.[1:][] | md);
 	title, "", mdtable(main_rows), "", mdtable(prog_rows), "",
-	(target_lines | "- " + .), (noise_lines | "- " + .), (profile_lines | "- " + .), "", "Scaling, ns/IO (IOPS vs none):", "", mdtable(scale_rows), "",
+	(target_lines | "- " + .), (crossing_line, core_rounds_line | "- " + .), (noise_lines | "- " + .), (profile_lines | "- " + .), "", "Scaling, ns/IO (IOPS vs none):", "", mdtable(scale_rows), "",
 	(mem_line | "- " + .)' >"$OUTDIR/bench.md"
 # record and analyze: its own lines, here and in bench.md; its JSON next to bench.json.
 REC_FMT='if .status != "ok" then "record/analyze: \(.status)" else
