@@ -158,11 +158,13 @@ bw_fakedisk() {
 }
 
 # bw_loop_identity DEV: the identity blkwise gives a loop device (its store
-# key): the backing file, and the file's own device and inode.
+# key): the backing file, and the file's own device, inode and birth time.
 bw_loop_identity() {
-	local f
+	local f b birth=""
 	f=$(cat /sys/block/"$1"/loop/backing_file) || return 1
-	echo "loop:$f#$(stat -c '%Hd:%Ld:%i' "$f")"
+	b=$(stat -c '%w' "$f") || return 1
+	[ "$b" = - ] || birth=":$(date -u -d "$b" +%s.%N)"
+	echo "loop:$f#$(stat -c '%Hd:%Ld:%i' "$f")$birth"
 }
 
 # Fields of /proc/diskstats for one device, from the reads-completed field on.
@@ -336,6 +338,7 @@ bw_free_port() {
 bw_require_bfq_fakedisk() {
 	bw_require fio jq losetup fusermount3 || return 1
 	[ -c /dev/fuse ] || { bw_skip "/dev/fuse missing: no FUSE here"; return 1; }
+	modprobe -q bfq 2>/dev/null
 	grep -qw bfq /sys/block/loop*/queue/scheduler 2>/dev/null ||
 		{ bw_skip "no bfq scheduler in this kernel"; return 1; }
 	make -s -C "$BW_ROOT/tools/fakedisk" >&2 || { fail "cannot build tools/fakedisk"; return 1; }

@@ -448,7 +448,8 @@ test_stale_class_behind_reused_path() {
 	bw_on_cleanup "echo none >/sys/block/$dev/queue/scheduler"
 	echo 8000 >/sys/block/"$dev"/queue/iosched/slice_idle_us
 	id=$(id_identity "$dev")
-	assertTrue "identity names the file and its inode: $id" "echo '$id' | grep -qE '^loop:$img#[0-9]+:[0-9]+:[0-9]+$'"
+	assertTrue "identity names the file, its inode and its birth: $id" \
+		"echo '$id' | grep -qE '^loop:$img#[0-9]+:[0-9]+:[0-9]+:[0-9]+\.[0-9]{9}$'"
 	id_store "$BW_TMP/state" "$id" deep
 	out=$BW_TMP/same.json
 	id_tune "$out" -d "$dev" || { fail "tune start"; return; }

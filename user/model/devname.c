@@ -25,7 +25,7 @@ int bw_parse_uevent(FILE *f, struct bw_devinfo *di)
  * A device's identity, stable across reboots and renames where sysfs has
  * one: the wwid, else the serial (with the model, as serials are unique
  * only per vendor), else a loop device's backing file (and offset, and
- * file_id: the file's own device and inode, so that another file at the
+ * file_id: the file's own device, inode and birth, so that another file at the
  * same path is another device), else the dev_t, which a reboot or a
  * re-plug can give to another device.
  */

@@ -61,19 +61,42 @@ static __u32 parent_disk(__u32 dev)
 }
 
 /*
+ * ":SEC.NSEC", the birth time of the file at path when that is the file
+ * MA:MI:INO and its filesystem keeps one; "" otherwise.  ext4 and xfs give
+ * the inode number a deleted file freed to the next new file, so the
+ * number alone does not tell a new file at an old path from the old one.
+ * No I/O: the bound file's inode is in memory (AT_STATX_DONT_SYNC).
+ */
+static void file_birth(const char *path, unsigned int ma, unsigned int mi,
+		       unsigned long long ino, char *out, size_t len)
+{
+	struct statx sx;
+
+	out[0] = '\0';
+	if (statx(AT_FDCWD, path, AT_STATX_DONT_SYNC, STATX_INO | STATX_BTIME, &sx) ||
+	    !(sx.stx_mask & STATX_BTIME) || sx.stx_ino != ino || sx.stx_dev_major != ma ||
+	    sx.stx_dev_minor != mi)
+		return;
+	snprintf(out, len, ":%lld.%09u", (long long)sx.stx_btime.tv_sec, sx.stx_btime.tv_nsec);
+}
+
+/*
  * The file a loop device is bound to, as the kernel holds it
  * (LOOP_GET_STATUS64: lo_device, lo_inode): "MAJ:MIN:INO" of the file
- * itself, so a new file at an old path is told apart.  Where the device
- * node cannot be opened (no privileges left), the file now at the backing
- * path, which is the bound one unless it was replaced since (then sysfs
- * says "(deleted)" and the identity is the dev_t anyway).  "" when neither
- * can be read.  No I/O: the status is the driver's.
+ * itself, and ":SEC.NSEC" of its birth where its filesystem keeps one
+ * (file_birth()), so a new file at an old path is told apart.  Where the
+ * device node cannot be opened (no privileges left), the file now at the
+ * backing path, which is the bound one unless it was replaced since (then
+ * sysfs says "(deleted)" and the identity is the dev_t anyway).  "" when
+ * neither can be read.  No I/O: the status is the driver's.
  */
 static void loop_file_id(__u32 dev, const char *name, const char *backing, char *out,
 			 size_t len)
 {
 	struct loop_info64 li;
-	char path[PATH_MAX];
+	char path[PATH_MAX], birth[40];
+	unsigned long long ino;
+	unsigned int ma, mi;
 	struct stat sb;
 	int fd;
 
@@ -82,12 +105,20 @@ static void loop_file_id(__u32 dev, const char *name, const char *backing, char 
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd >= 0 && !fstat(fd, &sb) && S_ISBLK(sb.st_mode) &&
 	    BW_MKDEV(major(sb.st_rdev), minor(sb.st_rdev)) == dev &&
-	    !ioctl(fd, LOOP_GET_STATUS64, &li))
-		snprintf(out, len, "%u:%u:%llu", major(li.lo_device), minor(li.lo_device),
-			 (unsigned long long)li.lo_inode);
-	else if (!stat(backing, &sb))
-		snprintf(out, len, "%u:%u:%llu", major(sb.st_dev), minor(sb.st_dev),
-			 (unsigned long long)sb.st_ino);
+	    !ioctl(fd, LOOP_GET_STATUS64, &li)) {
+		ma = major(li.lo_device);
+		mi = minor(li.lo_device);
+		ino = li.lo_inode;
+	} else if (!stat(backing, &sb)) {
+		ma = major(sb.st_dev);
+		mi = minor(sb.st_dev);
+		ino = sb.st_ino;
+	} else {
+		goto out;
+	}
+	file_birth(backing, ma, mi, ino, birth, sizeof(birth));
+	snprintf(out, len, "%u:%u:%llu%s", ma, mi, ino, birth);
+out:
 	if (fd >= 0)
 		close(fd);
 }
@@ -102,7 +133,7 @@ static void loop_file_id(__u32 dev, const char *name, const char *backing, char 
 void bw_dev_identify(struct bw_devinfo *di, bool may_io)
 {
 	static const char *const wwids[] = { "wwid", "device/wwid" };
-	char wwid[BW_ID_LEN] = "", serial[BW_ID_LEN] = "", file_id[64] = "";
+	char wwid[BW_ID_LEN] = "", serial[BW_ID_LEN] = "", file_id[96] = "";
 	__u32 dev = di->dev;
 	size_t i;
 
