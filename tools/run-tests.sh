@@ -14,8 +14,7 @@
 #                 runs it even with BW_SUITES
 #   BW_VM_KERNEL  the guest's kernel (6.1: tools/vmtest.sh KVER)
 #   BW_VM_SUITES  the VM tier's suites: those whose checks SKIP on a kernel
-#                 without null_blk, scsi_debug, dm or md modules, and the
-#                 tuner's (test_tune, test_idling) on a host without BFQ
+#                 without null_blk, scsi_debug, dm or md modules
 #   BW_RESULTS_OUT  keep the PASS/FAIL/SKIP lines in this file (the guest's
 #                 run hands them to the host's so)
 #   BW_VM_TIER    set by tools/vmtest.sh in the guest: this run is the VM tier
@@ -25,16 +24,7 @@ cd "$(dirname "$0")/.." || exit 1
 . tests/leaks.sh
 
 BW_VM_KERNEL=${BW_VM_KERNEL:-6.1}
-# The tuner's suites need BFQ; a kernel built without it (CONFIG_IOSCHED_BFQ
-# unset, no module) skips them, and the guest's kernel has it as a module.
-host_has_bfq() {
-	modprobe -q bfq 2>/dev/null
-	grep -qw bfq /sys/block/loop*/queue/scheduler 2>/dev/null
-}
-if [ -z "${BW_VM_SUITES:-}" ]; then
-	BW_VM_SUITES="test_truth test_biocache test_bio test_streams test_stalls test_seeds"
-	[ -n "${BW_VM_TIER:-}" ] || host_has_bfq || BW_VM_SUITES="$BW_VM_SUITES test_tune test_idling"
-fi
+BW_VM_SUITES=${BW_VM_SUITES:-test_truth test_biocache test_bio test_streams test_stalls test_seeds}
 
 run_id=r$$
 state=$(mktemp -d /tmp/blkwise-run.XXXXXX)
