@@ -6,7 +6,7 @@
 # sysfs back.  Every tuner here uses its own --run-dir and --state-dir.
 . "$(dirname "$0")/lib.sh"
 
-TN_DISK="service_us=500,xfer_us_per_mib=4000,seek_us_per_gib=8000,size_mb=1024"
+TN_DISK=$(bw_disk_scaled "service_us=500,xfer_us_per_mib=4000,seek_us_per_gib=8000,size_mb=1024")
 
 tn_require() { bw_require_bfq_fakedisk; }
 
@@ -329,15 +329,22 @@ test_restore_scheduler() {
 }
 
 # A value changed behind the tuner's back is logged and respected: the
-# device is left alone, and that value is not "put back" at exit.
+# device is left alone, and that value is not "put back" at exit.  The
+# tuner's own change comes from the store (a class deep, on a loop device
+# whose identity names its file), so no timing decides it.
 test_external_change_respected() {
 	local dev out
 	tn_require || return 0
-	tn_disk dev parallel=4,dispatch=stripe,chunk_kb=256 || { fail "fakedisk"; return; }
+	bw_loop dev 64 shm --direct-io=on || { fail "loop"; return; }
+	echo bfq >/sys/block/"$dev"/queue/scheduler
+	echo 8000 >/sys/block/"$dev"/queue/iosched/slice_idle_us
+	mkdir -p "$BW_TMP/state"
+	printf 'blkwise-s1 4\nclass\t%s\tdeep\t3.000\t%s\n' "$(bw_loop_identity "$dev")" "$(date +%s)" \
+		>"$BW_TMP/state/s1"
 	out=$BW_TMP/ext.json
-	tn_seq_bg "$dev" 6
 	tn_start "$out" -d "$dev" || { fail "tune start"; return; }
-	tn_wait_for "$out" '.action == "keep"' 5 || { fail "no keep decision: $(tn_actions "$out")"; return; }
+	tn_wait_for "$out" '.action == "set"' 10 || { fail "no set decision: $(tn_actions "$out")"; return; }
+	assertEquals "the store's deep: 0 at once" "set 8000->0" "$(tn_actions "$out")"
 	echo 5555 >/sys/block/"$dev"/queue/iosched/slice_idle_us
 	sleep 1.5
 	assertTrue "logged: $(grep behind "$out.err")" "grep -q 'changed behind our back (now 5555, we set 0)' $out.err"
@@ -363,6 +370,9 @@ test_refusals_change_nothing() {
 	local dev out before
 	tn_require || return 0
 	bw_require setpriv unshare || return 0
+	# A run directory of its own: a tuner an earlier test had to kill
+	# leaves its state file, under a loop device name this one may reuse.
+	rm -rf "$BW_TMP/run"
 	bw_loop dev 64 shm --direct-io=on || { fail "loop"; return; }
 	echo mq-deadline >/sys/block/"$dev"/queue/scheduler
 	tn_expect 1 "$dev: scheduler is mq-deadline; idling needs bfq \(--set-scheduler bfq\)" \
@@ -400,6 +410,52 @@ test_refusals_change_nothing() {
 	wait "$TN_PID"
 	assertEquals "first tuner: exit status" 0 $?
 	assertEquals "put back" "$before" "$(tn_values "$dev")"
+}
+
+# tn_kernel_bfq: whether this kernel offers BFQ, by asking the kernel
+# itself (modprobe, then the schedulers a disk lists).
+tn_kernel_bfq() {
+	modprobe -q bfq 2>/dev/null
+	grep -qw bfq /sys/block/*/queue/scheduler 2>/dev/null
+}
+
+# A kernel without BFQ: tune names the kernel option in one line, exits 1
+# and never suggests --set-scheduler; stat and export say so once.  On a
+# kernel with BFQ none of them says it, and tune's advice stands.
+test_no_bfq_said_plainly() {
+	local dev port pid n
+	bw_loop dev 64 shm --direct-io=on || { fail "loop"; return; }
+	echo mq-deadline >/sys/block/"$dev"/queue/scheduler
+	"$BW_BIN" stat -d "$dev" -i 0.2 -c 1 >/dev/null 2>"$BW_TMP/stat.err"
+	port=$(bw_free_port)
+	"$BW_BIN" export -d "$dev" -l 127.0.0.1:"$port" --no-state 2>"$BW_TMP/export.err" &
+	pid=$!
+	for n in $(seq 100); do grep -q serving "$BW_TMP/export.err" && break; sleep 0.1; done
+	kill -TERM $pid
+	wait $pid
+	if tn_kernel_bfq; then
+		echo "  this kernel offers BFQ: the advice stands"
+		tn_expect 1 "$dev: scheduler is mq-deadline; idling needs bfq \(--set-scheduler bfq\)" \
+			"$BW_BIN" tune -d "$dev" --run-dir "$BW_TMP/run"
+		assertFalse "stat: no word of a missing BFQ" "grep -q CONFIG_IOSCHED_BFQ $BW_TMP/stat.err"
+		assertFalse "export: no word of a missing BFQ" "grep -q CONFIG_IOSCHED_BFQ $BW_TMP/export.err"
+		return
+	fi
+	echo "  this kernel offers no BFQ"
+	for args in "" "--set-scheduler bfq" "--set-scheduler bfq --dry-run"; do
+		# shellcheck disable=SC2086
+		tn_expect 1 "^blkwise: error: $dev: this kernel has no BFQ \(CONFIG_IOSCHED_BFQ is not set" \
+			"$BW_BIN" tune -d "$dev" --run-dir "$BW_TMP/run" $args
+		assertEquals "one line ($args)" 1 "$(grep -c . "$BW_TMP/err.txt")"
+		assertFalse "no --set-scheduler advice ($args)" "grep -q -- --set-scheduler $BW_TMP/err.txt"
+		assertEquals "untouched ($args)" mq-deadline "$(tn_sched "$dev")"
+	done
+	tn_expect 1 "^blkwise: error: no device to tune: this kernel has no BFQ \(CONFIG_IOSCHED_BFQ" \
+		"$BW_BIN" tune --run-dir "$BW_TMP/run"
+	assertFalse "no --set-scheduler advice (every device)" "grep -q -- --set-scheduler $BW_TMP/err.txt"
+	assertEquals "no state file" "" "$(ls "$BW_TMP/run" 2>/dev/null | grep -v lock)"
+	assertEquals "stat says it once: $(cat "$BW_TMP/stat.err")" 1 "$(grep -c CONFIG_IOSCHED_BFQ "$BW_TMP/stat.err")"
+	assertEquals "export says it once: $(cat "$BW_TMP/export.err")" 1 "$(grep -c CONFIG_IOSCHED_BFQ "$BW_TMP/export.err")"
 }
 
 # A tuned device that goes away is dropped cleanly; the last one ends the run.

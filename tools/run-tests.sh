@@ -15,6 +15,14 @@
 #   BW_VM_KERNEL  the guest's kernel (6.1: tools/vmtest.sh KVER)
 #   BW_VM_SUITES  the VM tier's suites: those whose checks SKIP on a kernel
 #                 without null_blk, scsi_debug, dm or md modules
+#   BW_TESTS      "SUITE:TEST ...": of a suite named here, only these tests
+#                 (the host hands the guest the tests it moved there)
+#
+# On a kernel without BFQ, the tests that need it are MOVED (tests/lib.sh,
+# bw_no_bfq): not counted here, run in the guest (whose kernel has BFQ as a
+# module) with the VM tier's suites, also with BW_SUITES, unless BW_VM=0
+# (then they SKIP).  A moved test that SKIPs in the guest, or does not run
+# there, is a FAIL.
 #   BW_RESULTS_OUT  keep the PASS/FAIL/SKIP lines in this file (the guest's
 #                 run hands them to the host's so)
 #   BW_VM_TIER    set by tools/vmtest.sh in the guest: this run is the VM tier
@@ -34,6 +42,25 @@ trap 'rm -rf "$state"' EXIT
 
 # selected SUITE: true when BW_SUITES leaves SUITE in.
 selected() { [ -z "${BW_SUITES:-}" ] || echo " $BW_SUITES " | grep -q " $1 "; }
+
+# tests_of SUITE: the tests BW_TESTS names of SUITE (none: all of them).
+tests_of() {
+	local t
+	for t in ${BW_TESTS:-}; do
+		[ "${t%%:*}" = "$1" ] && echo "${t#*:}"
+	done
+}
+
+# bfq_here: whether this kernel offers BFQ (loading its module if need be).
+bfq_here() {
+	modprobe -q bfq 2>/dev/null
+	grep -qw bfq /sys/block/*/queue/scheduler 2>/dev/null
+}
+
+# The tier that takes the tests needing BFQ this kernel cannot give.
+if [ -z "${BW_VM_TIER:-}" ] && [ "${BW_VM:-}" != 0 ] && ! bfq_here; then
+	export BW_BFQ_ELSEWHERE=vm-$BW_VM_KERNEL
+fi
 
 run_units() {
 	local t
@@ -56,7 +83,9 @@ run_suites() {
 		selected "$(basename "$s" .sh)" || continue
 		echo "== suite: $s"
 		before=$(wc -l <"$results")
-		BW_RUN_ID=$run_id BW_RESULTS=$results timeout 900 bash "$s"
+		# shellcheck disable=SC2046
+		BW_RUN_ID=$run_id BW_RESULTS=$results timeout 900 bash "$s" \
+			$(t=$(tests_of "$(basename "$s" .sh)"); [ -z "$t" ] || echo -- $t)
 		rc=$?
 		if [ "$(wc -l <"$results")" -eq "$before" ] ||
 			{ [ $rc -ne 0 ] && ! tail -n +"$((before + 1))" "$results" | grep -q '^FAIL'; }; then
@@ -74,24 +103,52 @@ vm_suites() {
 	echo "$out"
 }
 
-# run_vm: the VM tier's suites in a guest on BW_VM_KERNEL.  Its checks join
-# this run's lines as vm-KVER/NAME; a kernel that cannot be fetched is one
-# SKIP, a guest that does not boot or finish one FAIL, with the reason.
+# moved: the tests this run moved to the guest, as SUITE:TEST.
+moved() { awk '$1 == "MOVED" { print $2 }' "$results"; }
+
+# check_moved TIER OUT: each moved test passed in the guest; a SKIP there, or
+# no line at all, is a FAIL.
+check_moved() {
+	local t line
+	for t in $(moved); do
+		line=$(grep -E "^(PASS|FAIL|SKIP) ${t}( |\$)" "$2" | tail -n 1)
+		case $line in
+		PASS* | FAIL*) ;;
+		SKIP*) echo "FAIL $1/$t (moved to the guest for BFQ, and skipped there: ${line#* (}" >>"$results" ;;
+		*) echo "FAIL $1/$t (moved to the guest for BFQ, and not run there)" >>"$results" ;;
+		esac
+	done
+	grep -vE "^SKIP ($(moved | paste -sd'|'))( |\$)" "$2" >"$2.kept"
+	mv "$2.kept" "$2"
+}
+
+# run_vm: the VM tier's suites in a guest on BW_VM_KERNEL, with the tests
+# moved there.  Its checks join this run's lines as vm-KVER/NAME; a kernel
+# that cannot be fetched is one SKIP, a guest that does not boot or finish
+# one FAIL, with the reason.
 run_vm() {
-	local suites k=$BW_VM_KERNEL tier out line rc got
+	local suites k=$BW_VM_KERNEL tier out line rc got mv mvsuites s
 	[ -z "${BW_VM_TIER:-}" ] || return 0	# this is the guest
 	suites=$(vm_suites)
+	mv=$(moved | paste -sd' ')
+	mvsuites=$(moved | cut -d: -f1 | sort -u | paste -sd' ')
 	tier=vm-$k
-	[ -n "$suites" ] || return 0
+	[ -n "$suites$mv" ] || return 0
 	if [ "${BW_VM:-}" = 0 ]; then
 		echo "SKIP $tier ($suites: not run, BW_VM=0)" >>"$results"
 		return 0
 	fi
-	[ -z "${BW_SUITES:-}" ] || [ "${BW_VM:-}" = 1 ] || return 0
+	[ -z "${BW_SUITES:-}" ] || [ "${BW_VM:-}" = 1 ] || suites=""
+	for s in $mvsuites; do
+		echo " $suites " | grep -q " $s " || suites="$suites${suites:+ }$s"
+	done
+	[ -n "$suites" ] || return 0
 	echo "== vm: $suites on $k (tools/vmtest.sh; BW_VM=0 skips it)"
+	[ -z "$mv" ] || echo "   moved here for BFQ: $mv"
 	out=build/vm/out/$k/results
 	rm -f "$out"
-	BW_UNITS=0 VM_TIMEOUT=${VM_TIMEOUT:-3600} tools/vmtest.sh -s "$suites" "$k" 2>&1 | tee "$state/vm"
+	BW_TESTS=$mv VM_MODULES="${VM_MODULES:-}${mv:+ bfq}" BW_UNITS=0 VM_TIMEOUT=${VM_TIMEOUT:-3600} \
+		tools/vmtest.sh -s "$suites" "$k" 2>&1 | tee "$state/vm"
 	rc=${PIPESTATUS[0]}
 	line=$(grep -E "^$k: " "$state/vm" | tail -n 1)
 	line=${line#"$k: "}
@@ -99,10 +156,17 @@ run_vm() {
 	SKIPPED*)
 		line=${line#SKIPPED (}
 		echo "SKIP $tier (kernel $k not fetched: ${line%)})" >>"$results"
+		for s in $mv; do
+			echo "SKIP $s (moved to $tier for BFQ; kernel $k not fetched)" >>"$results"
+		done
 		return 0
 		;;
 	esac
-	[ -f "$out" ] && sed -E "s,^(PASS|FAIL|SKIP) ,\1 $tier/," "$out" >>"$results"
+	if [ -f "$out" ]; then
+		cp "$out" "$state/vm.results"
+		[ -z "$mv" ] || check_moved "$tier" "$state/vm.results"
+		sed -E "s,^(PASS|FAIL|SKIP) ,\1 $tier/," "$state/vm.results" >>"$results"
+	fi
 	case $line in
 	"")
 		echo "FAIL $tier (tools/vmtest.sh exited $rc: $(grep -m 1 'vmtest: error' "$state/vm" || echo 'no result line'))" >>"$results" ;;
@@ -123,6 +187,10 @@ summary() {
 	fail=$(grep -c '^FAIL ' "$results")
 	skip=$(grep -c '^SKIP ' "$results")
 	echo
+	if grep -q '^MOVED ' "$results"; then
+		echo "Moved to the guest (not counted here; counted there as vm-*/...):"
+		grep '^MOVED ' "$results" | sed 's/^MOVED /  /'
+	fi
 	if [ "$skip" -gt 0 ]; then
 		echo "Skipped (not counted as passed):"
 		grep '^SKIP ' "$results" | sed 's/^SKIP /  /'

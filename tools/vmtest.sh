@@ -42,6 +42,9 @@
 #   VM_REFRESH=1  fetch the kernel again though one is cached
 #   VM_BOOT_RETRIES  boots more when a guest dies before its userland is up,
 #               or its kernel locks up (a soft lockup: the job starts again) (1)
+#   BW_DISK_SCALE  the tuner tests' emulated disks' time constants times this
+#               (tests/lib.sh, bw_disk_scaled): 4 with tcg, whose own path per
+#               request is milliseconds (tools/disk-path.sh), 1 with kvm
 #   VM_FIRST_OUTPUT  seconds the guest kernel has to print its first line
 #               ("Linux version"), else the boot is stopped and said to hang
 #               (15 with VM_ACCEL=kvm, where it takes under one; 300 with tcg)
@@ -73,8 +76,8 @@ VM_BOOT_RETRIES=${VM_BOOT_RETRIES:-1}
 VM_SEED_DISK=${VM_SEED_DISK:-}
 VM_SEED_QUEUES=${VM_SEED_QUEUES:-2}
 case $VM_ACCEL in
-*kvm*) VM_FIRST_OUTPUT=${VM_FIRST_OUTPUT:-15} ;;
-*) VM_FIRST_OUTPUT=${VM_FIRST_OUTPUT:-300} ;;
+*kvm*) VM_FIRST_OUTPUT=${VM_FIRST_OUTPUT:-15} BW_DISK_SCALE=${BW_DISK_SCALE:-1} ;;
+*) VM_FIRST_OUTPUT=${VM_FIRST_OUTPUT:-300} BW_DISK_SCALE=${BW_DISK_SCALE:-4} ;;
 esac
 
 log() { echo "vmtest: $*" >&2; }
@@ -255,13 +258,14 @@ make_seed() {
 
 # write_job OUT: the script the guest runs, from BW_ROOT.  The runner there
 # keeps its PASS/FAIL/SKIP lines in OUT/results (tools/run-tests.sh reads
-# them back) and runs no VM tier of its own; BW_UNITS=0 passes through.
+# them back) and runs no VM tier of its own; BW_UNITS=0 and BW_TESTS (the
+# tests the host moved here) pass through.
 write_job() {
 	if [ -n "$CMD" ]; then
 		printf 'cd %s\n%s\n' "$ROOT" "$CMD"
 	else
-		printf "cd %s && BW_VM_TIER=%s BW_RESULTS_OUT=%s/results BW_UNITS=%s BW_SUITES='%s' exec tools/run-tests.sh\n" \
-			"$ROOT" "$(basename "$1")" "$1" "${BW_UNITS:-1}" "$SUITES"
+		printf "cd %s && BW_VM_TIER=%s BW_RESULTS_OUT=%s/results BW_UNITS=%s BW_SUITES='%s' BW_TESTS='%s' BW_DISK_SCALE=%s exec tools/run-tests.sh\n" \
+			"$ROOT" "$(basename "$1")" "$1" "${BW_UNITS:-1}" "$SUITES" "${BW_TESTS:-}" "$BW_DISK_SCALE"
 	fi >"$1/job"
 }
 

@@ -181,6 +181,17 @@ static void test_names_and_identities(void)
 }
 
 /* diskstats' merges from a stat line; one appearance of a device from the next. */
+static void test_ambiguous_identities(void)
+{
+	CHECK(bw_id_ambiguous(BW_ID_DEVT, "devt:7:0"), "a dev_t may be another device's");
+	CHECK(bw_id_ambiguous(BW_ID_BACKING, "loop:/mnt/fd/disk#0:39:2"),
+	      "a backing file without its birth (FUSE) may be another file");
+	CHECK(!bw_id_ambiguous(BW_ID_BACKING, "loop:/dev/shm/a#b.img#0:26:109:1796385665.335599973"),
+	      "with its birth: that file");
+	CHECK(!bw_id_ambiguous(BW_ID_WWID, "wwid:naa.5000"), "a wwid names one device");
+	CHECK(!bw_id_ambiguous(BW_ID_SERIAL, "serial:X"), "so does a serial");
+}
+
 static void test_stat_merges_and_appearance(void)
 {
 	static struct bw_devinfo a, b;
@@ -241,6 +252,7 @@ int main(void)
 		UNIT(test_parse_args), UNIT(test_parse_edges), UNIT(test_identity_recheck),
 		UNIT(test_uevent_identity), UNIT(test_names_and_identities),
 		UNIT(test_stat_merges_and_appearance), UNIT(test_merges_and_appearance_edges),
+		UNIT(test_ambiguous_identities),
 	};
 
 	return unit_run("devname", tests, sizeof(tests) / sizeof(tests[0]));

@@ -11,6 +11,7 @@
 #define TICK 0.1
 
 static bool s_flat;	/* the device is not rotational */
+static bool s_stored;	/* the class the device shows is the store's */
 
 /* What the device shows in one tick. */
 struct phase {
@@ -51,7 +52,7 @@ static struct bw_tune_obs obs_of(const struct phase *p, __u32 idle)
 		.cls = p->cls, .streams = p->streams, .sync_seq = p->sync_seq,
 		.sync_rand = p->sync_rand, .seq_pct = p->sync_rand ? 0 : 100,
 		.think_p90_ms = p->think, .kb_per_rq = p->sync_rand ? 4 : 256, .idle_us = idle,
-		.rotational = !s_flat,
+		.rotational = !s_flat, .cls_stored = s_stored,
 	};
 
 	o.ios = (__u64)(o.bytes / (o.kb_per_rq * 1024));
@@ -1028,6 +1029,57 @@ static void test_random_reads_ordered(void)
 }
 
 /* A window with nothing known (a start from a stored class) prints "-", never nan. */
+/*
+ * A stripe behind a path whose store says shallow (a spindle's, learned
+ * under the same identity): BFQ idling keeps it at depth 1, P_eff
+ * undetermined, so the stored class alone decides to keep idling.
+ */
+static void stripe_stored_shallow(const struct sim *s, __u32 idle, struct phase *p)
+{
+	stripe(s, idle, p);
+	if (idle)
+		p->cls = BW_CLASS_SHALLOW;
+}
+
+static void spindle_stored_shallow(const struct sim *s, __u32 idle, struct phase *p)
+{
+	spindle(s, idle, p);
+	p->cls = BW_CLASS_SHALLOW;
+}
+
+static void test_doubt_checked(void)
+{
+	struct sim s;
+
+	s_stored = true;
+	sim_init(&s, 8000);
+	sim_run(&s, 30, stripe_stored_shallow);
+	CHECK(!s.any && s.setting == 8000, "no doubt: the stored class keeps idling, silent");
+	sim_init(&s, 8000);
+	bw_tune_doubt(&s.st, "a test's reason");
+	sim_run(&s, 3, stripe_stored_shallow);
+	CHECK(s.n[BW_TUNE_PROBE] == 1, "in doubt: a probe within 3 s (%d)", s.n[BW_TUNE_PROBE]);
+	CHECK(s.n[BW_TUNE_KEEP] == 1 && s.setting == 0, "0 kept on the stripe (setting %u)",
+	      s.setting);
+	CHECK(s.last.learned == BW_CLASS_DEEP, "the probe says deep: the store's shallow dropped");
+	sim_run(&s, 30, stripe_stored_shallow);
+	CHECK(s.n[BW_TUNE_PROBE] == 1 && s.setting == 0, "checked once (%d probes), 0 held",
+	      s.n[BW_TUNE_PROBE]);
+	/* The same doubt on a spindle: the probe loses, idling stays. */
+	sim_init(&s, 8000);
+	bw_tune_doubt(&s.st, "a test's reason");
+	sim_run(&s, 3, spindle_stored_shallow);
+	CHECK(s.n[BW_TUNE_PROBE] == 1 && s.setting > 0, "spindle: probed once, idling back (%u)",
+	      s.setting);
+	/* Live P_eff from live S1, clear of the dead zone, settles the doubt: no probe. */
+	s_stored = false;
+	sim_init(&s, 0);
+	bw_tune_doubt(&s.st, "a test's reason");
+	sim_run(&s, 5, stripe);
+	CHECK(s.n[BW_TUNE_PROBE] == 0 && !s.st.doubt, "live evidence decided: no probe (%d)",
+	      s.n[BW_TUNE_PROBE]);
+}
+
 static void test_evidence_unknown(void)
 {
 	struct bw_tune_win w;
@@ -1062,7 +1114,7 @@ int main(void)
 		UNIT(test_collapse_never_strict_on_deep),
 		UNIT(test_probe_damage_repaired),
 		UNIT(test_strict_dropped), UNIT(test_random_reads_ordered),
-		UNIT(test_evidence_unknown),
+		UNIT(test_evidence_unknown), UNIT(test_doubt_checked),
 	};
 
 	return unit_run("policy", tests, sizeof(tests) / sizeof(tests[0]));

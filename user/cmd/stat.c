@@ -308,6 +308,8 @@ int cmd_stat(int argc, char **argv)
 	bw_warn("watching %s (%s); Ctrl-C to stop",
 		a->w.core.nr_watch ? "the named devices" : "every device",
 		bw_core_attach_mode(w.core));
+	if (!bw_bfq_available())
+		bw_warn("the class says whether idling helps, but %s", BW_NO_BFQ);
 	if (!run(a, &w))
 		ret = 0;
 out:

@@ -1065,6 +1065,8 @@ int bw_export(struct export_args *a)
 		x->tls && x->tls->tls ? "https" : "http", a->listen,
 		bw_core_attach_mode(x->w.core), x->tuner ? ", tuning" : "",
 		x->web && x->web->nusers ? ", basic auth" : "");
+	if (!bw_bfq_available())
+		bw_warn("the class says whether idling helps, but %s", BW_NO_BFQ);
 	err = run(x);
 	bw_watch_save(&x->w);
 	if (!err)

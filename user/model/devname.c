@@ -65,6 +65,24 @@ const char *bw_id_note(enum bw_id_kind k)
 				 "which another device may get after a reboot" : NULL;
 }
 
+/* A backing file's identity ends "#MAJ:MIN:INO", then ":SEC.NSEC" when its birth is known. */
+bool bw_id_ambiguous(enum bw_id_kind k, const char *id)
+{
+	const char *h;
+	int colons = 0;
+
+	if (k == BW_ID_DEVT)
+		return true;
+	if (k != BW_ID_BACKING)
+		return false;
+	h = strrchr(id, '#');
+	if (!h)
+		return true;
+	for (; *h; h++)
+		colons += *h == ':';
+	return colons < 3;
+}
+
 /*
  * The merges of a line of /sys/block/DEV/stat (the fields of /proc/diskstats
  * after the name): read merges (2nd), write merges (6th) and, since 4.18,

@@ -252,6 +252,12 @@ int bw_parse_uevent(FILE *f, struct bw_devinfo *di);
 enum bw_id_kind bw_pick_identity(const char *wwid, const char *serial, const char *backing,
 				 __u64 offset, const char *file_id, __u32 dev, char *out, size_t len);
 const char *bw_id_note(enum bw_id_kind k);
+/*
+ * Whether the identity may name another device than the one a belief was
+ * stored under: a dev_t, or a backing file without its birth time (a file
+ * replaced at the same path, on FUSE say, can get the same device and inode).
+ */
+bool bw_id_ambiguous(enum bw_id_kind k, const char *id);
 bool bw_dev_present(const struct bw_devinfo *di);
 int bw_parse_stat_merges(const char *line, __u64 *merges);
 bool bw_dev_same_appearance(const struct bw_devinfo *a, const struct bw_devinfo *b);

@@ -836,6 +836,44 @@ void bw_tune_seed_verdict(struct bw_tune_state *st, __u32 idle_us, __u32 strict,
 	st->stored_age_s = age_s;
 }
 
+void bw_tune_doubt(struct bw_tune_state *st, const char *why)
+{
+	st->doubt = why;
+}
+
+/*
+ * A belief in doubt (bw_tune_doubt) is checked before it decides on a
+ * workload idling matters to (two or more streams): P_eff from this
+ * device's own solo service time, clear of the dead zone, settles it (the
+ * class follows it); else a probe of the other setting measures both on
+ * this very device, and its verdict and class replace the store's.
+ */
+static bool check_doubt(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
+			const struct bw_tune_win *w, double t, struct bw_tune_decision *d)
+{
+	double peff = bw_tune_win_peff(w);
+	char why[400];
+
+	if (!st->doubt || w->streams < 2)
+		return false;
+	if (w->s1_source && !strcmp(w->s1_source, "live") && !isnan(peff) &&
+	    (peff >= BW_DEEP_AT || peff <= BW_SHALLOW_AT)) {
+		st->doubt = NULL;
+		return false;
+	}
+	if (st->windows < 2 || st->cand_n)
+		return false;	/* the workload is still settling: probe a steady one */
+	snprintf(why, sizeof(why), "checking what the store holds for this device (%s; "
+		 "class %s %s, P_eff %s with %d streams competing)", st->doubt,
+		 bw_class_name(w->cls), w->cls_stored ? "stored" : "live",
+		 isnan(peff) ? "undetermined" : "between the marks", w->streams);
+	st->doubt = NULL;
+	st->has_stored = false;
+	st->has_verdict = false;
+	begin_probe(cfg, st, w, t, why, d);
+	return true;
+}
+
 static void stored_why(const struct bw_tune_state *st, char *why, size_t len)
 {
 	snprintf(why, len, "the stored verdict for this device: %s won by %.0f%% for sync "
@@ -895,6 +933,8 @@ bool bw_tune_step(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 	st->windows++;
 	sig = stable_sig(st, sig_of(&w));
 	describe(ev, sizeof(ev), &w);
+	if (check_doubt(cfg, st, &w, t, d))
+		return true;
 	if (!st->has_verdict && st->has_stored && sig.sync_seq >= 2 &&
 	    cfg->policy == BW_POLICY_THROUGHPUT)
 		take_stored(cfg, st, &w, &sig, t);

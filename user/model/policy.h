@@ -133,6 +133,12 @@ struct bw_tune_state {
 	bool has_sig;
 	struct bw_tune_sig cand_sig;	/* a change seen once, not yet held */
 	int cand_n;
+	/*
+	 * Why what the store holds for the device is in doubt (its identity
+	 * may name another device), until live evidence or a probe checks it;
+	 * NULL: no doubt.
+	 */
+	const char *doubt;
 	int changes, probes;
 	int windows;		/* full windows judged */
 	double probe_cost_s;	/* seconds spent on probed settings */
@@ -179,6 +185,13 @@ bool bw_tune_start(const struct bw_tune_cfg *cfg, struct bw_tune_state *st, enum
  */
 void bw_tune_seed_verdict(struct bw_tune_state *st, __u32 idle_us, __u32 strict, double gain,
 			  double age_s);
+/*
+ * What the store holds for the device (class, S1 or idling verdict) may be
+ * another device's, for the reason why (a string that outlives st): it
+ * starts decisions as before, and is checked within the first windows with
+ * two or more streams competing.
+ */
+void bw_tune_doubt(struct bw_tune_state *st, const char *why);
 /* Adds one interval ending at t (seconds); true when d holds something to do or say. */
 bool bw_tune_step(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 		  const struct bw_tune_obs *o, double t, struct bw_tune_decision *d);

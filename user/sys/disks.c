@@ -5,6 +5,9 @@
  * tuner (which devices may be tuned) and record (its device table).
  */
 #include <dirent.h>
+#include <stdbool.h>
+#include <unistd.h>
+#include <sys/utsname.h>
 #include <stdio.h>
 #include <string.h>
 #include "sys/sys.h"
@@ -91,4 +94,50 @@ int bw_disk_hw_queues(const char *disk)
 		n += de->d_name[0] != '.';
 	closedir(d);
 	return n;
+}
+
+static void bfq_listed(const char *disk, void *arg)
+{
+	char line[256];
+	bool *found = arg;
+
+	if (*found || bw_sysfs_get(disk, "queue/scheduler", line, sizeof(line)))
+		return;
+	*found = strstr(line, "bfq") != NULL;
+}
+
+/* Whether modules.dep of the running kernel lists a bfq module. */
+static bool bfq_module(void)
+{
+	char path[320], line[512];
+	struct utsname u;
+	bool found = false;
+	FILE *f;
+
+	if (uname(&u))
+		return false;
+	snprintf(path, sizeof(path), "/lib/modules/%s/modules.dep", u.release);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = !strncmp(line, "kernel/block/bfq.ko", 19);
+	fclose(f);
+	return found;
+}
+
+/*
+ * Whether this kernel can offer BFQ: listed by a disk's queue/scheduler
+ * (built in, or already loaded), or a module modprobe (and the kernel's own
+ * request_module on a switch) can load.  Read from sysfs and one file of
+ * /lib/modules, once per start: no request to a watched device.
+ */
+bool bw_bfq_available(void)
+{
+	bool found = false;
+
+	bw_disks_walk(bfq_listed, &found);
+	if (found || !access("/sys/module/bfq", F_OK))
+		return true;
+	return bfq_module();
 }

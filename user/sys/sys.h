@@ -58,6 +58,10 @@ int bw_watched_or_all(int nr, const __u32 *watch, __u32 *out, int max);
 int bw_count_disks(void);
 /* A disk's hardware queues (entries of /sys/block/DISK/mq); -1 when bio-based (no mq/). */
 int bw_disk_hw_queues(const char *disk);
+/* Whether this kernel can offer BFQ (listed, loaded or loadable). */
+bool bw_bfq_available(void);
+#define BW_NO_BFQ "this kernel has no BFQ (CONFIG_IOSCHED_BFQ is not set and no bfq module " \
+	"can be loaded): idling cannot be steered here"
 
 /* cgroup.c: cgroup v2 ids to paths */
 struct bw_cgroups {

@@ -361,6 +361,11 @@ static int preflight(struct bw_tuner *x, struct tdev *t, bool named)
 			       SCHED_ATTR);
 		return -ENODEV;
 	}
+	if (strcmp(sched, "bfq") && !bw_bfq_available()) {
+		if (named)
+			bw_err("%s: %s", t->name, BW_NO_BFQ);
+		return -EOPNOTSUPP;
+	}
 	if (strcmp(sched, "bfq") && !a->set_sched) {
 		if (named)
 			bw_err("%s: scheduler is %s; idling needs bfq (--set-scheduler bfq)",
@@ -452,6 +457,10 @@ static int pick_devices(struct bw_tuner *x, const struct bw_watch_opts *wo)
 			return err;
 		t->active = true;
 		x->ntd++;
+	}
+	if (!x->ntd && !bw_bfq_available()) {
+		bw_err("no device to tune: %s", BW_NO_BFQ);
+		return -ENODEV;
 	}
 	if (!x->ntd) {
 		bw_err("no device to tune: none uses bfq (name one with -d, and "
@@ -1015,9 +1024,10 @@ static bool in_force(struct bw_tuner *x, struct tdev *t, long *idle)
 }
 
 /*
- * The store's idling verdict, once the device has its identity: a
- * hypothesis the policy measures again (never under a dev_t, which
- * another device may have now).
+ * What the store holds, once the device has its identity: the idling
+ * verdict, a hypothesis the policy measures again (never under a dev_t,
+ * which another device may have now); and where the identity may name
+ * another device, the doubt that has the policy check every stored belief.
  */
 static void seed_verdict(struct tdev *t, const struct bw_watch_dev *wd)
 {
@@ -1027,6 +1037,13 @@ static void seed_verdict(struct tdev *t, const struct bw_watch_dev *wd)
 	if (wd->has_idle && wd->info.id_kind != BW_ID_DEVT)
 		bw_tune_seed_verdict(&t->st, wd->idle.idle_us, wd->idle.strict, wd->idle.gain,
 				     difftime(time(NULL), (time_t)wd->idle.learned));
+	if (!bw_id_ambiguous(wd->info.id_kind, wd->info.id) ||
+	    !(wd->has_idle || wd->has_stored || wd->cls.stored))
+		return;
+	bw_tune_doubt(&t->st, wd->info.id_kind == BW_ID_DEVT ?
+		      "keyed by dev_t, which another device may have now" :
+		      "its backing file has no birth time: another file at the same path "
+		      "can have the same identity");
 }
 
 static void tune_dev(struct bw_tuner *x, struct tdev *t, double now)
