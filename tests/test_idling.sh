@@ -347,7 +347,7 @@ test_random_reads_ordered() {
 
 # analyze --what-if-tune takes the live tuner's decisions, the collapse's
 # too: a recording of the emulated spindle where BFQ idled for its readers,
-# then served them together (3 s at slice_idle_us 0 after 16 s, as a
+# then served them together (5 s at slice_idle_us 0 after 16 s, as a
 # probe's after-effect looks in a trace: the trace does not say why), shows
 # the repair with its evidence.
 test_what_if_sees_the_collapse() {
@@ -361,10 +361,10 @@ test_what_if_sees_the_collapse() {
 	trace=$BW_TMP/collapse.bwt
 	bw_bg_start "$trace.log" "Ctrl-C to stop" "$BW_BIN" record -d "$dev" -o "$trace" ||
 		{ fail "record start"; return; }
-	id_readers "$dev" 24
+	id_readers "$dev" 26
 	sleep 16
 	echo 0 >$q/slice_idle_us
-	sleep 3
+	sleep 5
 	echo 8000 >$q/slice_idle_us
 	wait "$ID_FIO" 2>/dev/null
 	kill -INT "$BW_BG_PID"

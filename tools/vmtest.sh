@@ -43,7 +43,7 @@
 #   VM_BOOT_RETRIES  boots more when a guest dies before its userland is up,
 #               or its kernel locks up (a soft lockup: the job starts again) (1)
 #   BW_DISK_SCALE  the tuner tests' emulated disks' time constants times this
-#               (tests/lib.sh, bw_disk_scaled): 4 with tcg, whose own path per
+#               (tests/lib.sh, bw_disk_scaled): 2 with tcg, whose own path per
 #               request is milliseconds (tools/disk-path.sh), 1 with kvm
 #   VM_FIRST_OUTPUT  seconds the guest kernel has to print its first line
 #               ("Linux version"), else the boot is stopped and said to hang
@@ -77,7 +77,7 @@ VM_SEED_DISK=${VM_SEED_DISK:-}
 VM_SEED_QUEUES=${VM_SEED_QUEUES:-2}
 case $VM_ACCEL in
 *kvm*) VM_FIRST_OUTPUT=${VM_FIRST_OUTPUT:-15} BW_DISK_SCALE=${BW_DISK_SCALE:-1} ;;
-*) VM_FIRST_OUTPUT=${VM_FIRST_OUTPUT:-300} BW_DISK_SCALE=${BW_DISK_SCALE:-4} ;;
+*) VM_FIRST_OUTPUT=${VM_FIRST_OUTPUT:-300} BW_DISK_SCALE=${BW_DISK_SCALE:-2} ;;
 esac
 
 log() { echo "vmtest: $*" >&2; }

@@ -1080,6 +1080,30 @@ static void test_doubt_checked(void)
 	      s.n[BW_TUNE_PROBE]);
 }
 
+/* A slow spindle: 16 requests a second without idling, 40 with it. */
+static void slow_spindle(const struct sim *s, __u32 idle, struct phase *p)
+{
+	(void)s;
+	*p = idle ? (struct phase){ 10, NAN, 1.0, 0.1, BW_CLASS_UNKNOWN, 4, 4, 0 } :
+		    (struct phase){ 4, 0.36, 3.9, 0.1, BW_CLASS_UNKNOWN, 4, 4, 0 };
+}
+
+static void test_probe_stretches_on_a_slow_device(void)
+{
+	struct sim s;
+
+	sim_init(&s, 8000);
+	sim_run(&s, 2.0, slow_spindle);
+	CHECK(s.n[BW_TUNE_PROBE] == 1, "a probe (%d)", s.n[BW_TUNE_PROBE]);
+	sim_run(&s, 0.6, slow_spindle);
+	CHECK(s.n[BW_TUNE_REVERT] == 0, "0.5 s is too little I/O: the probe goes on");
+	sim_run(&s, 1.5, slow_spindle);
+	CHECK(s.n[BW_TUNE_REVERT] + s.n[BW_TUNE_REPAIR] >= 1 && s.setting > 0,
+	      "then decided, idling back (setting %u)", s.setting);
+	CHECK(strstr(s.last.why, "slower") != NULL, "decided by throughput: %s", s.last.why);
+	CHECK(s.st.probe_cost_s > 1 && s.st.probe_cost_s < 2.2, "cost: %g s", s.st.probe_cost_s);
+}
+
 static void test_evidence_unknown(void)
 {
 	struct bw_tune_win w;
@@ -1115,6 +1139,7 @@ int main(void)
 		UNIT(test_probe_damage_repaired),
 		UNIT(test_strict_dropped), UNIT(test_random_reads_ordered),
 		UNIT(test_evidence_unknown), UNIT(test_doubt_checked),
+		UNIT(test_probe_stretches_on_a_slow_device),
 	};
 
 	return unit_run("policy", tests, sizeof(tests) / sizeof(tests[0]));

@@ -22,7 +22,8 @@
  *     undetermined in this window, as it is while BFQ idles: one queue at
  *     a time keeps the device at depth ~1; or between the shallow and deep
  *     marks) and two or more streams compete,
- *     probe: the other setting for probe_s, measured after settle_s, and
+ *     probe: the other setting for probe_s (longer on a slow device, until
+ *     it has min_ios completions: PROBE_STRETCH), measured after settle_s, and
  *     compared with the window just before.  Throughput that differs by
  *     more than `gain` decides; a tie leaves the setting a clear
  *     measurement chose last (a 0.5 s probe of idling cannot show
@@ -100,6 +101,13 @@
 /* ... or, at least now and then, several together (a partial collapse: 1.4-2.0). */
 #define LOST_DEPTH 1.35
 #define LOST_WINDOWS 2
+/*
+ * A probe's window goes on past probe_s until it holds min_ios completions,
+ * up to this many times probe_s: a slow device (a spindle serving 256 KiB
+ * requests at 20 MB/s completes under 40 a second, fewer with idling off)
+ * would otherwise leave too little I/O to compare in half a second.
+ */
+#define PROBE_STRETCH 4
 
 const struct bw_tune_cfg bw_tune_cfg_default = {
 	.policy = BW_POLICY_THROUGHPUT,
@@ -917,6 +925,10 @@ bool bw_tune_step(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 		return false;
 	win_add(&st->win, o);
 	if (st->win.secs + 1e-9 < (st->phase == BW_PH_PROBE ? cfg->probe_s : cfg->window_s))
+		return false;
+	/* A probe on a slow device goes on until it has enough to compare, up to 4x. */
+	if (st->phase == BW_PH_PROBE && st->win.ios < cfg->min_ios &&
+	    st->win.secs + 1e-9 < PROBE_STRETCH * cfg->probe_s)
 		return false;
 	w = st->win;
 	win_reset(&st->win);
