@@ -111,7 +111,7 @@ test_every_expression_returns_data() {
 	ex_require prometheus promtool || return 0
 	[ -x "$BW_ROOT/tools/promql-exprs.sh" ] || { fail "tools/promql-exprs.sh missing"; return; }
 	bw_require_fetch "every expression (busy time, P_eff)" || return 0
-	bw_loop dev 256 shm || { fail "loop"; return; }
+	bw_loop dev 256 shm --direct-io=on || { fail "loop"; return; }
 	bw_use_bfq "$dev" || return 0
 	ex_start "$BW_TMP/e.out" -d "$dev" --bpf-stats --tune --tune-window 0.5 --run-dir "$BW_TMP/run.e" ||
 		{ fail "export start"; return; }
@@ -122,7 +122,7 @@ test_every_expression_returns_data() {
 	fio --name=s --filename=/dev/"$dev" --direct=1 --rw=randread --bs=4k --ioengine=psync \
 		--time_based --runtime=3 >/dev/null 2>&1
 	fio --name=d --filename=/dev/"$dev" --direct=1 --rw=randrw --bs=4k --ioengine=libaio \
-		--iodepth=8 --time_based --runtime=300 >/dev/null 2>&1 &
+		--iodepth=8 --numjobs=2 --time_based --runtime=300 >/dev/null 2>&1 &
 	bw_on_cleanup "kill $!"
 	sleep 20
 	DEVICE="$dev" RATE=5s "$BW_ROOT/tools/promql-exprs.sh" >"$BW_TMP/exprs"
@@ -153,6 +153,9 @@ test_every_expression_returns_data() {
 		sleep 5
 	done
 	echo "  $((total - missing)) of $total expressions returned data"
+	[ "$missing" -eq 0 ] || curl -s "$EX_URL/metrics" |
+		grep -E "^blkwise_(depth_mean|effective_parallelism|solo_service|busy|reads_completed)[a-z_]*\{device=\"$dev\"" |
+		sed 's/^/    /'
 	assertTrue "expressions found" "[ $total -gt 10 ]"
 	assertEquals "expressions without data" 0 $missing
 	# Prometheus itself evaluated every rule without an error.

@@ -488,7 +488,8 @@ test_stale_class_behind_reused_path() {
 # held at depth 1 by BFQ's idling, where live evidence cannot decide.  The
 # tuner must check the belief within 10 s (a probe, logged as a check),
 # drop it, and serve the readers without idling: slice_idle_us 0 in force,
-# the disk's own counters at least 1.3x the rate idling gave.
+# the disk's own counters at least 1.3x the rate idling gave, the check's
+# verdict stored in place of the belief.
 test_belief_checked_behind_a_reused_path() {
 	local dir dev id1 id2 out t0 t before after
 	id_require || return 0
@@ -527,8 +528,9 @@ test_belief_checked_behind_a_reused_path() {
 		"$(id_actions "$out" | cut -d';' -f1-2)"
 	assertTrue "the disk served more: ${before:-?} -> ${after:-?} MB/s" \
 		"id_ge '${after:-0}' '$(bw_calc "${before:-999} * 1.3")'"
-	assertTrue "the stored shallow replaced by what the probe saw" \
-		"grep -qP '^class\t\Q$id2\E\tdeep\t' $BW_TMP/state/s1"
+	assertTrue "the check's verdict stored: 0" "grep -qP '^idle\t\Q$id2\E\t0\t' $BW_TMP/state/s1"
+	assertTrue "the belief dropped, said so" "jq -r 'select(.action == \"keep\") | .why' $out |
+		grep -q 'the store.s beliefs about this device dropped'"
 }
 
 # A probe decided by throughput is stored as the device's idling verdict,

@@ -1062,6 +1062,8 @@ static void test_doubt_checked(void)
 	CHECK(s.n[BW_TUNE_KEEP] == 1 && s.setting == 0, "0 kept on the stripe (setting %u)",
 	      s.setting);
 	CHECK(s.last.learned == BW_CLASS_DEEP, "the probe says deep: the store's shallow dropped");
+	CHECK(s.last.dropped && strstr(s.last.why, "beliefs about this device dropped"),
+	      "the check contradicted the store: %s", s.last.why);
 	sim_run(&s, 30, stripe_stored_shallow);
 	CHECK(s.n[BW_TUNE_PROBE] == 1 && s.setting == 0, "checked once (%d probes), 0 held",
 	      s.n[BW_TUNE_PROBE]);
@@ -1071,6 +1073,8 @@ static void test_doubt_checked(void)
 	sim_run(&s, 3, spindle_stored_shallow);
 	CHECK(s.n[BW_TUNE_PROBE] == 1 && s.setting > 0, "spindle: probed once, idling back (%u)",
 	      s.setting);
+	CHECK(s.n[BW_TUNE_REVERT] == 1 && s.n[BW_TUNE_REPAIR] == 0 && !s.last.dropped,
+	      "a check that loses: plain idling, no repair, the belief kept");
 	/* Live P_eff from live S1, clear of the dead zone, settles the doubt: no probe. */
 	s_stored = false;
 	sim_init(&s, 0);

@@ -650,8 +650,23 @@ static void end_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 		st->has_idled = true;
 		st->after_probe = true;
 	}
-	if (!keep)
+	/*
+	 * A check of the store's beliefs that loses goes back to plain idling:
+	 * it asked what the device is, not how to get BFQ idling again, and
+	 * where BFQ then does not idle, watch_idling() repairs it two windows
+	 * on, from what the disk shows.
+	 */
+	/* The check kept the other setting than the store's: the belief was wrong here. */
+	d->dropped = st->checking && keep;
+	if (d->dropped) {
+		size_t n = strlen(d->why);
+
+		snprintf(d->why + n, sizeof(d->why) - n, "; the store's beliefs about this device "
+			 "dropped");
+	}
+	if (!keep && !st->checking)
 		repair_after_probe(cfg, st, p, slower, t, d);
+	st->checking = false;
 }
 
 /*
@@ -879,6 +894,7 @@ static bool check_doubt(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 	st->has_stored = false;
 	st->has_verdict = false;
 	begin_probe(cfg, st, w, t, why, d);
+	st->checking = st->phase == BW_PH_PROBE;
 	return true;
 }
 

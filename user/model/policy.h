@@ -139,6 +139,7 @@ struct bw_tune_state {
 	 * NULL: no doubt.
 	 */
 	const char *doubt;
+	bool checking;		/* the probe in progress is the check of that doubt */
 	int changes, probes;
 	int windows;		/* full windows judged */
 	double probe_cost_s;	/* seconds spent on probed settings */
@@ -162,6 +163,7 @@ struct bw_tune_decision {
 	struct bw_tune_win win;	/* the evidence */
 	struct bw_tune_win base;	/* for a probe's end: the window it is compared with */
 	enum bw_class_id learned;	/* a probe's end: the class P_eff showed, or UNKNOWN */
+	bool dropped;		/* a check's end: the store's beliefs were wrong here */
 	double learned_peff;
 	/* A probe's end decided by throughput under 2+ sync sequential streams, for the store. */
 	bool verdict_learned;

@@ -976,6 +976,8 @@ static void act(struct bw_tuner *x, struct tdev *t, struct bw_tune_decision *d, 
 		t->actions[d->action]++;
 	if (!trial || !x->a.cfg.dry_run)
 		apply(x, t, d, now);
+	if (d->dropped)
+		bw_watch_drop_class(x->w, t->dev);
 	if (d->learned != BW_CLASS_UNKNOWN)
 		bw_watch_learn_class(x->w, t->dev, d->learned, d->learned_peff);
 	if (d->verdict_learned)

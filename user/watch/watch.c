@@ -262,6 +262,14 @@ void bw_watch_learn_class(struct bw_watch *w, __u32 dev, enum bw_class_id cls, d
 		w->dirty = true;
 }
 
+void bw_watch_drop_class(struct bw_watch *w, __u32 dev)
+{
+	struct bw_watch_dev *s = bw_watch_dev(w, dev);
+
+	if (s && !bw_class_live(&s->cls))
+		bw_class_seed(&s->cls, BW_CLASS_UNKNOWN, 0, 0);
+}
+
 void bw_watch_learn_idle(struct bw_watch *w, __u32 dev, __u32 idle_us, __u32 strict,
 			 double gain)
 {

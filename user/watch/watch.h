@@ -109,6 +109,8 @@ void bw_watch_save(struct bw_watch *w);
 void bw_watch_close(struct bw_watch *w);
 /* A class found otherwise (a tuner's probe): seeds the device's, and goes to the store. */
 void bw_watch_learn_class(struct bw_watch *w, __u32 dev, enum bw_class_id cls, double p_eff);
+/* The stored class is another device's (a check said so): not used any more this run. */
+void bw_watch_drop_class(struct bw_watch *w, __u32 dev);
 /* A probe's idling verdict for a device, into the store under its identity. */
 void bw_watch_learn_idle(struct bw_watch *w, __u32 dev, __u32 idle_us, __u32 strict, double gain);
 struct bw_watch_dev *bw_watch_dev(struct bw_watch *w, __u32 dev);
