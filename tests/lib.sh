@@ -379,6 +379,18 @@ bw_require_bfq_fakedisk() {
 	make -s -C "$BW_ROOT/tools/fakedisk" >&2 || { fail "cannot build tools/fakedisk"; return 1; }
 }
 
+# bw_wait_json OUT JQ SECS [N]: until OUT holds N (1) JSON lines matching
+# JQ, for SECS seconds of wall time (each look is a jq run, which an
+# emulated CPU makes slow: a count of looks would wait far longer).
+bw_wait_json() {
+	local end=$((SECONDS + $3))
+	while :; do
+		jq -e -s "[.[] | select($2)] | length >= ${4:-1}" "$1" >/dev/null 2>&1 && return 0
+		[ $SECONDS -lt "$end" ] || return 1
+		sleep 0.1
+	done
+}
+
 # bw_tune_bg OUT ARGS...: blkwise tune --json in the background with this
 # test's run and state directories, started (tuning) when this returns;
 # its pid in BW_BG_PID.

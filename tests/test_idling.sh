@@ -46,14 +46,7 @@ id_tune() {
 	return $rc
 }
 
-id_wait_for() {	# OUT JQ SECS [N]: until a JSON line (N lines) matches
-	local i
-	for i in $(seq $(($3 * 10))); do
-		jq -e -s "[.[] | select($2)] | length >= ${4:-1}" "$1" >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	return 1
-}
+id_wait_for() { bw_wait_json "$@"; }	# OUT JQ SECS [N]: until a JSON line (N lines) matches
 
 id_actions() { jq -r '"\(.action) \(.slice_idle_us_before)->\(.slice_idle_us_after) strict \(.strict_guarantees_before)->\(.strict_guarantees_after)"' "$1" | paste -sd';'; }
 

@@ -58,14 +58,7 @@ tn_start() {
 }
 
 # tn_wait_for OUT JQ SECS: until a JSON line matches.
-tn_wait_for() {
-	local i
-	for i in $(seq $(($3 * 20))); do
-		jq -e -s "[.[] | select($2)] | length > 0" "$1" >/dev/null 2>&1 && return 0
-		sleep 0.05
-	done
-	return 1
-}
+tn_wait_for() { bw_wait_json "$@"; }
 
 tn_idle() { cat /sys/block/"$1"/queue/iosched/slice_idle_us; }
 tn_sched() { sed 's/.*\[\(.*\)\].*/\1/' /sys/block/"$1"/queue/scheduler; }

@@ -35,6 +35,10 @@ BW_VM_KERNEL=${BW_VM_KERNEL:-6.1}
 BW_VM_SUITES=${BW_VM_SUITES:-test_truth test_biocache test_bio test_streams test_stalls test_seeds}
 
 run_id=r$$
+# A suite's time limit: 15 minutes, 30 in a guest (TCG runs the tuner's
+# suites at about half the host's pace).
+suite_limit=900
+[ -z "${BW_VM_TIER:-}" ] || suite_limit=1800
 state=$(mktemp -d /tmp/blkwise-run.XXXXXX)
 results=${BW_RESULTS_OUT:-$state/results}
 : >"$results"
@@ -84,7 +88,7 @@ run_suites() {
 		echo "== suite: $s"
 		before=$(wc -l <"$results")
 		# shellcheck disable=SC2046
-		BW_RUN_ID=$run_id BW_RESULTS=$results timeout 900 bash "$s" \
+		BW_RUN_ID=$run_id BW_RESULTS=$results timeout "$suite_limit" bash "$s" \
 			$(t=$(tests_of "$(basename "$s" .sh)"); [ -z "$t" ] || echo -- $t)
 		rc=$?
 		if [ "$(wc -l <"$results")" -eq "$before" ] ||
