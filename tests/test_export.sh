@@ -275,5 +275,78 @@ test_store_kept_after_the_drop() {
 	wait "$EX_PID"
 }
 
+# gb_wait EXPR VALUE: until Prometheus's instant query of EXPR gives VALUE
+# (10 s at most); what it gave last.
+gb_wait() {
+	local v
+	for _ in $(seq 100); do
+		v=$(ex_q "$1")
+		[ "$v" = "$2" ] && break
+		sleep 0.1
+	done
+	echo "$v"
+}
+
+# A named loop device detached under fio, then bound again at the same
+# name, to another file: the exporter serves on (Prometheus's up stays 1),
+# says the device went (blkwise_device_present 0, its series gone), reads
+# the identity of the one that came back, and counts it exactly as
+# /proc/diskstats does.  The device number is chosen high, out of the way
+# of losetup --find, which could otherwise take it while it is free.
+test_device_gone_and_back() {
+	local dir img img2 n dev t0 span
+	ex_require prometheus || return 0
+	dir=$(bw_mem_dir) || { fail "no directory takes O_DIRECT"; return; }
+	img=$(mktemp "$dir/$BW_TAG".XXXXXX)
+	img2=$(mktemp "$dir/$BW_TAG".XXXXXX)
+	bw_on_cleanup "rm -f $img $img2"
+	truncate -s 256M "$img" "$img2"
+	for n in $(seq $((100 + RANDOM % 100)) 255); do
+		[ -e /sys/block/loop"$n"/loop/backing_file ] && continue
+		losetup /dev/loop"$n" "$img" 2>/dev/null && break
+		n=""
+	done
+	[ -n "$n" ] || { fail "no free loop device number"; return; }
+	dev=loop$n
+	bw_on_cleanup "losetup -n -O BACK-FILE /dev/$dev 2>/dev/null | grep -qE '$img|$img2' && losetup -d /dev/$dev"
+	echo none >/sys/block/"$dev"/queue/scheduler
+	ex_start "$BW_TMP/g.out" -d "$dev" || { fail "export start"; return; }
+	ex_prom_start || { fail "prometheus start"; return; }
+	t0=$(date +%s)
+	assertEquals "present at the start" 1 "$(gb_wait "blkwise_device_present{device=\"$dev\"}" 1)"
+	# Detached under I/O: the kernel unbinds it as fio closes it.
+	fio --name=g --filename=/dev/"$dev" --direct=1 --rw=randread --bs=4k --ioengine=psync \
+		--time_based --runtime=4 >/dev/null 2>&1 &
+	sleep 2
+	losetup -d /dev/"$dev" || { fail "losetup -d"; return; }
+	wait $!
+	assertEquals "present 0 once gone" 0 "$(gb_wait "blkwise_device_present{device=\"$dev\"}" 0)"
+	sleep 3
+	assertTrue "still serving while the device is gone" "kill -0 $EX_PID"
+	assertTrue "says it went: $(cat "$BW_TMP/g.out.err")" "grep -q '$dev: device gone' $BW_TMP/g.out.err"
+	assertEquals "its series left out while gone" 0 \
+		"$(ex_q_count "blkwise_requests_total{device=\"$dev\"}")"
+	assertEquals "still present 0" 0 "$(ex_q "blkwise_device_present{device=\"$dev\"}")"
+	# Bound again at the same name, to another file: back, identified
+	# afresh, and counted exactly.
+	losetup /dev/"$dev" "$img2" || { fail "$dev taken meanwhile: cannot bind it again"; return; }
+	echo none >/sys/block/"$dev"/queue/scheduler
+	ex_counts_exact "$dev" --rw=randrw --rwmixread=70 --bs=4k --ioengine=psync \
+		--rate_iops=500 --time_based --runtime=4 || return
+	assertEquals "present 1 again" 1 "$(ex_q "blkwise_device_present{device=\"$dev\"}")"
+	assertTrue "says it is back: $(cat "$BW_TMP/g.out.err")" "grep -q '$dev: device back' $BW_TMP/g.out.err"
+	assertEquals "the identity of the file it is bound to now" "$(bw_loop_identity "$dev")" \
+		"$(curl -s "$EX_PROM/api/v1/query" --data-urlencode "query=blkwise_device_info{device=\"$dev\"}" |
+			jq -r '.data.result[0].metric.identity')"
+	span=$(( $(date +%s) - t0 + 1 ))
+	echo "  over ${span} s: up min $(ex_q "min_over_time(up{job=\"blkwise\"}[${span}s])"), present min $(ex_q "min_over_time(blkwise_device_present{device=\"$dev\"}[${span}s])")"
+	assertEquals "up stayed 1 throughout" 1 "$(ex_q "min_over_time(up{job=\"blkwise\"}[${span}s])")"
+	assertEquals "present was 0 while gone" 0 \
+		"$(ex_q "min_over_time(blkwise_device_present{device=\"$dev\"}[${span}s])")"
+	kill -TERM "$EX_PID"
+	wait "$EX_PID"
+	assertEquals "SIGTERM: clean exit" 0 $?
+}
+
 # shellcheck disable=SC1091
 . shunit2

@@ -230,6 +230,26 @@ static void test_render(void)
 	cum.busy_unknown = false;
 }
 
+/* A device that went: present 0 and none of its other series; one there: present 1. */
+static void test_presence(void)
+{
+	static const struct bw_expo_presence pr[] = { { "loop0", false }, { "loop1", true } };
+	struct bw_expo_self s = { .version = "0.5.0", .commit = "abc", .libbpf = "v1.1",
+				  .attach = "tp_btf", .presence = pr, .npresence = 2 };
+	struct bw_prom p = { .om = false };
+	char *t = NULL;
+	size_t len = 0;
+
+	p.f = open_memstream(&t, &len);
+	bw_expo_render(&p, &s, NULL, 0);
+	fclose(p.f);
+	CHECK(strstr(t, "# TYPE blkwise_device_present gauge\n"), "a gauge:\n%s", t);
+	CHECK(strstr(t, "blkwise_device_present{device=\"loop0\"} 0\n"), "gone: 0");
+	CHECK(strstr(t, "blkwise_device_present{device=\"loop1\"} 1\n"), "there: 1");
+	CHECK(!strstr(t, "blkwise_requests_total{"), "no other series of either");
+	free(t);
+}
+
 static void test_labels(void)
 {
 	char buf[64];
@@ -245,7 +265,8 @@ static void test_labels(void)
 int main(void)
 {
 	static const struct unit_test tests[] = {
-		UNIT(test_bounds), UNIT(test_quantiles), UNIT(test_render), UNIT(test_labels),
+		UNIT(test_bounds), UNIT(test_quantiles), UNIT(test_render), UNIT(test_presence),
+		UNIT(test_labels),
 	};
 
 	return unit_run("promfmt", tests, sizeof(tests) / sizeof(tests[0]));

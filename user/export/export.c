@@ -211,11 +211,12 @@ static void solo_of(const struct bw_watch_dev *s, const struct bw_snap_dev *cum,
 	d->s1_source = NULL;
 	for (op = 0; op < BW_NR_OPS; op++) {
 		for (c = 0; c < BW_SIZE_CLASSES; c++) {
-			__u64 n = cum->op[op].solo_ios[c];
+			__u64 n, ns;
 
+			bw_watch_solo(s, cum, op, c, &n, &ns);
 			d->s1_s[op][c] = NAN;
 			if (n >= bw_peff_default.min_solo) {
-				d->s1_s[op][c] = cum->op[op].solo_ns[c] / (double)n / 1e9;
+				d->s1_s[op][c] = ns / (double)n / 1e9;
 				d->s1_source = d->s1_source ?: "live";
 			} else if (s->has_stored && s->stored.s[op][c].learned) {
 				d->s1_s[op][c] = s->stored.s[op][c].mean_ns / 1e9;
@@ -314,10 +315,37 @@ static void publish(struct page *pg, char *text, size_t tl, char *om, size_t ol,
 	free(oo);
 }
 
+static int cmp_presence(const void *a, const void *b)
+{
+	return strcmp(((const struct bw_expo_presence *)a)->device,
+		      ((const struct bw_expo_presence *)b)->device);
+}
+
+/*
+ * Into p (ndevs long): the named devices, and every other one shown since
+ * the start, each present while its series are on the page; how many.
+ */
+static int presence_of(const struct export_ctx *x, struct bw_expo_presence *p)
+{
+	int i, n = 0;
+
+	for (i = 0; i < x->w.ndevs; i++) {
+		const struct bw_watch_dev *s = &x->w.devs[i];
+
+		if (!s->info.name[0] || (!s->named && s->row == BW_ROW_HIDE && !s->dropped))
+			continue;
+		p[n].device = s->info.name;
+		p[n++].present = s->row == BW_ROW_SHOW;
+	}
+	qsort(p, n, sizeof(*p), cmp_presence);
+	return n;
+}
+
 static int render(struct export_ctx *x, __u64 t0)
 {
 	struct bw_watch_dev **rows = calloc(x->w.ndevs ? x->w.ndevs : 1, sizeof(*rows));
 	struct bw_expo_dev *d = calloc(x->w.ndevs ? x->w.ndevs : 1, sizeof(*d));
+	struct bw_expo_presence *pr = calloc(x->w.ndevs ? x->w.ndevs : 1, sizeof(*pr));
 	double secs = (x->w.prev.ts_ns - x->last.ts_ns) / 1e9;
 	struct bw_expo_self s = {
 		.version = BW_VERSION, .commit = BW_COMMIT, .libbpf = libbpf_version_string(),
@@ -328,7 +356,7 @@ static int render(struct export_ctx *x, __u64 t0)
 	size_t tl = 0, ol = 0;
 	int i, n = 0, nrows, err = -ENOMEM;
 
-	if (!rows || !d)
+	if (!rows || !d || !pr)
 		goto out;
 	if (x->a->w.core.bio_cache && !bw_watch_bio_cache(&x->w, &bc))
 		s.bio_cache = &bc;
@@ -337,6 +365,8 @@ static int render(struct export_ctx *x, __u64 t0)
 	for (i = 0; i < nrows; i++)
 		if (!rows[i]->iv.gone && bw_snap_find(&x->w.prev, rows[i]->dev))
 			fill_dev(x, rows[i], secs, &d[n++]);
+	s.presence = pr;
+	s.npresence = presence_of(x, pr);
 	s.nprogs = bw_watch_prog_stats(&x->w, x->progs, MAX_PROGS);
 	if (s.nprogs < 0)
 		s.nprogs = 0;
@@ -361,6 +391,7 @@ out:
 	bw_bc_snap_free(&bc);
 	free(rows);
 	free(d);
+	free(pr);
 	return err;
 }
 
@@ -931,6 +962,7 @@ static int run(struct export_ctx *x)
 {
 	double tick_s = x->tuner ? x->a->t.cfg.window_s / BW_TUNE_TICKS_PER_WINDOW : x->a->interval;
 	__u64 tick = (__u64)(tick_s * 1e9), due = bw_now_ns() + tick;
+	bool none_said = false;
 	int err = 0, alive;
 
 	while (!bw_exiting) {
@@ -953,11 +985,10 @@ static int run(struct export_ctx *x)
 		err = render(x, t0);
 		if (err)
 			break;
-		if (x->a->w.core.nr_watch && !alive) {
-			bw_err("every exported device is gone");
-			err = -ENODEV;
-			break;
-		}
+		/* Serving on: Prometheus keeps the target up, and a device of the name may return. */
+		if (x->a->w.core.nr_watch && !alive && !none_said)
+			bw_warn("every exported device is gone; serving on until one returns");
+		none_said = x->a->w.core.nr_watch && !alive;
 	}
 	return err == -EINTR ? 0 : err;
 }

@@ -587,10 +587,25 @@ static void bio_cache(struct bw_prom *p, const struct bw_bc_snap *b)
 	}
 }
 
+static void presence(struct bw_prom *p, const struct bw_expo_self *s)
+{
+	char l[BW_PROM_LABELS];
+	int i;
+
+	bw_prom_family(p, "blkwise_device_present", BW_PROM_GAUGE,
+		       "1 while the device is there; 0 once it went (detached, removed), its "
+		       "other series left out until a device of that name returns.");
+	for (i = 0; i < s->npresence; i++) {
+		bw_prom_labels(l, sizeof(l), "device", s->presence[i].device, NULL);
+		bw_prom_u64(p, "blkwise_device_present", l, s->presence[i].present);
+	}
+}
+
 void bw_expo_render(struct bw_prom *p, const struct bw_expo_self *s, const struct bw_expo_dev *d,
 		    int n)
 {
 	self(p, s);
+	presence(p, s);
 	devices(p, d, n);
 	if (s->bio_cache)
 		bio_cache(p, s->bio_cache);

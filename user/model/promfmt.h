@@ -62,6 +62,12 @@ struct bw_expo_dev {
 	const struct bw_expo_tune *tune;	/* NULL: not tuned */
 };
 
+/* Whether a device the exporter watches is there: its other series are left out while not. */
+struct bw_expo_presence {
+	const char *device;
+	bool present;
+};
+
 struct bw_expo_self {
 	const char *version, *commit, *libbpf, *attach;
 	const struct bw_prog_stat *progs;
@@ -71,6 +77,8 @@ struct bw_expo_self {
 	double rss_bytes, cpu_s, start_unix;
 	long open_fds;
 	const struct bw_bc_snap *bio_cache;	/* NULL: not asked for (--bio-cache) */
+	const struct bw_expo_presence *presence;	/* named devices, and any shown */
+	int npresence;
 };
 
 /* Everything but the scrape counters and the end: rendered once per sample. */

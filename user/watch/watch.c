@@ -74,6 +74,15 @@ struct bw_watch_dev *bw_watch_dev(struct bw_watch *w, __u32 dev)
 	return s;
 }
 
+void bw_watch_solo(const struct bw_watch_dev *s, const struct bw_snap_dev *d, int op, int c,
+		   __u64 *ios, __u64 *ns)
+{
+	__u64 n = d->op[op].solo_ios[c], t = d->op[op].solo_ns[c];
+
+	*ios = n >= s->solo_base_ios[op][c] ? n - s->solo_base_ios[op][c] : 0;
+	*ns = *ios && t >= s->solo_base_ns[op][c] ? t - s->solo_base_ns[op][c] : 0;
+}
+
 int bw_watch_resolve(struct bw_watch *w, struct bw_watch_opts *o)
 {
 	struct bw_core_opts *c = &o->core;
@@ -133,6 +142,8 @@ static void open_store(struct bw_watch *w)
 }
 
 static int take(struct bw_watch *w, struct bw_snap *s);
+static int store_dev(struct bw_watch *w, struct bw_watch_dev *s, const struct bw_snap_dev *d,
+		     __s64 now);
 
 /* The objects of other concerns, with the core's attach type and argument layout. */
 static int open_others(struct bw_watch *w)
@@ -317,6 +328,54 @@ static void identify(struct bw_watch *w, struct bw_watch_dev *s, const struct bw
 }
 
 /*
+ * A device that went: what was learned under its identity into the store,
+ * then forgotten, so that whatever comes back at its dev_t is identified
+ * afresh and starts with the beliefs of its own identity.
+ */
+static void drop_dev(struct bw_watch *w, struct bw_watch_dev *s, const struct bw_snap_dev *d)
+{
+	int op, c;
+
+	if (store_dev(w, s, d, time(NULL)))
+		w->dirty = true;
+	for (op = 0; op < BW_NR_OPS; op++) {
+		for (c = 0; c < BW_SIZE_CLASSES; c++) {
+			s->solo_base_ios[op][c] = d->op[op].solo_ios[c];
+			s->solo_base_ns[op][c] = d->op[op].solo_ns[c];
+		}
+	}
+	memset(s->saved_solos, 0, sizeof(s->saved_solos));
+	memset(&s->cls, 0, sizeof(s->cls));
+	s->has_stored = false;
+	s->has_idle = false;
+	s->id_doubt = false;
+	s->shown = false;
+	s->dropped = true;
+	s->moved_warned = false;
+	s->row = BW_ROW_GONE;
+	s->info.id[0] = '\0';
+	s->info.identified = false;
+	bw_core_forget_dev(w->core, d->dev);
+}
+
+/*
+ * A named device gone from sysfs whose name now stands for another dev_t:
+ * the BPF side keeps only the dev_t it was given, so say so, once.  Reads
+ * only the name's dev file.
+ */
+static void check_moved(struct bw_watch_dev *s)
+{
+	__u32 dev;
+
+	if (!s->named || s->moved_warned || !s->info.name[0] ||
+	    bw_dev_lookup(s->info.name, &dev) || dev == s->dev)
+		return;
+	bw_warn("%s is back as %u:%u, not %u:%u as it was: not watched until a restart",
+		s->info.name, BW_MAJOR(dev), BW_MINOR(dev), BW_MAJOR(s->dev), BW_MINOR(s->dev));
+	s->moved_warned = true;
+}
+
+/*
  * What each device's row shows, from sysfs: a device with a size (and,
  * for loop, a backing file) is shown, and so is a named one that exists;
  * one that had a size and lost it (detached, removed) is "gone" for one
@@ -339,13 +398,9 @@ static int refresh_devices(struct bw_watch *w, struct bw_snap *cur)
 			di.exists = false;
 		present = bw_dev_present(&di);
 		if (!present && s->shown) {
-			s->shown = false;
-			s->dropped = true;
-			s->row = BW_ROW_GONE;
-			s->info.id[0] = '\0';
-			s->info.identified = false;
-			bw_core_forget_dev(w->core, d->dev);
-			bw_warn("%s: device gone; still watching the others", s->info.name);
+			drop_dev(w, s, d);
+			bw_warn("%s: device gone; still watching the others, and for its return",
+				s->info.name);
 		} else if (present || (s->named && di.exists && !s->dropped)) {
 			bool new_id;
 
@@ -365,12 +420,17 @@ static int refresh_devices(struct bw_watch *w, struct bw_snap *cur)
 				memset(&s->cls, 0, sizeof(s->cls));
 				load_stored(w, s);
 			}
+			if (s->dropped && present)
+				bw_warn("%s: device back%s%s; watching it again", di.name,
+					di.id[0] ? " as " : "", di.id);
 			s->shown = present;
 			s->dropped = false;
 			s->row = BW_ROW_SHOW;
 			alive += s->named;
 		} else {
 			s->row = BW_ROW_HIDE;
+			if (!di.exists)
+				check_moved(s);
 		}
 		snprintf(d->name, sizeof(d->name), "%s", s->info.name[0] ? s->info.name : "?");
 	}
@@ -486,12 +546,46 @@ int bw_watch_sample(struct bw_watch *w)
 	return alive;
 }
 
+/* The device's live class and S1 into the store (not its file); how many records changed. */
+static int store_dev(struct bw_watch *w, struct bw_watch_dev *s, const struct bw_snap_dev *d,
+		     __s64 now)
+{
+	int op, c, put = 0;
+
+	if (w->o->no_state || !s->info.id[0])
+		return 0;
+	if (bw_class_live(&s->cls)) {
+		const struct bw_cls_rec *r = bw_s1_store_class(&w->store, s->info.id);
+
+		if ((!r || r->cls != s->cls.cls) &&
+		    !bw_s1_store_put_class(&w->store, s->info.id, s->cls.cls, s->cls.median, now))
+			put++;
+	}
+	for (op = 0; op < BW_NR_OPS; op++) {
+		for (c = 0; c < BW_SIZE_CLASSES; c++) {
+			struct bw_s1 v = { .learned = now };
+			__u64 n, ns;
+
+			bw_watch_solo(s, d, op, c, &n, &ns);
+			if (n < bw_peff_default.min_solo || n == s->saved_solos[op][c])
+				continue;
+			v.samples = n;
+			v.mean_ns = ns / n;
+			if (!bw_s1_store_put(&w->store, s->info.id, op, c, &v)) {
+				s->saved_solos[op][c] = n;
+				put++;
+			}
+		}
+	}
+	return put;
+}
+
 /* Learned S1 of the devices shown, into the store and its file. */
 void bw_watch_save(struct bw_watch *w)
 {
 	const struct bw_snap *cur = &w->prev;
 	__s64 now = time(NULL);
-	int i, op, c, err, put = 0;
+	int i, err, put = 0;
 
 	w->saved_at = cur->ts_ns;
 	if (w->o->no_state)
@@ -500,30 +594,8 @@ void bw_watch_save(struct bw_watch *w)
 		const struct bw_snap_dev *d = &cur->devs[i];
 		struct bw_watch_dev *s = bw_watch_dev(w, d->dev);
 
-		if (!s || !s->shown || !s->info.id[0])
-			continue;
-		if (bw_class_live(&s->cls)) {
-			const struct bw_cls_rec *r = bw_s1_store_class(&w->store, s->info.id);
-
-			if ((!r || r->cls != s->cls.cls) &&
-			    !bw_s1_store_put_class(&w->store, s->info.id, s->cls.cls, s->cls.median,
-						   now))
-				put++;
-		}
-		for (op = 0; op < BW_NR_OPS; op++) {
-			for (c = 0; c < BW_SIZE_CLASSES; c++) {
-				__u64 n = d->op[op].solo_ios[c];
-				struct bw_s1 v = { .samples = n, .learned = now };
-
-				if (n < bw_peff_default.min_solo || n == s->saved_solos[op][c])
-					continue;
-				v.mean_ns = d->op[op].solo_ns[c] / n;
-				if (!bw_s1_store_put(&w->store, s->info.id, op, c, &v)) {
-					s->saved_solos[op][c] = n;
-					put++;
-				}
-			}
-		}
+		if (s && s->shown)
+			put += store_dev(w, s, d, now);
 	}
 	if (!put && !w->dirty)	/* nothing new learned: leave the file alone */
 		return;

@@ -36,6 +36,13 @@ struct bw_watch_dev {
 	bool has_idle;		/* idle holds the store's idling verdict for info.id */
 	struct bw_idle_rec idle;
 	__u64 saved_solos[BW_NR_OPS][BW_SIZE_CLASSES];	/* live solos at the last save */
+	/*
+	 * The slot's solo counters when the device last went: an earlier
+	 * appearance's samples, left out of this one's S1 (bw_watch_solo).
+	 */
+	__u64 solo_base_ios[BW_NR_OPS][BW_SIZE_CLASSES];
+	__u64 solo_base_ns[BW_NR_OPS][BW_SIZE_CLASSES];
+	bool moved_warned;	/* named, and its name now on another dev_t: said once */
 	struct bw_interval iv;	/* the last interval, valid when row != HIDE */
 	__s64 ds_merges;	/* diskstats' merges since the last sample, or -1 */
 	__u64 inflight;
@@ -102,7 +109,13 @@ int bw_watch_refresh(struct bw_watch *w);
 int bw_watch_prog_stats(const struct bw_watch *w, struct bw_prog_stat *out, int max);
 /* The bio alloc cache (method BW_BC_OFF without --bio-cache); 0 or -errno. */
 int bw_watch_bio_cache(const struct bw_watch *w, struct bw_bc_snap *s);
-/* Ends an interval: figures in every device's iv; how many named devices are alive. */
+/*
+ * Ends an interval: figures in every device's iv; how many named devices
+ * are alive.  A device that goes is dropped (one BW_ROW_GONE interval,
+ * then hidden) and what was learned under its identity goes to the store;
+ * one that comes back on the same dev_t is identified afresh and shown
+ * again, its counters going on from where they were.
+ */
 int bw_watch_sample(struct bw_watch *w);
 /* Learned S1 into the store, if anything is new. */
 void bw_watch_save(struct bw_watch *w);
@@ -114,6 +127,9 @@ void bw_watch_drop_class(struct bw_watch *w, __u32 dev);
 /* A probe's idling verdict for a device, into the store under its identity. */
 void bw_watch_learn_idle(struct bw_watch *w, __u32 dev, __u32 idle_us, __u32 strict, double gain);
 struct bw_watch_dev *bw_watch_dev(struct bw_watch *w, __u32 dev);
+/* Solo samples and their service time, of the device's present appearance only. */
+void bw_watch_solo(const struct bw_watch_dev *s, const struct bw_snap_dev *d, int op, int c,
+		   __u64 *ios, __u64 *ns);
 /* The devices to show, sorted by name, into out (ndevs long); how many. */
 int bw_watch_rows(struct bw_watch *w, struct bw_watch_dev **out);
 
