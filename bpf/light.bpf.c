@@ -135,13 +135,22 @@ static __always_inline void on_complete(struct request *rq, const struct bw_rqv 
 	os = bw_final_op(pc, v->flags, v->data_len, nr_bytes, &op);
 	if (!os)
 		return;
+	/*
+	 * A write with no bytes at all: an empty flush write (counted by
+	 * diskstats, never issued), or the second completion of a flush
+	 * sequence's data write, after the one that counted it (its stamp is
+	 * still there: not counted again, as the core does not).
+	 */
+	if (op == BW_OP_WRITE && !nr_bytes && !v->data_len) {
+		if (bw_empty_flush_write(rq, v, true, nr_bytes))
+			pc->fsync_writes++;
+		else
+			pc->unmatched++;
+		return;
+	}
 	now = bpf_ktime_get_ns();
 	d_ts = v->io_start_ns;
 	if (!d_ts) {
-		if (bw_empty_flush_write(rq, v, op == BW_OP_WRITE, nr_bytes)) {
-			pc->fsync_writes++;
-			return;
-		}
 		d_ts = unstamped_issue(rq, v, pc, slot, now);
 		if (!d_ts) {
 			pc->unmatched++;
