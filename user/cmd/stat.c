@@ -309,9 +309,12 @@ int cmd_stat(int argc, char **argv)
 		if (bw_vio_why(a->vio))
 			bw_warn("virtio descriptor counts off: %s", bw_vio_why(a->vio));
 	}
-	bw_warn("watching %s (%s); Ctrl-C to stop",
+	if (a->w.core.verbose && bw_core_light(w.core))
+		bw_warn("light tier: busy time, solo service time (S1), P_eff and the class, "
+			"depth and dispatch stalls need --exact");
+	bw_warn("watching %s (%s, %s tier); Ctrl-C to stop",
 		a->w.core.nr_watch ? "the named devices" : "every device",
-		bw_core_attach_mode(w.core));
+		bw_core_attach_mode(w.core), bw_core_light(w.core) ? "light" : "exact");
 	if (!run(a, &w))
 		ret = 0;
 out:
