@@ -4,18 +4,23 @@
 # p50 and p99 against ftrace's block_rq_issue -> block_rq_complete per
 # request (tests/ftrace_d2c.py pairs them; its percentiles are read through
 # blkwise's histogram geometry so only the stamps are compared), and its
-# timing source.  The stamp (rq->io_start_time_ns) is set after the issue
-# event and, within a plug, from the plug's cached clock (blk_time_get_ns,
-# 6.9+): a request issued late in a plug gets an earlier stamp than its
-# event.  A lone synchronous reader (psync, iodepth 1) has a plug of one
-# request: there the two must agree within LT_TOL %; io_uring at iodepth 32
-# submits batches under one plug, and how far they are apart is printed
-# and bounded by LT_PLUG_TOL %.
+# timing source.  The stamp (rq->io_start_time_ns) is set just after the
+# issue event, from blk_time_get_ns: since 6.9 every request is submitted
+# under a plug (__submit_bio opens one "to cache nsecs time" where the
+# submitter has none), whose clock is read once, at the request's
+# allocation (rq->start_time_ns, the same value), so the stamp is the
+# allocation's time, not the issue's: D2C from it is ftrace's
+# issue-to-completion plus allocation-to-issue (about a microsecond on a
+# loop device; a batch under one plug adds the batch's time so far).  Where
+# the kernel is older than 6.9 the two agree within LT_TOL %; from 6.9 on,
+# each figure is within LT_TOL % or LT_PLUG_US microseconds of ftrace's,
+# and the test prints both.
 . "$(dirname "$0")/lib.sh"
 
 LT_TOL=${LT_TOL:-1}
-LT_PLUG_TOL=${LT_PLUG_TOL:-25}
 LT_SECS=${LT_SECS:-3}
+# The cached clock's share, 6.9 and later: allocation to issue, per request.
+LT_PLUG_US=${LT_PLUG_US:-$(uname -r | awk -F. '{ print ($1 * 1000 + $2 >= 6009) ? 2.5 : 0 }')}
 
 # lt_mark DIR: a calibration mark, CLOCK_MONOTONIC ns, in one write.
 lt_mark() {
@@ -60,9 +65,15 @@ lt_run() {
 # lt_field F: F of the device's one interval (-i 600: the whole run).
 lt_field() { jq -s --arg d "$LT_DEV" "[.[].devices[] | select(.device == \$d)] | last | $1" "$LT_OUT"; }
 
-# lt_check NAME TOL: counts exact, tier and source, D2C within TOL %.
+# lt_close A B: A within LT_TOL % of B, or within LT_PLUG_US microseconds (A, B in ms).
+lt_close() {
+	bw_within "$1" "$2" "$LT_TOL" ||
+		awk -v a="$1" -v b="$2" -v u="$LT_PLUG_US" 'BEGIN { d = (a - b) * 1000; exit !(d >= -u && d <= u) }'
+}
+
+# lt_check NAME: counts exact, tier and source, D2C as lt_close says.
 lt_check() {
-	local name=$1 tol=$2 seen f bw or
+	local name=$1 seen f bw or
 	seen=$(bw_jsum "$LT_OUT" "$LT_DEV" .ops.read.ios)
 	echo "  $name: diskstats $LT_DS reads, fio $LT_FIO, blkwise (light) $seen," \
 		"ftrace $(jq .completes <<<"$LT_ORACLE") completions, $(jq .requests <<<"$LT_ORACLE") paired"
@@ -75,8 +86,10 @@ lt_check() {
 		bw=$(lt_field ".$(cut -d: -f2 <<<"$f")")
 		or=$(jq ".$(cut -d: -f3 <<<"$f")" <<<"$LT_ORACLE")
 		echo "  $name: D2C ${f%%:*}: blkwise $bw ms, ftrace $or ms" \
-			"($(bw_calc "($bw - $or) * 100 / $or") %; exact nearest rank: $(jq -c '[.p50_ms, .p99_ms]' <<<"$LT_ORACLE"))"
-		assertTrue "$name: D2C ${f%%:*} $bw within $tol% of ftrace's $or" "bw_within $bw $or $tol"
+			"($(bw_calc "($bw - $or) * 100 / $or") %, $(bw_calc "($bw - $or) * 1000") us;" \
+			"exact nearest rank: $(jq -c '[.p50_ms, .p99_ms]' <<<"$LT_ORACLE"))"
+		assertTrue "$name: D2C ${f%%:*} $bw within $LT_TOL% or $LT_PLUG_US us of ftrace's $or" \
+			"lt_close $bw $or"
 	done
 }
 
@@ -84,14 +97,14 @@ test_light_alone_vs_ftrace_depth1() {
 	bw_require fio jq python3 || return 0
 	bw_loop LT_DEV 128 shm --direct-io=on || { fail "loop"; return; }
 	lt_run "$LT_DEV" qd1 --ioengine=psync || return
-	lt_check "psync qd1" "$LT_TOL"
+	lt_check "psync qd1"
 }
 
 test_light_alone_vs_ftrace_batched() {
 	bw_require fio jq python3 || return 0
 	bw_loop LT_DEV 128 shm --direct-io=on || { fail "loop"; return; }
 	lt_run "$LT_DEV" qd32 --ioengine=io_uring --iodepth=32 --iodepth_batch_submit=8 || return
-	lt_check "io_uring qd32 (plugged batches)" "$LT_PLUG_TOL"
+	lt_check "io_uring qd32 (plugged batches)"
 }
 
 # The exact tier on the same run shape names its own source.
