@@ -53,6 +53,7 @@
 #include <bpf/bpf_core_read.h>
 #include "compat.bpf.h"
 #include "core.h"
+#include "skip.h"
 #include "util.bpf.h"
 #include "devmaps.bpf.h"
 #include "rqtab.bpf.h"
@@ -62,6 +63,7 @@ char LICENSE[] SEC("license") = "GPL";
 /* Set by the loader before load. */
 const volatile bool rq_arg_second = false;	/* pre-5.11 (q, rq) prototypes */
 const volatile __u32 bio_merge_arg = 0;		/* the bio's index: 2 before 5.11's (bio) */
+const volatile __u32 skip = 0;			/* BW_SKIP_L_STAMP: tests of the fallback only */
 
 BW_DEV_MAPS(BPF_F_MMAPABLE);
 #include "slot.bpf.h"
@@ -149,7 +151,7 @@ static __always_inline void on_complete(struct request *rq, const struct bw_rqv 
 		return;
 	}
 	now = bpf_ktime_get_ns();
-	d_ts = v->io_start_ns;
+	d_ts = (skip & BW_SKIP_L_STAMP) ? 0 : v->io_start_ns;
 	if (!d_ts) {
 		d_ts = unstamped_issue(rq, v, pc, slot, now);
 		if (!d_ts) {

@@ -107,6 +107,36 @@ test_light_alone_vs_ftrace_batched() {
 	lt_check "io_uring qd32 (plugged batches)"
 }
 
+# A queue that keeps no stamp (simulated: BLKWISE_BENCH_SKIP's
+# BW_SKIP_L_STAMP has the light program ignore rq->io_start_time_ns): the
+# first completions are counted apart, the issue program is attached for the
+# device, said once under --verbose, and times it from then on.
+test_fallback_without_stamps() {
+	local out=$BW_TMP/fb.json dev seen un
+	bw_require fio jq || return 0
+	bw_loop dev 64 shm --direct-io=on || { fail "loop"; return; }
+	BLKWISE_BENCH_SKIP=0x1000 bw_stat_start "$out" -d "$dev" -i 0.5 --no-state --verbose ||
+		{ fail "blkwise start"; return; }
+	bw_fio "$BW_TMP/fb1.fio.json" --name=fb1 --filename="/dev/$dev" --direct=1 --rw=randread \
+		--bs=4k --ioengine=psync --time_based --runtime=1
+	sleep 1.2
+	bw_fio "$BW_TMP/fb2.fio.json" --name=fb2 --filename="/dev/$dev" --direct=1 --rw=randread \
+		--bs=4k --ioengine=psync --time_based --runtime=1
+	sleep 0.7
+	bw_stat_stop INT
+	assertEquals "said once" 1 "$(grep -c 'keeps no issue stamp' "$out.err")"
+	assertEquals "timing source" '"issue_fallback"' \
+		"$(jq -s --arg d "$dev" '[.[].devices[] | select(.device == $d)] | last | .timing_source' "$out")"
+	seen=$(bw_jsum "$out" "$dev" .ops.read.ios)
+	un=$(jq -s --arg d "$dev" '[.[].devices[] | select(.device == $d)] | last | .unmatched_total' "$out")
+	echo "  fallback: fio $(jq -s '[.[].jobs[0].read.total_ios] | add' "$BW_TMP"/fb1.fio.json "$BW_TMP"/fb2.fio.json)" \
+		"reads, $seen timed by the issue program, $un counted apart before it was attached"
+	assertEquals "every read timed or counted apart" \
+		"$(jq -s '[.[].jobs[0].read.total_ios] | add' "$BW_TMP"/fb1.fio.json "$BW_TMP"/fb2.fio.json)" "$((seen + un))"
+	assertTrue "the second run timed: $seen >= fio's $(jq .jobs[0].read.total_ios "$BW_TMP"/fb2.fio.json)" \
+		"[ $seen -ge $(jq .jobs[0].read.total_ios "$BW_TMP"/fb2.fio.json) ]"
+}
+
 # The exact tier on the same run shape names its own source.
 test_exact_names_its_source() {
 	local out=$BW_TMP/exact.json dev

@@ -255,6 +255,7 @@ static int size_light(struct bw_core *c, const struct bw_core_opts *o)
 	s->rodata->rq_hash_bits = roundup_bits(c->rq_entries);
 	s->rodata->max_slots = c->max_slots;
 	s->rodata->filter_on = o->nr_watch > 0;
+	s->rodata->skip = bw_bench_skip();
 	return size_common(c);
 }
 
@@ -595,6 +596,7 @@ static void light_fallback(struct bw_core *c, __u32 slot, struct bw_snap_dev *d)
 	d->fallback = c->sh[slot].fallback;
 	if (!d->nostamp || c->sh[slot].fallback)
 		return;
+	d->fallback = 1;	/* from this interval on, whatever follows */
 	if (!c->fallback_link) {
 		p = c->raw_tp ? (c->have_fetch ? s->progs.bw_light_issue_raw : s->progs.bw_light_issue_raw_nf)
 			      : (c->have_fetch ? s->progs.bw_light_issue : s->progs.bw_light_issue_nf);
