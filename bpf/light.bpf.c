@@ -152,6 +152,11 @@ static __always_inline void on_complete(struct request *rq, const struct bw_rqv 
 	}
 	now = bpf_ktime_get_ns();
 	d_ts = (skip & BW_SKIP_L_STAMP) ? 0 : v->io_start_ns;
+	/* The kernel never stamps passthrough requests: no sign of a queue without stats. */
+	if (!d_ts && op == BW_OP_PASSTHROUGH) {
+		pc->unmatched++;
+		return;
+	}
 	if (!d_ts) {
 		d_ts = unstamped_issue(rq, v, pc, slot, now);
 		if (!d_ts) {
