@@ -13,14 +13,15 @@
 # issue-to-completion plus allocation-to-issue (about a microsecond on a
 # loop device; a batch under one plug adds the batch's time so far).  Where
 # the kernel is older than 6.9 the two agree within LT_TOL %; from 6.9 on,
-# each figure is within LT_TOL % or LT_PLUG_US microseconds of ftrace's,
+# each figure is within LT_TOL % or LT_PLUG_US microseconds of ftrace's
+# (measured here: 1.0 to 1.3 us at the mean and p50, up to 2.1 us at p99),
 # and the test prints both.
 . "$(dirname "$0")/lib.sh"
 
 LT_TOL=${LT_TOL:-1}
 LT_SECS=${LT_SECS:-3}
 # The cached clock's share, 6.9 and later: allocation to issue, per request.
-LT_PLUG_US=${LT_PLUG_US:-$(uname -r | awk -F. '{ print ($1 * 1000 + $2 >= 6009) ? 2.5 : 0 }')}
+LT_PLUG_US=${LT_PLUG_US:-$(uname -r | awk -F. '{ print ($1 * 1000 + $2 >= 6009) ? 3 : 0 }')}
 
 # lt_mark DIR: a calibration mark, CLOCK_MONOTONIC ns, in one write.
 lt_mark() {
