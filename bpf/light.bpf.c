@@ -152,9 +152,16 @@ static __always_inline void on_complete(struct request *rq, const struct bw_rqv 
 	}
 	now = bpf_ktime_get_ns();
 	d_ts = (skip & BW_SKIP_L_STAMP) ? 0 : v->io_start_ns;
-	/* The kernel never stamps passthrough requests: no sign of a queue without stats. */
+	/*
+	 * The kernel never stamps passthrough requests (no sign of a queue
+	 * without stats): counted, with no service or queue time.
+	 */
 	if (!d_ts && op == BW_OP_PASSTHROUGH) {
-		pc->unmatched++;
+		os->ios++;
+		os->bytes += nr_bytes;
+		if (error)
+			os->errors++;
+		os->class_ios[bw_size_class(nr_bytes)]++;
 		return;
 	}
 	if (!d_ts) {
