@@ -14,14 +14,16 @@
 # loop device; a batch under one plug adds the batch's time so far).  Where
 # the kernel is older than 6.9 the two agree within LT_TOL %; from 6.9 on,
 # each figure is within LT_TOL % or LT_PLUG_US microseconds of ftrace's
-# (measured here: 1.0 to 1.3 us at the mean and p50, up to 2.1 us at p99),
-# and the test prints both.
+# (measured here: 1.0 to 1.3 us at the mean and p50, 0.9 to 3.0 us at p99,
+# where the allocation-to-issue tail and a histogram bucket of 2 us add up),
+# and the test prints both.  A D2C 5 us off fails (checked once by adding
+# 5 us in bpf/light.bpf.c).
 . "$(dirname "$0")/lib.sh"
 
 LT_TOL=${LT_TOL:-1}
 LT_SECS=${LT_SECS:-3}
 # The cached clock's share, 6.9 and later: allocation to issue, per request.
-LT_PLUG_US=${LT_PLUG_US:-$(uname -r | awk -F. '{ print ($1 * 1000 + $2 >= 6009) ? 3 : 0 }')}
+LT_PLUG_US=${LT_PLUG_US:-$(uname -r | awk -F. '{ print ($1 * 1000 + $2 >= 6009) ? 4 : 0 }')}
 
 # lt_mark DIR: a calibration mark, CLOCK_MONOTONIC ns, in one write.
 lt_mark() {
