@@ -592,7 +592,12 @@ static void light_fallback(struct bw_core *c, __u32 slot, struct bw_snap_dev *d)
 	struct light_bpf *s = c->lskel;
 	struct bpf_program *p;
 
+	long long inflight = kernel_inflight(d->dev);
+
 	d->light = true;
+	/* No in-flight word: what the kernel has in flight, for what a count has yet to see. */
+	if (inflight > 0)
+		d->inflight = inflight;
 	d->fallback = c->sh[slot].fallback;
 	if (!d->nostamp || c->sh[slot].fallback)
 		return;
