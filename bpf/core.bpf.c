@@ -94,124 +94,18 @@ char LICENSE[] SEC("license") = "GPL";
 /* Set by the loader before load. */
 const volatile bool rq_arg_second = false;	/* pre-5.11 (q, rq) prototypes */
 const volatile __u32 bio_merge_arg = 0;		/* the bio's index: 2 before 5.11's (bio) */
-const volatile bool filter_on = false;
-const volatile __u32 max_slots = 16;
 const volatile __u32 skip = 0;			/* BW_SKIP_*: the bench's profile only */
 const volatile bool streams_on = false;		/* C takes requests out of their streams */
 
 /* Written by user space. */
 __u64 epoch;
 
-/* Rare events, for --verbose and the tests. */
-__u32 next_slot;
-__u64 slot_overflow;
-__u64 claim_races;
-__u64 qmap_evictions;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1 << BW_QMAP_BITS);
-	__type(key, __u32);
-	__type(value, struct bw_qmap);
-} qmap SEC(".maps");
-
 /* shared is mappable: user space reads it without syscalls and heals lost counts. */
 BW_DEV_MAPS(BPF_F_MMAPABLE);
+#include "slot.bpf.h"
 
 /* The request's fields the core reads (bpf/rq.bpf.h). */
 #define RQV (BW_RQV_KEY | BW_RQV_QK | BW_RQV_START | BW_RQV_FLAGS | BW_RQV_LEN | BW_RQV_SEG)
-
-static __always_inline void hist_inc(__u32 *hist, __u64 u, __u32 nbuckets)
-{
-	if (!(skip & BW_SKIP_HIST))
-		bw_hist_inc(hist, u, nbuckets);
-}
-
-/*
- * Slow path: the first event seen from a request_queue.  The device's slot
- * comes from dev2slot, filled by user space for the devices it knows of;
- * a device that appears later gets a new slot here, and CPUs racing to
- * create it agree through the hash map's insert-if-absent.  Every racer
- * then publishes the same (queue, slot) pair, so no event is dropped.
- */
-static __always_inline __u32 claim_slot(struct bw_qmap *e, __u64 q, struct request *rq,
-					struct bio *bio, const bool fetch)
-{
-	struct bw_dev_shared *sh;
-	__u32 dev, slot, *found;
-
-	dev = bw_disk_dev(rq ? bw_rq_disk(rq) : bw_bio_disk(bio));
-	found = bpf_map_lookup_elem(&dev2slot, &dev);
-	if (found) {
-		slot = *found;
-	} else if (filter_on) {
-		slot = BW_SLOT_NONE;
-	} else {
-		slot = next_slot;
-		if (fetch)
-			slot = __sync_fetch_and_add(&next_slot, 1);
-		else
-			next_slot = slot + 1;	/* racers may share: insert-if-absent decides */
-		if (slot >= max_slots) {
-			__sync_fetch_and_add(&slot_overflow, 1);
-			slot = BW_SLOT_NONE;
-		} else if (bpf_map_update_elem(&dev2slot, &dev, &slot, BPF_NOEXIST)) {
-			__sync_fetch_and_add(&claim_races, 1);
-			found = bpf_map_lookup_elem(&dev2slot, &dev);
-			slot = found ? *found : BW_SLOT_NONE;
-		}
-	}
-	if (slot != BW_SLOT_NONE) {
-		sh = bpf_map_lookup_elem(&shared, &slot);
-		if (!sh)
-			return BW_SLOT_NONE;
-		sh->dev = dev;
-	}
-	if (e->q)
-		__sync_fetch_and_add(&qmap_evictions, 1);
-	e->slot = slot;
-	barrier();	/* the slot before the queue that makes it found */
-	e->q = q;
-	return slot;
-}
-
-/* The slow path as a function of its own, one copy with fetch atomics and one without. */
-static __noinline __u32 claim_slot_fetch(struct bw_qmap *e, __u64 q, struct request *rq,
-					 struct bio *bio)
-{
-	return claim_slot(e, q, rq, bio, true);
-}
-
-static __noinline __u32 claim_slot_plain(struct bw_qmap *e, __u64 q, struct request *rq,
-					 struct bio *bio)
-{
-	return claim_slot(e, q, rq, bio, false);
-}
-
-/*
- * rq or bio names the device for the slow path; only one is set.  A queue
- * lives in one of two entries; a third queue on the same pair evicts (and
- * is counted), which costs slow paths, never events.
- */
-static __always_inline __u32 slot_of(__u64 q, struct request *rq, struct bio *bio,
-				     const bool fetch)
-{
-	__u32 h = bw_hash_ptr(q, BW_QMAP_BITS), h2 = h ^ 1;
-	struct bw_qmap *e, *e2;
-
-	e = bpf_map_lookup_elem(&qmap, &h);
-	if (!e)
-		return BW_SLOT_NONE;
-	if (e->q == q)
-		return e->slot;
-	e2 = bpf_map_lookup_elem(&qmap, &h2);
-	if (!e2)
-		return BW_SLOT_NONE;
-	if (e2->q == q)
-		return e2->slot;
-	e = e->q && !e2->q ? e2 : e;
-	return fetch ? claim_slot_fetch(e, q, rq, bio) : claim_slot_plain(e, q, rq, bio);
-}
 
 /*
  * D: the request's entry, in one pass over its probes: its own entry,
@@ -295,30 +189,11 @@ flight:
 		bw_stall_issue(slot, sh, v->rqk, pc->max_depth, now);
 }
 
-/*
- * A completion with no issue that diskstats counts: an empty PREFLUSH write
- * (an fsync's blkdev_issue_flush) is never issued itself, the flush
- * machinery issues a flush request in its place, then completes the write,
- * and diskstats counts it as one.  Its bio has no pages at all (bi_io_vec
- * NULL), which tells it from a data write of a flush sequence, whose last
- * completion comes again with no bytes left, after the one that counted it.
- */
-static __always_inline bool empty_flush_write(struct request *rq, const struct bw_rqv *v,
-					      __u32 op, __u32 nr_bytes)
-{
-	struct bio *bio;
-
-	if (op != BW_OP_WRITE || nr_bytes || v->data_len)
-		return false;
-	bio = BPF_CORE_READ(rq, bio);
-	return bio && !BPF_CORE_READ(bio, bi_io_vec);
-}
-
 /* A completion we saw no issue for: an empty flush write, or one missed. */
 static __always_inline void count_unissued(struct request *rq, const struct bw_rqv *v,
 					   struct bw_dev_pcpu *pc, __u32 op, __u32 nr_bytes)
 {
-	if (empty_flush_write(rq, v, op, nr_bytes))
+	if (bw_empty_flush_write(rq, v, op == BW_OP_WRITE, nr_bytes))
 		pc->fsync_writes++;
 	else
 		pc->unmatched++;
@@ -339,15 +214,9 @@ static __always_inline void on_complete(struct request *rq, const struct bw_rqv 
 		return;
 	if (skip & BW_SKIP_BODY)
 		return;
-	op = bw_op_of(v->flags);
-	if (op >= BW_NR_OPS)
+	os = bw_final_op(pc, v->flags, v->data_len, nr_bytes, &op);
+	if (!os)
 		return;
-	os = &pc->op[op];
-	/* A partial completion (nr_bytes short of what is left) keeps the request in flight. */
-	if (nr_bytes < v->data_len) {
-		os->bytes += nr_bytes;
-		return;
-	}
 	st = (skip & BW_SKIP_TABLE) ? NULL : bw_rq_find(v->rqk);
 	if (!st && !(skip & BW_SKIP_TABLE)) {
 		count_unissued(rq, v, pc, op, nr_bytes);
@@ -389,24 +258,10 @@ static __always_inline void on_complete(struct request *rq, const struct bw_rqv 
 		return;
 	}
 
-	os->ios++;
-	os->bytes += nr_bytes;
-	if (error)
-		os->errors++;
-	os->d2c_ns += d2c;
-	hist_inc(os->hist_d2c, d2c >> BW_LAT_SHIFT, BW_LAT_BUCKETS);
-	os->segments += v->nr_seg;
-	hist_inc(os->hist_seg, v->nr_seg, BW_SEG_BUCKETS);
 	/* Passthrough requests are not stamped at allocation (diskstats does not count them). */
 	q0 = op == BW_OP_PASSTHROUGH ? 0 : v->start_ns;
-	if (q0 && q0 <= d_ts) {
-		os->q_ios++;
-		os->q2d_ns += d_ts - q0;
-		os->q2c_ns += now - q0;
-		hist_inc(os->hist_q2d, (d_ts - q0) >> BW_LAT_SHIFT, BW_LAT_BUCKETS);
-	}
-	cls = bw_size_class(nr_bytes);
-	os->class_ios[cls]++;
+	cls = bw_count_final(os, error, nr_bytes, v->nr_seg, q0, d_ts, d2c, now,
+			     !(skip & BW_SKIP_HIST));
 	/* Solo: it opened the busy period, nothing was issued since, it closes it. */
 	if (solo) {
 		os->solo_ios[cls]++;
@@ -499,11 +354,7 @@ static __always_inline void on_bio_merge(struct bio *bio, __u64 qk, const bool f
  * before 5.12).  The loader keeps one of the four.  bpf/rq.bpf.h's
  * BW_RQ_PROG, shared with the record object, makes each.
  */
-#define RQ_PROGS(tp, name, qarg, handler)						\
-	BW_RQ_PROG("tp_btf/" #tp, name, qarg, bw_rqv_btf, RQV, handler, true)		\
-	BW_RQ_PROG("raw_tp/" #tp, name##_raw, qarg, bw_rqv_raw, RQV, handler, true)		\
-	BW_RQ_PROG("tp_btf/" #tp, name##_nf, qarg, bw_rqv_btf, RQV, handler, false)		\
-	BW_RQ_PROG("raw_tp/" #tp, name##_raw_nf, qarg, bw_rqv_raw, RQV, handler, false)
+#define RQ_PROGS(tp, name, qarg, handler) BW_RQ_PROGS4(tp, name, qarg, RQV, handler)
 
 static __always_inline void complete_args(struct request *rq, const struct bw_rqv *v, __u64 *ctx,
 					  const bool fetch)
@@ -517,25 +368,5 @@ RQ_PROGS(block_rq_requeue, bw_requeue, true, on_requeue)
 RQ_PROGS(block_rq_merge, bw_rq_merge, true, on_rq_merge)
 RQ_PROGS(block_rq_insert, bw_insert, true, on_insert)
 
-#define BIO_PROG(sec, name, qk, fetch)						\
-SEC(sec)									\
-int name(__u64 *ctx)								\
-{										\
-	struct bio *bio;							\
-										\
-	bio = (void *)(bio_merge_arg == 2 ? CTX_ARG(ctx, 16) : CTX_ARG(ctx, 0));	\
-										\
-	on_bio_merge(bio, qk, fetch);						\
-	return 0;								\
-}
-
-#define BIO_QK_BTF BW_RQ_KEY_BTF(bw_bio_disk_btf(bio)->queue)
-#define BIO_QK_RAW BW_RQ_KEY_RAW(BPF_CORE_READ(bw_bio_disk(bio), queue))
-#define BIO_PROGS(tp, name)							\
-	BIO_PROG("tp_btf/" #tp, name, BIO_QK_BTF, true)				\
-	BIO_PROG("raw_tp/" #tp, name##_raw, BIO_QK_RAW, true)			\
-	BIO_PROG("tp_btf/" #tp, name##_nf, BIO_QK_BTF, false)			\
-	BIO_PROG("raw_tp/" #tp, name##_raw_nf, BIO_QK_RAW, false)
-
-BIO_PROGS(block_bio_backmerge, bw_backmerge)
-BIO_PROGS(block_bio_frontmerge, bw_frontmerge)
+BW_BIO_MERGE_PROGS4(block_bio_backmerge, bw_backmerge, on_bio_merge)
+BW_BIO_MERGE_PROGS4(block_bio_frontmerge, bw_frontmerge, on_bio_merge)

@@ -108,6 +108,8 @@ struct bw_dev_pcpu {
 	__u64 untracked;	/* no free entry in the per-request table */
 	__u64 lost;		/* D found its own table entry: a C was never seen */
 	__u64 fsync_writes;	/* empty PREFLUSH writes: completed, never issued (see core.bpf.c) */
+	__u64 nostamp;		/* light tier: final completions with no issue stamp (light.bpf.c) */
+	__u64 fallback;		/* light tier: of those, timed by the fallback issue program */
 };
 
 /*
@@ -120,7 +122,8 @@ struct bw_dev_shared {
 	__u64 opener_rq;	/* request that opened the current busy period */
 	__u64 opener_seq;	/* issue count after its D */
 	__u64 dev;		/* MKDEV of the disk, for user space */
-	__u64 pad[3];
+	__u64 fallback;		/* light tier: set by user space, the issue program times this device */
+	__u64 pad[2];
 };
 
 /*

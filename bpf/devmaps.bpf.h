@@ -12,6 +12,62 @@
 #define BLKWISE_DEVMAPS_BPF_H
 
 #include "core.h"
+#include "util.bpf.h"
+
+/*
+ * A completion's op figures (*op its op), or NULL: an op out of range, or
+ * a partial completion (nr_bytes short of what is left: the request stays
+ * in flight), whose bytes are added and nothing else.
+ */
+static __always_inline struct bw_op_pcpu *bw_final_op(struct bw_dev_pcpu *pc, __u32 cmd_flags,
+						      __u32 data_len, __u32 nr_bytes, __u32 *op)
+{
+	struct bw_op_pcpu *os;
+
+	*op = bw_op_of(cmd_flags);
+	if (*op >= BW_NR_OPS)
+		return NULL;
+	os = &pc->op[*op];
+	if (nr_bytes < data_len) {
+		os->bytes += nr_bytes;
+		return NULL;
+	}
+	return os;
+}
+
+/*
+ * A final completion into its op's per-CPU figures, for both tiers: d_ts
+ * its issue, d2c now - d_ts, q0 its allocation stamp (0: none), hist
+ * whether histograms are kept (the bench's profile leaves them out).
+ * Returns its size class.
+ */
+static __always_inline __u32 bw_count_final(struct bw_op_pcpu *os, int error, __u32 nr_bytes,
+					    __u32 nr_seg, __u64 q0, __u64 d_ts, __u64 d2c,
+					    __u64 now, const bool hist)
+{
+	__u32 cls;
+
+	os->ios++;
+	os->bytes += nr_bytes;
+	if (error)
+		os->errors++;
+	os->d2c_ns += d2c;
+	if (hist)
+		bw_hist_inc(os->hist_d2c, d2c >> BW_LAT_SHIFT, BW_LAT_BUCKETS);
+	os->segments += nr_seg;
+	if (hist)
+		bw_hist_inc(os->hist_seg, nr_seg, BW_SEG_BUCKETS);
+	if (q0 && q0 <= d_ts && d_ts <= now) {
+		os->q_ios++;
+		os->q2d_ns += d_ts - q0;
+		os->q2c_ns += now - q0;
+		if (hist)
+			bw_hist_inc(os->hist_q2d, (d_ts - q0) >> BW_LAT_SHIFT, BW_LAT_BUCKETS);
+	}
+	cls = bw_size_class(nr_bytes);
+	os->class_ios[cls]++;
+	return cls;
+}
 
 #define BW_DEV_MAPS(shared_flags)						\
 struct {									\

@@ -24,6 +24,7 @@ struct bw_rqv {
 	__u64 q;		/* its queue's address, to compare and store */
 	__u64 start_ns;		/* rq->start_time_ns: allocation, diskstats' origin */
 	__u64 sector;
+	__u64 io_start_ns;	/* rq->io_start_time_ns: issue, where the queue keeps stats; else 0 */
 	__u32 qid;
 	__u32 hwq;
 	__s32 tag;		/* the allocation tag: scheduler tag, else driver tag */
@@ -43,6 +44,7 @@ struct bw_rqv {
 #define BW_RQV_SEG	(1u << 8)	/* nr_seg */
 #define BW_RQV_START	(1u << 9)
 #define BW_RQV_SECTOR	(1u << 10)
+#define BW_RQV_IOSTART	(1u << 11)
 
 /*
  * A kernel address as a number to hash.  A tp_btf argument stays a pointer
@@ -90,6 +92,8 @@ static __always_inline void bw_rqv_btf(struct request *rq, struct bw_rqv *v, con
 		v->start_ns = rq->start_time_ns;
 	if (want & BW_RQV_SECTOR)
 		v->sector = rq->__sector;
+	if (want & BW_RQV_IOSTART)
+		v->io_start_ns = rq->io_start_time_ns;
 }
 
 /* raw_tp: every load is a probe read, the queue's address read once. */
@@ -124,6 +128,8 @@ static __always_inline void bw_rqv_raw(struct request *rq, struct bw_rqv *v, con
 		v->start_ns = BPF_CORE_READ(rq, start_time_ns);
 	if (want & BW_RQV_SECTOR)
 		v->sector = BPF_CORE_READ(rq, __sector);
+	if (want & BW_RQV_IOSTART)
+		v->io_start_ns = BPF_CORE_READ(rq, io_start_time_ns);
 }
 
 /*
@@ -178,5 +184,62 @@ int name(__u64 *ctx)								\
 #define BW_BIO_PROGS(tp, name, old, oldoff, handler)				\
 	BW_BIO_PROG("tp_btf/" #tp, name, old, oldoff, handler)			\
 	BW_BIO_PROG("raw_tp/" #tp, name##_raw, old, oldoff, handler)
+
+/*
+ * The core's and the light tier's per-device objects: four programs per
+ * request tracepoint from one handler, tp_btf and raw_tp, each with fetch
+ * atomics and without (before 5.12, which refuses an object holding them
+ * anywhere); the loader keeps one.  The handler's last argument is fetch.
+ */
+#define BW_RQ_PROGS4(tp, name, qarg, want, handler)					\
+	BW_RQ_PROG("tp_btf/" #tp, name, qarg, bw_rqv_btf, want, handler, true)		\
+	BW_RQ_PROG("raw_tp/" #tp, name##_raw, qarg, bw_rqv_raw, want, handler, true)	\
+	BW_RQ_PROG("tp_btf/" #tp, name##_nf, qarg, bw_rqv_btf, want, handler, false)	\
+	BW_RQ_PROG("raw_tp/" #tp, name##_raw_nf, qarg, bw_rqv_raw, want, handler, false)
+
+/*
+ * The bio merge tracepoints, four programs each as above: handler(bio, qk,
+ * fetch), qk the bio's queue as a key, as the request programs make it.
+ * The bio is at byte 16 before 5.11's (bio) prototype: the object's
+ * rodata bio_merge_arg is 2 there.
+ */
+#define BW_BIO_MERGE_PROG(sec, name, qk, handler, fetch)			\
+SEC(sec)									\
+int name(__u64 *ctx)								\
+{										\
+	struct bio *bio;							\
+										\
+	bio = (void *)(bio_merge_arg == 2 ? CTX_ARG(ctx, 16) : CTX_ARG(ctx, 0));	\
+	handler(bio, qk, fetch);						\
+	return 0;								\
+}
+
+#define BW_BIO_QK_BTF BW_RQ_KEY_BTF(bw_bio_disk_btf(bio)->queue)
+#define BW_BIO_QK_RAW BW_RQ_KEY_RAW(BPF_CORE_READ(bw_bio_disk(bio), queue))
+#define BW_BIO_MERGE_PROGS4(tp, name, handler)					\
+	BW_BIO_MERGE_PROG("tp_btf/" #tp, name, BW_BIO_QK_BTF, handler, true)		\
+	BW_BIO_MERGE_PROG("raw_tp/" #tp, name##_raw, BW_BIO_QK_RAW, handler, true)	\
+	BW_BIO_MERGE_PROG("tp_btf/" #tp, name##_nf, BW_BIO_QK_BTF, handler, false)	\
+	BW_BIO_MERGE_PROG("raw_tp/" #tp, name##_raw_nf, BW_BIO_QK_RAW, handler, false)
+
+/*
+ * A completion with no issue that diskstats counts: an empty PREFLUSH write
+ * (an fsync's blkdev_issue_flush) is never issued itself, the flush
+ * machinery issues a flush request in its place, then completes the write,
+ * and diskstats counts it as one.  Its bio has no pages at all (bi_io_vec
+ * NULL), which tells it from a data write of a flush sequence, whose last
+ * completion comes again with no bytes left, after the one that counted it.
+ * write: the request's op is a write (bpf/core.h, bw_op_of).
+ */
+static __always_inline bool bw_empty_flush_write(struct request *rq, const struct bw_rqv *v,
+						 bool write, __u32 nr_bytes)
+{
+	struct bio *bio;
+
+	if (!write || nr_bytes || v->data_len)
+		return false;
+	bio = BPF_CORE_READ(rq, bio);
+	return bio && !BPF_CORE_READ(bio, bi_io_vec);
+}
 
 #endif /* BLKWISE_RQ_BPF_H */

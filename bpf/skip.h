@@ -21,6 +21,8 @@
 #define BW_SKIP_S_CLOCK (1u << 9)	/* Q takes rq->start_time_ns, no clock read */
 #define BW_SKIP_S_LEAVE (1u << 10)	/* C frees the request's entry, leaves the stream alone */
 #define BW_SKIP_S_STREAM (1u << 11)	/* Q claims the entry, touches no stream */
+/* The light tier (bpf/light.bpf.c) */
+#define BW_SKIP_L_STAMP (1u << 12)	/* C ignores rq->io_start_time_ns: a queue without stats */
 /* and for record (bpf/record.bpf.c) */
 #define BW_SKIP_R_BODY (1u << 16)	/* return once the device is found */
 #define BW_SKIP_R_Q (1u << 17)		/* no Q event */

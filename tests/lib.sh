@@ -7,7 +7,7 @@
 # outcome (PASS, FAIL or SKIP) is appended to $BW_RESULTS for the runner.
 
 BW_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-BW_BIN=$BW_ROOT/blkwise
+BW_BIN=${BW_BIN:-$BW_ROOT/blkwise}
 BW_RESULTS=${BW_RESULTS:-/dev/null}
 BW_SUITE=$(basename "$0" .sh)
 # Every temporary file, loop image and mount point of a test is named

@@ -141,7 +141,7 @@ test_table_reason_codes() {
 	bw_require_fetch "depth while busy, maximum depth and P_eff" || return 0
 	bw_loop a 32 shm --direct-io=on || { fail "loop a"; return; }
 	out=$BW_TMP/table.txt
-	"$BW_BIN" stat --no-state -d "$a" -i 0.5 >"$out" 2>/dev/null &
+	"$BW_BIN" stat --no-state --exact -d "$a" -i 0.5 >"$out" 2>/dev/null &
 	bw_on_cleanup "kill $!"
 	sleep 0.5
 	fio --name=t --filename=/dev/"$a" --direct=1 --rw=randread --bs=4k --size=16M \

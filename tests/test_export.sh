@@ -244,7 +244,7 @@ test_store_kept_after_the_drop() {
 	# on two cores).
 	bw_fakedisk dev service_us=1000,parallel=4 || { fail "fakedisk"; return; }
 	mkdir -m 0755 "$st"
-	ex_start "$BW_TMP/s.out" -d "$dev" --state-dir "$st" || { fail "export start"; return; }
+	ex_start "$BW_TMP/s.out" -d "$dev" --exact --state-dir "$st" || { fail "export start"; return; }
 	assertEquals "runs as nobody" "$(id -u nobody)" "$(awk '/^Uid/ { print $2 }' /proc/"$EX_PID"/status)"
 	fio --name=s --filename=/dev/"$dev" --direct=1 --rw=randread --bs=4k --ioengine=psync \
 		--time_based --runtime=3 >/dev/null 2>&1
@@ -263,7 +263,7 @@ test_store_kept_after_the_drop() {
 		"grep -q \"^s1	loop:\" $st/s1"
 	assertTrue "class saved" "grep -q \"^class	loop:\" $st/s1"
 	assertEquals "the store stays root's" "0 0" "$(stat -c '%u %g' "$st/s1")"
-	ex_start "$BW_TMP/s2.out" -d "$dev" --state-dir "$st" || { fail "export restart"; return; }
+	ex_start "$BW_TMP/s2.out" -d "$dev" --exact --state-dir "$st" || { fail "export restart"; return; }
 	curl -s "$EX_URL/metrics" >"$BW_TMP/m2"
 	echo "  restarted: $(grep '^blkwise_device_state_info' "$BW_TMP/m2")"
 	assertTrue "S1 from the store" \

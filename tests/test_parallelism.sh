@@ -117,7 +117,7 @@ pl_fio_bg() {
 pl_measure() {
 	local dev=$1 dir=$2 qd=$3 undet
 	PL_OUT=$BW_TMP/stat.$dev.$RANDOM.json
-	bw_stat_start "$PL_OUT" -d "$dev" -i 1 || { fail "blkwise start"; return 1; }
+	bw_stat_start "$PL_OUT" -d "$dev" -i 1 --exact || { fail "blkwise start"; return 1; }
 	pl_fio warm "$dev" 1 "$PL_WARM" || { fail "fio warm-up"; return 1; }
 	PL_N0=$(pl_next_line "$PL_OUT") || { fail "blkwise stopped reporting"; return 1; }
 	echo 1 >"$dir/reset"
@@ -220,7 +220,7 @@ test_class_settles_and_holds() {
 	pl_up d1 _r dispatch=any,parallel=1,service_us=2000 || return
 	pl_up d4 _r dispatch=any,parallel=4,service_us=2000 || return
 	out=$BW_TMP/class.json
-	bw_stat_start "$out" -d "$d1" -d "$d4" -i 1 || { fail "blkwise start"; return; }
+	bw_stat_start "$out" -d "$d1" -d "$d4" -i 1 --exact || { fail "blkwise start"; return; }
 	pl_fio_bg warm1 "$d1" 1 "$PL_WARM"
 	f1=$PL_FIO_PID
 	pl_fio_bg warm4 "$d4" 1 "$PL_WARM"
@@ -298,7 +298,7 @@ test_streams_depth_think_class() {
 	pl_require || return 0
 	pl_up dev dir dispatch=any,parallel=16,service_us=5000 || return
 	out=$BW_TMP/streams.json
-	bw_stat_start "$out" -d "$dev" -i 1 --streams || { fail "blkwise start"; return; }
+	bw_stat_start "$out" -d "$dev" -i 1 --exact --streams || { fail "blkwise start"; return; }
 	n0=$(pl_next_line "$out") || { fail "blkwise stopped reporting"; return; }
 	pl_fio_bg qd4 "$dev" 4 5
 	pa=$PL_FIO_PID

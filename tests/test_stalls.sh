@@ -68,7 +68,7 @@ st_metric() {
 # The exporter, on a loopback port of the suite's range.
 st_export() {
 	EX_PORT=$(bw_free_port)
-	bw_bg_start "$BW_TMP/export.out" "serving" "$BW_BIN" export -d /dev/"$1" \
+	bw_bg_start "$BW_TMP/export.out" "serving" "$BW_BIN" export --exact -d /dev/"$1" \
 		--listen 127.0.0.1:"$EX_PORT" --state-dir "$BW_TMP/state" || return 1
 	EX_URL=http://127.0.0.1:$EX_PORT
 }
@@ -92,7 +92,7 @@ test_stall_time_against_the_disk() {
 	bw_ftrace t "$dev" block_rq_insert block_rq_requeue block_rq_merge block_rq_issue \
 		block_rq_complete || { fail "ftrace instance"; return 0; }
 	out=$BW_TMP/stat.json
-	bw_stat_start "$out" -d /dev/"$dev" -i 1 || { fail "stat did not start"; return 0; }
+	bw_stat_start "$out" -d /dev/"$dev" -i 1 --exact || { fail "stat did not start"; return 0; }
 	st_export "$dev" || { fail "export did not start"; return 0; }
 	bw_bg_start "$BW_TMP/rec.out" "Ctrl-C to stop" "$BW_BIN" record -d /dev/"$dev" \
 		-o "$BW_TMP/rec.bw" || { fail "record did not start"; return 0; }
@@ -142,7 +142,7 @@ test_no_stall_without_waiting() {
 	st_require || return 0
 	bw_fakedisk dev "service_us=$ST_SVC_US,parallel=8,dispatch=any" || { fail "fakedisk up"; return 0; }
 	out=$BW_TMP/none.json
-	bw_stat_start "$out" -d /dev/"$dev" -i 1 || { fail "stat did not start"; return 0; }
+	bw_stat_start "$out" -d /dev/"$dev" -i 1 --exact || { fail "stat did not start"; return 0; }
 	st_fio "$dev" 0
 	st_settle "$dev"
 	bw_stat_stop INT

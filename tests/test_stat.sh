@@ -10,7 +10,7 @@ run_counts() {
 	bw_require fio jq || return 0
 	bw_loop dev 64 shm --direct-io=on || { fail "loop device"; return; }
 	out=$BW_TMP/counts.json
-	bw_stat_start "$out" -d "$dev" -i 0.5 || { fail "blkwise start"; return; }
+	bw_stat_start "$out" -d "$dev" -i 0.5 --exact || { fail "blkwise start"; return; }
 	s0=$(bw_diskstats "$dev")
 	bw_fio "$BW_TMP/fio.json" --name=c --filename=/dev/"$dev" --direct=1 --rw="$rw" \
 		--bs="$bs" --iodepth=4 --ioengine=io_uring --size=48M --io_size=32M
@@ -101,7 +101,7 @@ test_depth_qd1() {
 	bw_loop dev 128 shm --direct-io=on || { fail "loop device"; return; }
 	out=$BW_TMP/qd1.json
 	# Short intervals: a loss spoils the interval it falls in and the next.
-	bw_stat_start "$out" -d "$dev" -i 0.25 || { fail "blkwise start"; return; }
+	bw_stat_start "$out" -d "$dev" -i 0.25 --exact || { fail "blkwise start"; return; }
 	bw_fio "$BW_TMP/fio.json" --name=d --filename=/dev/"$dev" --direct=1 --rw=randread \
 		--bs=4k --iodepth=1 --ioengine=psync --time_based --runtime=4
 	bw_stat_stop INT
@@ -129,7 +129,7 @@ test_depth_qd8_vs_inflight() {
 	bw_fakedisk dev service_us=1000,parallel=1 || { fail "fakedisk"; return; }
 	out=$BW_TMP/qd8.json
 	# Half-second intervals: a lost completion spoils three of them (bw_clean_intervals).
-	bw_stat_start "$out" -d "$dev" -i 0.5 || { fail "blkwise start"; return; }
+	bw_stat_start "$out" -d "$dev" -i 0.5 --exact || { fail "blkwise start"; return; }
 	bw_fio "$BW_TMP/fio.json" --name=d --filename=/dev/"$dev" --direct=1 --rw=randread \
 		--bs=4k --iodepth=8 --ioengine=io_uring --time_based --runtime=4 &
 	fio_pid=$!

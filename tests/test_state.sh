@@ -25,7 +25,7 @@ st_fio() {
 # st_learn DEV DIR: one stat run that sees DEV at iodepth 1 and saves S1 at exit.
 st_learn() {
 	local out=$BW_TMP/learn.$RANDOM.json
-	bw_stat_start "$out" -d "$1" -i 1 --state-dir "$2" || return 1
+	bw_stat_start "$out" -d "$1" -i 1 --exact --state-dir "$2" || return 1
 	st_fio learn "$1" 1 3 || return 1
 	bw_stat_stop INT || return 1
 	ST_LEARNED_S1=$(jq -rs --arg d "$1" '[.[].devices[] | select(.device == $d and .solo_svc_ms != null)]
@@ -42,7 +42,7 @@ st_first_interval() {
 	bw_on_cleanup "kill $fio_pid"
 	sleep 1.5
 	echo 1 >"$fd/reset"
-	bw_stat_start "$out" -d "$dev" -i 1 --state-dir "$dir" || return 1
+	bw_stat_start "$out" -d "$dev" -i 1 --exact --state-dir "$dir" || return 1
 	echo 1 >"$fd/reset"
 	for _ in $(seq 40); do [ -s "$out" ] && break; sleep 0.05; done
 	ST_TRUTH=$(jq .busy_servers_avg "$fd/stats")
@@ -104,7 +104,7 @@ test_without_store_undetermined() {
 	bw_on_cleanup "kill $fio_pid"
 	sleep 1
 	out=$BW_TMP/nostate.json
-	bw_stat_start "$out" -d "$dev" -i 1 --no-state || { fail "blkwise start"; return; }
+	bw_stat_start "$out" -d "$dev" -i 1 --exact --no-state || { fail "blkwise start"; return; }
 	sleep 2.2
 	bw_stat_stop INT
 	wait "$fio_pid"
@@ -118,7 +118,7 @@ st_run_qd1() {
 	shift
 	bw_loop dev 32 shm --direct-io=on || return 1
 	out=$BW_TMP/qd1.$RANDOM.json
-	bw_stat_start "$out" -d "$dev" -i 0.5 "$@" || return 1
+	bw_stat_start "$out" -d "$dev" -i 0.5 --exact "$@" || return 1
 	fio --name=q --filename=/dev/"$dev" --direct=1 --rw=randread --bs=4k --size=16M \
 		--time_based --runtime=1.5 --ioengine=psync >/dev/null
 	bw_stat_stop INT

@@ -76,7 +76,7 @@ tr_measure() {
 	local dev=$1 s0 s1 n
 	TR_OUT=$BW_TMP/$dev.$RANDOM.json
 	s0=$(bw_diskstats "$dev")
-	bw_stat_start "$TR_OUT" -d "$dev" -i 1 --no-state || { fail "blkwise start"; return 1; }
+	bw_stat_start "$TR_OUT" -d "$dev" -i 1 --no-state --exact || { fail "blkwise start"; return 1; }
 	tr_fio "$dev" 1 "$TR_WARM" warm || { fail "fio warm-up"; return 1; }
 	n=$(wc -l <"$TR_OUT")
 	for _ in $(seq 60); do [ "$(wc -l <"$TR_OUT")" -gt "$n" ] && break; sleep 0.05; done
@@ -301,7 +301,7 @@ test_many_queues() {
 	[ "$hwqs" -ge 8 ] || { bw_skip "$hwqs hw queues with $(nproc) CPUs: blk-mq caps them at the CPU count (VM_SMP=8)"; return 0; }
 	out=$BW_TMP/manyq.json
 	s0=$(bw_diskstats "$dev")
-	bw_bg_start "$out" "Ctrl-C to stop" "$BW_BIN" stat --json --verbose --no-state -d "$dev" -i 1 ||
+	bw_bg_start "$out" "Ctrl-C to stop" "$BW_BIN" stat --json --verbose --no-state --exact -d "$dev" -i 1 ||
 		{ fail "blkwise start"; return; }
 	BW_STAT_PID=$BW_BG_PID
 	bw_fio "$BW_TMP/manyq.fio.json" --name=mq --filename="/dev/$dev" --direct=1 --ioengine=libaio \

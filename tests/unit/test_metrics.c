@@ -261,12 +261,39 @@ static void test_vio_interval(void)
 	      "not known");
 }
 
+/* The light tier: counts and service time, and what needs the exact tier unknown. */
+static void test_light_tier(void)
+{
+	static struct bw_snap_dev prev, cur;
+	struct bw_interval iv;
+
+	fill(&prev, 0, 0, 0, 0, 0);
+	fill(&cur, 2000, 8000000, 0, 0, 0);
+	prev.light = cur.light = true;
+	bw_interval_compute(&prev, &cur, 1.0, &bw_peff_default, NULL, 0, &iv);
+	CHECK_NEAR(iv.r_per_s, 2000, 1e-9, "r/s");
+	CHECK_NEAR(iv.svc_mean_ms, 8.0, 1e-9, "mean service");
+	CHECK(isnan(iv.busy_pct) && isnan(iv.depth_busy) && iv.depth_max_unknown, "busy, depth unknown");
+	CHECK(iv.stall_unknown && isnan(iv.stall_s), "stalls unknown");
+	CHECK(isnan(iv.p_eff) && iv.p_eff_why && !strcmp(iv.p_eff_code, "-lt"), "P_eff: light tier");
+	CHECK(iv.light && !strcmp(iv.timing_source, "stamp"), "tier and source");
+	cur.fallback = 1;
+	bw_interval_compute(&prev, &cur, 1.0, &bw_peff_default, NULL, 0, &iv);
+	CHECK(!strcmp(iv.timing_source, "issue_fallback"), "the issue program's fallback");
+	cur.light = false;
+	cur.busy_ns = 1000000000;
+	bw_interval_compute(&prev, &cur, 1.0, &bw_peff_default, NULL, 0, &iv);
+	CHECK(!iv.light && !strcmp(iv.timing_source, "issue"), "exact tier");
+	CHECK_NEAR(iv.busy_pct, 100, 1e-9, "busy on the exact tier");
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
 		UNIT(test_peff_parallel_device), UNIT(test_peff_undetermined), UNIT(test_stored_s1),
 		UNIT(test_peff_codes), UNIT(test_busy_unknown), UNIT(test_depth_split),
 		UNIT(test_fsync_and_passthrough), UNIT(test_segments), UNIT(test_vio_interval),
+		UNIT(test_light_tier),
 	};
 
 	return unit_run("metrics", tests, sizeof(tests) / sizeof(tests[0]));

@@ -26,6 +26,15 @@
  * after another mostly hold neighbouring tags, so their entries share
  * cache lines, which then cross between CPUs once for several requests.
  *
+ * The _rqf program (floor --rqfields) is the floor of the light tier, the
+ * completion-only design with nothing else: one block_rq_complete program
+ * that finds its device by the request's queue (q->id), keeps final
+ * completions only (nr_bytes == __data_len), reads the clock once and the
+ * kernel's own stamps, rq->io_start_time_ns (issue, where the queue keeps
+ * stats) and rq->start_time_ns (allocation), and adds one to a D2C and a
+ * Q2C histogram (log-linear, bpf/hist.h's) in a per-CPU array.  No issue
+ * program, no per-request state, nothing shared between CPUs.
+ *
  * The _rec trio (floor --record) is the floor of a recorder: Q, D and C
  * each read the clock once and put a 64-byte record holding it into a
  * ring buffer, without a wakeup; floor.c drains the buffer as blkwise
@@ -34,6 +43,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include "hist.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -153,6 +163,53 @@ int BPF_PROG(floor_complete_exact, struct request *rq)
 	old = __sync_fetch_and_add(&ex_word, -1ULL);
 	if (old == 1)
 		ex_busy_ns += now - bs;
+	return 0;
+}
+
+/* --rqfields */
+#define RQF_DEVS 16
+#define RQF_BUCKETS 128
+
+struct rqf_hists {
+	__u64 d2c[RQF_BUCKETS];
+	__u64 q2c[RQF_BUCKETS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, RQF_DEVS);
+	__type(key, __u32);
+	__type(value, struct rqf_hists);
+} rqf_hists SEC(".maps");
+
+static __always_inline void rqf_add(__u64 *hist, __u64 ns)
+{
+	__u32 b = bw_bucket(ns >> 10, RQF_BUCKETS);
+
+	barrier_var(b);
+	if (b < RQF_BUCKETS)
+		hist[b]++;
+}
+
+SEC("tp_btf/block_rq_complete")
+int BPF_PROG(floor_complete_rqf, struct request *rq, int error, unsigned int nr_bytes)
+{
+	__u32 dev = rq->q->id & (RQF_DEVS - 1);
+	__u64 now, d, q;
+	struct rqf_hists *h;
+
+	if (nr_bytes < rq->__data_len)	/* partial: the request stays in flight */
+		return 0;
+	h = bpf_map_lookup_elem(&rqf_hists, &dev);
+	if (!h)
+		return 0;
+	now = bpf_ktime_get_ns();
+	d = rq->io_start_time_ns;
+	q = rq->start_time_ns;
+	if (d && d <= now)
+		rqf_add(h->d2c, now - d);
+	if (q && q <= now)
+		rqf_add(h->q2c, now - q);
 	return 0;
 }
 

@@ -3,12 +3,15 @@
  * floor - attach the empty tp_btf programs of floor.bpf.c and stay attached
  * until SIGTERM, SIGINT or SIGHUP.  Used by tools/bench.sh as the cost floor.
  *
- * usage: floor [--streams] [--clock] | --exact | --exact-tag | --record | --stats
+ * usage: floor [--streams] [--clock] | --exact | --exact-tag | --rqfields | --record | --stats
  *   --streams  also attach block_io_start (the set blkwise stat --streams uses)
  *   --clock    programs that read the clock once each (with --streams, Q too)
  *   --exact    D and C as the cheapest exact design (floor.bpf.c): a clock
  *              read, the request's entry and the in-flight word each
  *   --exact-tag  the same, the entry's first probe at the request's tag
+ *   --rqfields the completion-only design alone (floor.bpf.c): one C program
+ *              reading the kernel's stamps and the clock, two histogram
+ *              adds into a per-CPU array; nothing on any other hook
  *   --record   Q, D and C programs that read the clock and put a 64-byte
  *              record into a ring buffer, drained here every 50 ms, as
  *              blkwise record drains its own
@@ -106,7 +109,7 @@ int main(int argc, char **argv)
 {
 	struct floor_bpf *skel;
 	sigset_t sigs;
-	int streams = 0, clock = 0, record = 0, exact = 0;
+	int streams = 0, clock = 0, record = 0, exact = 0, rqf = 0;
 	int err, i;
 
 	/* Block the stop signals first; sigwait() picks them up later. */
@@ -126,14 +129,16 @@ int main(int argc, char **argv)
 			exact = 1;
 		} else if (!strcmp(argv[i], "--exact-tag")) {
 			exact = 2;
+		} else if (!strcmp(argv[i], "--rqfields")) {
+			rqf = 1;
 		} else {
-			fprintf(stderr, "usage: %s [--streams] [--clock] | --exact | --exact-tag | --record | --stats\n",
+			fprintf(stderr, "usage: %s [--streams] [--clock] | --exact | --exact-tag | --rqfields | --record | --stats\n",
 				argv[0]);
 			return 2;
 		}
 	}
-	if ((record || exact) && (streams || clock || (record && exact))) {
-		fprintf(stderr, "floor: --record and --exact are sets of their own\n");
+	if ((record || exact || rqf) && (streams || clock || record + !!exact + rqf > 1)) {
+		fprintf(stderr, "floor: --record, --exact and --rqfields are sets of their own\n");
 		return 2;
 	}
 
@@ -148,24 +153,27 @@ int main(int argc, char **argv)
 	skel->rodata->ex_by_tag = exact == 2;
 	bpf_program__set_autoload(skel->progs.floor_io_start, streams && !clock);
 	bpf_program__set_autoload(skel->progs.floor_io_start_clk, streams && clock);
-	bpf_program__set_autoload(skel->progs.floor_issue, !clock && !record && !exact);
+	bpf_program__set_autoload(skel->progs.floor_issue, !clock && !record && !exact && !rqf);
 	bpf_program__set_autoload(skel->progs.floor_issue_clk, clock);
 	bpf_program__set_autoload(skel->progs.floor_issue_exact, exact);
-	bpf_program__set_autoload(skel->progs.floor_complete, !clock && !record && !exact);
+	bpf_program__set_autoload(skel->progs.floor_complete, !clock && !record && !exact && !rqf);
+	bpf_program__set_autoload(skel->progs.floor_complete_rqf, rqf);
 	bpf_program__set_autoload(skel->progs.floor_complete_clk, clock);
 	bpf_program__set_autoload(skel->progs.floor_complete_exact, exact);
 	bpf_program__set_autoload(skel->progs.floor_io_start_rec, record);
 	bpf_program__set_autoload(skel->progs.floor_issue_rec, record);
 	bpf_program__set_autoload(skel->progs.floor_complete_rec, record);
-	/* A recorder's floor is its three programs, nothing else. */
-	bpf_program__set_autoload(skel->progs.floor_requeue, !record);
-	bpf_program__set_autoload(skel->progs.floor_rq_merge, !record);
-	bpf_program__set_autoload(skel->progs.floor_backmerge, !record);
-	bpf_program__set_autoload(skel->progs.floor_frontmerge, !record);
+	/* A recorder's floor is its three programs, the completion-only design its one. */
+	bpf_program__set_autoload(skel->progs.floor_requeue, !record && !rqf);
+	bpf_program__set_autoload(skel->progs.floor_rq_merge, !record && !rqf);
+	bpf_program__set_autoload(skel->progs.floor_backmerge, !record && !rqf);
+	bpf_program__set_autoload(skel->progs.floor_frontmerge, !record && !rqf);
 	if (!record)	/* no ring buffer to allocate */
 		bpf_map__set_autocreate(skel->maps.floor_ring, false);
 	if (!exact)
 		bpf_map__set_autocreate(skel->maps.ex_rqs, false);
+	if (!rqf)
+		bpf_map__set_autocreate(skel->maps.rqf_hists, false);
 
 	err = floor_bpf__load(skel);
 	if (err) {

@@ -11,7 +11,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: blkwise export [-d DEV]... [-l [ADDR]:PORT] [-i SECS] [--user USER]\n"
 		"                      [--state-dir DIR | --no-state] [--bpf-stats]\n"
-		"                      [--max-connections N] [--max-per-ip N] [--bio-cache]\n"
+		"                      [--max-connections N] [--max-per-ip N] [--bio-cache] [--exact]\n"
 		"                      [--web.config.file FILE] [--tune [TUNE OPTIONS]] [-v]\n"
 		"                      [--btf FILE] [--force-raw-tp]\n"
 		"Serves the block layer's metrics to Prometheus: GET /metrics (text format, or\n"
@@ -20,7 +20,7 @@ static void usage(FILE *f)
 }
 
 enum { OPT_USER = 256, OPT_BPF_STATS, OPT_MAX_CONN, OPT_TUNE, OPT_BIO_CACHE, OPT_MAX_PER_IP,
-       OPT_WEB_CONFIG };
+       OPT_WEB_CONFIG, OPT_EXACT };
 
 static int parse_args(int argc, char **argv, struct export_args *a)
 {
@@ -37,6 +37,7 @@ static int parse_args(int argc, char **argv, struct export_args *a)
 		{ "web.config.file", required_argument, NULL, OPT_WEB_CONFIG },
 		{ "tune", no_argument, NULL, OPT_TUNE },
 		{ "bio-cache", no_argument, NULL, OPT_BIO_CACHE },
+		{ "exact", no_argument, NULL, OPT_EXACT },
 		{ "tune-window", required_argument, NULL, BW_OPT_TUNE_WINDOW },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -107,6 +108,9 @@ static int parse_args(int argc, char **argv, struct export_args *a)
 		case OPT_BIO_CACHE:
 			a->w.core.bio_cache = true;
 			break;
+		case OPT_EXACT:
+			a->w.core.exact = true;
+			break;
 		default:
 			return bw_opt_other(c, usage);
 		}
@@ -117,8 +121,10 @@ static int parse_args(int argc, char **argv, struct export_args *a)
 		bw_err("tuner options need --tune");
 		return -EINVAL;
 	}
-	if (a->tune)
+	if (a->tune) {
+		a->w.core.exact = true;		/* the tuner's figures: S1, P_eff, busy, depth */
 		a->w.core.streams = true;	/* think time and sequential share */
+	}
 	return 0;
 }
 

@@ -34,6 +34,8 @@ const struct bw_optdoc bw_optdocs[] = {
 	{ S, 'j', "json", NULL, "one JSON object per interval (JSON Lines)" },
 	{ S, 's', "streams", "[=BY]",
 	  "also streams, per process (BY=process, the default) or per cgroup v2 (BY=cgroup); costs a hash lookup per I/O" },
+	{ S | E, 0, "exact", NULL,
+	  "the exact tier: issue and completion programs and the in-flight word, for busy time, solo service time (S1), P_eff and the class, mean and maximum depth and dispatch stalls (about 3 to 5x the default's cost per I/O).  Default: the light tier, one completion program reading the kernel's own stamps; --streams and --tune imply --exact" },
 	{ S, 0, "max-devices", "N", "device slots to size the maps for, 1 to 1024" },
 	{ S, 0, "bio-cache", NULL,
 	  "also the per-cpu bio alloc cache, per bio_set and CPU: exact hits and misses where fentry loads, else only the cache-flagged bios block_bio_queue shows (labelled)" },

@@ -26,13 +26,13 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: blkwise stat [-d DEV]... [-i SECS] [-c COUNT] [-z] [--json]\n"
-		"                    [--streams[=process|cgroup]]\n"
+		"                    [--exact] [--streams[=process|cgroup]]\n"
 		"                    [--state-dir DIR | --no-state] [--verbose] [--btf FILE]\n"
 		"                    [--max-devices N] [--bio-cache] [--virtio] [--force-raw-tp]\n");
 	bw_opts_help(f, BW_CMD_STAT);
 }
 
-enum { OPT_MAX_DEV = 256, OPT_BIO_CACHE, OPT_VIRTIO };
+enum { OPT_MAX_DEV = 256, OPT_BIO_CACHE, OPT_VIRTIO, OPT_EXACT };
 
 static int parse_args(int argc, char **argv, struct stat_args *a)
 {
@@ -47,6 +47,7 @@ static int parse_args(int argc, char **argv, struct stat_args *a)
 		{ "max-devices", required_argument, NULL, OPT_MAX_DEV },
 		{ "bio-cache", no_argument, NULL, OPT_BIO_CACHE },
 		{ "virtio", no_argument, NULL, OPT_VIRTIO },
+		{ "exact", no_argument, NULL, OPT_EXACT },
 		{}
 	};
 	long n;
@@ -104,6 +105,9 @@ static int parse_args(int argc, char **argv, struct stat_args *a)
 			break;
 		case OPT_VIRTIO:
 			a->virtio = true;
+			break;
+		case OPT_EXACT:
+			a->w.core.exact = true;
 			break;
 		default:
 			return bw_opt_other(c, usage);
@@ -305,9 +309,12 @@ int cmd_stat(int argc, char **argv)
 		if (bw_vio_why(a->vio))
 			bw_warn("virtio descriptor counts off: %s", bw_vio_why(a->vio));
 	}
-	bw_warn("watching %s (%s); Ctrl-C to stop",
+	if (a->w.core.verbose && bw_core_light(w.core))
+		bw_warn("light tier: busy time, solo service time (S1), P_eff and the class, "
+			"depth and dispatch stalls need --exact");
+	bw_warn("watching %s (%s, %s tier); Ctrl-C to stop",
 		a->w.core.nr_watch ? "the named devices" : "every device",
-		bw_core_attach_mode(w.core));
+		bw_core_attach_mode(w.core), bw_core_light(w.core) ? "light" : "exact");
 	if (!bw_bfq_available())
 		bw_warn("the class says whether idling helps, but %s", BW_NO_BFQ);
 	if (!run(a, &w))

@@ -172,6 +172,9 @@ int bw_bio_snapshot(struct bw_bio *b, struct bw_snap *s)
 			continue;
 		bw_snap_add_pcpu(d, b->pcpu_buf, b->ncpus, closed, b->hist[slot]);
 		d->stall_unknown = true;	/* no dispatch to stall: bio to bio */
+		/* The bio object keeps its own in-flight word, whichever tier the requests have. */
+		d->light = false;
+		d->fallback = 0;
 		if (sh.word & BW_INFLIGHT_MASK) {
 			d->inflight += sh.word & BW_INFLIGHT_MASK;
 			if (s->ts_ns > sh.busy_start)

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Loader of bpf/core.bpf.c: sizes the maps from the devices present, picks
- * tp_btf or raw_tp per tracepoint from BTF, loads, attaches, and reads the
- * maps back into one bw_snap per call.
+ * Loader of the per-device tiers: bpf/light.bpf.c (the default: one
+ * completion program, the kernel's stamps) or bpf/core.bpf.c (the exact
+ * tier: issue and completion, the in-flight word).  Both count into the
+ * same maps (bpf/devmaps.bpf.h, bpf/slot.bpf.h), so one loader sizes them
+ * from the devices present, picks tp_btf or raw_tp per tracepoint from
+ * BTF, loads, attaches, and reads the maps back into one bw_snap per call.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -15,6 +18,7 @@
 #include <bpf/btf.h>
 #include "load/loader.h"
 #include "core.skel.h"
+#include "light.skel.h"
 #include "streams.h"
 #include "stall.h"
 
@@ -23,7 +27,15 @@
 #define BW_RQ_TABLE_MAX (1u << 20)
 
 struct bw_core {
-	struct core_bpf *skel;
+	struct core_bpf *skel;		/* the exact tier, or */
+	struct light_bpf *lskel;	/* the light tier */
+	bool light;
+	struct bpf_object *obj;		/* the one loaded */
+	struct bpf_map *pcpu_map, *shared_map, *dev2slot_map, *qmap_map, *rqs_map;
+	__u32 *next_slot;		/* in its bss */
+	__u64 *claim_races, *qmap_evictions, *slot_overflow;
+	struct bpf_link *fallback_link;	/* light: the issue program, once a device needs it */
+	__u64 fallback_devs;		/* light: slots timed by it (bit per slot, the first 64) */
 	int ncpus;
 	__u32 max_slots;
 	__u32 rq_entries;		/* per-request table, all devices */
@@ -117,6 +129,29 @@ static void pick4(struct bpf_program *btf_f, struct bpf_program *raw_f, struct b
 	bpf_program__set_autoload(raw_nf, !btf_ok && !fetch);
 }
 
+#define PICK_L(name) pick4(s->progs.name, s->progs.name##_raw, s->progs.name##_nf,	\
+			   s->progs.name##_raw_nf, btf_ok, c->have_fetch)
+
+/* The light tier's: the issue program is loaded, attached only when a device needs it. */
+static void pick_light_programs(struct bw_core *c, const struct btf *btf)
+{
+	struct light_bpf *s = c->lskel;
+	bool btf_ok = !c->raw_tp;
+
+	PICK_L(bw_light_complete);
+	PICK_L(bw_light_issue);
+	PICK_L(bw_light_requeue);
+	PICK_L(bw_light_rq_merge);
+	PICK_L(bw_light_backmerge);
+	PICK_L(bw_light_frontmerge);
+	bpf_program__set_autoattach(s->progs.bw_light_issue, false);
+	bpf_program__set_autoattach(s->progs.bw_light_issue_raw, false);
+	bpf_program__set_autoattach(s->progs.bw_light_issue_nf, false);
+	bpf_program__set_autoattach(s->progs.bw_light_issue_raw_nf, false);
+	s->rodata->rq_arg_second = c->env.rq_arg_second;
+	s->rodata->bio_merge_arg = bw_tp_nargs(btf, "block_bio_backmerge") == 3 ? 2 : 0;
+}
+
 static void pick_programs(struct bw_core *c, const struct btf *btf)
 {
 	struct core_bpf *s = c->skel;
@@ -159,11 +194,38 @@ static __u32 spare_slots(int ncpus)
 	return fit < 16 ? (fit ? fit : 1) : 16;
 }
 
-static int size_maps(struct bw_core *c, const struct bw_core_opts *o)
+/* The maps both tiers share, by the loaded object's names. */
+static void bind_maps(struct bw_core *c)
 {
-	struct core_bpf *s = c->skel;
-	int err;
+	if (c->light) {
+		struct light_bpf *s = c->lskel;
 
+		c->obj = s->obj;
+		c->pcpu_map = s->maps.pcpu;
+		c->shared_map = s->maps.shared;
+		c->dev2slot_map = s->maps.dev2slot;
+		c->qmap_map = s->maps.qmap;
+		c->rqs_map = s->maps.rqs;
+		c->next_slot = &s->bss->next_slot;
+		c->claim_races = &s->bss->claim_races;
+		c->qmap_evictions = &s->bss->qmap_evictions;
+		c->slot_overflow = &s->bss->slot_overflow;
+		return;
+	}
+	c->obj = c->skel->obj;
+	c->pcpu_map = c->skel->maps.pcpu;
+	c->shared_map = c->skel->maps.shared;
+	c->dev2slot_map = c->skel->maps.dev2slot;
+	c->qmap_map = c->skel->maps.qmap;
+	c->rqs_map = c->skel->maps.rqs;
+	c->next_slot = &c->skel->bss->next_slot;
+	c->claim_races = &c->skel->bss->claim_races;
+	c->qmap_evictions = &c->skel->bss->qmap_evictions;
+	c->slot_overflow = &c->skel->bss->slot_overflow;
+}
+
+static void size_slots(struct bw_core *c, const struct bw_core_opts *o)
+{
 	if (o->max_devices > 0)
 		c->max_slots = o->max_devices > o->nr_watch ? o->max_devices : o->nr_watch;
 	else if (o->nr_watch > 0)
@@ -173,14 +235,41 @@ static int size_maps(struct bw_core *c, const struct bw_core_opts *o)
 	if (c->max_slots > BW_MAX_SLOTS)
 		c->max_slots = BW_MAX_SLOTS;
 	c->rq_entries = size_rq_table(c);
+}
+
+static int size_common(struct bw_core *c)
+{
+	int err;
+
+	err = bpf_map__set_max_entries(c->shared_map, c->max_slots);
+	err = err ?: bpf_map__set_max_entries(c->pcpu_map, c->max_slots);
+	err = err ?: bpf_map__set_max_entries(c->dev2slot_map, c->max_slots);
+	return err ?: bpf_map__set_max_entries(c->rqs_map, c->rq_entries);
+}
+
+static int size_light(struct bw_core *c, const struct bw_core_opts *o)
+{
+	struct light_bpf *s = c->lskel;
+
+	size_slots(c, o);
 	s->rodata->rq_hash_bits = roundup_bits(c->rq_entries);
 	s->rodata->max_slots = c->max_slots;
 	s->rodata->filter_on = o->nr_watch > 0;
 	s->rodata->skip = bw_bench_skip();
-	err = bpf_map__set_max_entries(s->maps.shared, c->max_slots);
-	err = err ?: bpf_map__set_max_entries(s->maps.pcpu, c->max_slots);
-	err = err ?: bpf_map__set_max_entries(s->maps.dev2slot, c->max_slots);
-	err = err ?: bpf_map__set_max_entries(s->maps.rqs, c->rq_entries);
+	return size_common(c);
+}
+
+static int size_maps(struct bw_core *c, const struct bw_core_opts *o)
+{
+	struct core_bpf *s = c->skel;
+	int err;
+
+	size_slots(c, o);
+	s->rodata->rq_hash_bits = roundup_bits(c->rq_entries);
+	s->rodata->max_slots = c->max_slots;
+	s->rodata->filter_on = o->nr_watch > 0;
+	s->rodata->skip = bw_bench_skip();
+	err = size_common(c);
 	err = err ?: bpf_map__set_max_entries(s->maps.stalls, c->max_slots);
 	err = err ?: bpf_map__set_max_entries(s->maps.waits, c->rq_entries);
 	/* The streams' maps, which the streams object reuses; one entry without. */
@@ -196,8 +285,8 @@ static int size_maps(struct bw_core *c, const struct bw_core_opts *o)
  */
 static int fill_slots(struct bw_core *c)
 {
-	int dfd = bpf_map__fd(c->skel->maps.dev2slot);
-	int sfd = bpf_map__fd(c->skel->maps.shared);
+	int dfd = bpf_map__fd(c->dev2slot_map);
+	int sfd = bpf_map__fd(c->shared_map);
 	__u32 devs[BW_MAX_WATCH];
 	int n, err;
 
@@ -206,7 +295,7 @@ static int fill_slots(struct bw_core *c)
 		n = c->max_slots;
 	err = bw_fill_dev_slots(dfd, sfd, devs, n);
 	if (!err)
-		c->skel->bss->next_slot = n;
+		*c->next_slot = n;
 	return err;
 }
 
@@ -217,7 +306,7 @@ static int map_shared(struct bw_core *c)
 
 	c->sh_len = (c->max_slots * sizeof(struct bw_dev_shared) + page - 1) / page * page;
 	p = mmap(NULL, c->sh_len, PROT_READ | PROT_WRITE, MAP_SHARED,
-		 bpf_map__fd(c->skel->maps.shared), 0);
+		 bpf_map__fd(c->shared_map), 0);
 	if (p == MAP_FAILED) {
 		bw_err("mapping the BPF map 'shared': %s", strerror(errno));
 		return -errno;
@@ -255,35 +344,44 @@ int bw_core_open(struct bw_core **out, const struct bw_core_opts *o)
 		err = -ENOMEM;
 		goto fail;
 	}
-	c->skel = core_bpf__open_opts(&oo);
-	if (!c->skel) {
+	/* Streams take requests out of their streams at the exact tier's C. */
+	c->light = !o->exact && !o->streams;
+	if (c->light)
+		c->lskel = light_bpf__open_opts(&oo);
+	else
+		c->skel = core_bpf__open_opts(&oo);
+	if (c->light ? !c->lskel : !c->skel) {
 		err = -errno;
 		bw_err("opening the BPF object: %s", strerror(errno));
 		goto fail;
 	}
-	pick_programs(c, btf);
+	bind_maps(c);
+	if (c->light)
+		pick_light_programs(c, btf);
+	else
+		pick_programs(c, btf);
 	/* Two copies of the kernel's BTF (ours, libbpf's) would double the start-up peak. */
 	btf__free(btf);
 	btf = NULL;
-	err = size_maps(c, o);
+	err = c->light ? size_light(c, o) : size_maps(c, o);
 	if (err) {
 		bw_err("sizing BPF maps: %s", strerror(-err));
 		goto fail;
 	}
-	err = core_bpf__load(c->skel);
+	err = c->light ? light_bpf__load(c->lskel) : core_bpf__load(c->skel);
 	if (err) {
 		bw_explain_load_error(err);
 		goto fail;
 	}
-	c->env.rqs_fd = bpf_map__fd(c->skel->maps.rqs);
-	c->env.streams_fd = bpf_map__fd(c->skel->maps.streams);
-	c->env.scount_fd = bpf_map__fd(c->skel->maps.scount);
-	c->env.rq_hash_bits = c->skel->rodata->rq_hash_bits;
+	c->env.rqs_fd = bpf_map__fd(c->rqs_map);
+	c->env.streams_fd = c->light ? -1 : bpf_map__fd(c->skel->maps.streams);
+	c->env.scount_fd = c->light ? -1 : bpf_map__fd(c->skel->maps.scount);
+	c->env.rq_hash_bits = roundup_bits(c->rq_entries);
 	err = map_shared(c);
 	err = err ?: fill_slots(c);
 	if (err)
 		goto fail;
-	err = core_bpf__attach(c->skel);
+	err = c->light ? light_bpf__attach(c->lskel) : core_bpf__attach(c->skel);
 	if (err) {
 		bw_err("attaching to block tracepoints: %s; rerun with --verbose", strerror(-err));
 		goto fail;
@@ -304,7 +402,9 @@ void bw_core_close(struct bw_core *c)
 		return;
 	if (c->sh)
 		munmap(c->sh, c->sh_len);
+	bpf_link__destroy(c->fallback_link);
 	core_bpf__destroy(c->skel);
+	light_bpf__destroy(c->lskel);
 	free(c->healed);
 	free(c->rq_buf);
 	free(c->rq_keys);
@@ -314,6 +414,11 @@ void bw_core_close(struct bw_core *c)
 	free(c->hist);
 	free(c->pcpu_buf);
 	free(c);
+}
+
+bool bw_core_light(const struct bw_core *c)
+{
+	return c->light;
 }
 
 const char *bw_core_attach_mode(const struct bw_core *c)
@@ -328,7 +433,7 @@ const struct bw_load_env *bw_core_env(const struct bw_core *c)
 
 struct bpf_object *bw_core_obj(const struct bw_core *c)
 {
-	return c->skel->obj;
+	return c->obj;
 }
 
 /* Requests the kernel has in flight on a device, from sysfs; -1 if unknown. */
@@ -477,12 +582,52 @@ static void read_stall(struct bw_core *c, __u32 slot, __u64 now, struct bw_snap_
 		d->stall_ns += now - st.start;
 }
 
+/*
+ * Light tier: a device whose completions came without the kernel's issue
+ * stamp (its queue keeps no statistics) is timed from now on by the issue
+ * program, attached at the first such device and said once.
+ */
+static void light_fallback(struct bw_core *c, __u32 slot, struct bw_snap_dev *d)
+{
+	struct light_bpf *s = c->lskel;
+	struct bpf_program *p;
+
+	long long inflight = kernel_inflight(d->dev);
+
+	d->light = true;
+	/* No in-flight word: what the kernel has in flight, for what a count has yet to see. */
+	if (inflight > 0)
+		d->inflight = inflight;
+	d->fallback = c->sh[slot].fallback;
+	if (!d->nostamp || c->sh[slot].fallback)
+		return;
+	d->fallback = 1;	/* from this interval on, whatever follows */
+	if (!c->fallback_link) {
+		p = c->raw_tp ? (c->have_fetch ? s->progs.bw_light_issue_raw : s->progs.bw_light_issue_raw_nf)
+			      : (c->have_fetch ? s->progs.bw_light_issue : s->progs.bw_light_issue_nf);
+		c->fallback_link = bpf_program__attach(p);
+		if (!c->fallback_link) {
+			c->fallback_link = NULL;
+			bw_warn("device %u:%u has no issue stamps and the issue program did not attach (%s): "
+				"its completions are counted as unmatched; use --exact",
+				d->dev >> 20, d->dev & 0xfffff, strerror(errno));
+			c->sh[slot].fallback = 2;	/* tried: not again */
+			return;
+		}
+	}
+	__atomic_store_n(&c->sh[slot].fallback, 1, __ATOMIC_RELEASE);
+	if (c->verbose)
+		fprintf(stderr, "blkwise: device %u:%u: its queue keeps no issue stamp "
+			"(rq->io_start_time_ns is 0): timed by the issue program from now on "
+			"(timing_source issue_fallback)\n", d->dev >> 20, d->dev & 0xfffff);
+}
+
 int bw_core_snapshot(struct bw_core *c, struct bw_snap *s, int extra)
 {
-	int pcpu_fd = bpf_map__fd(c->skel->maps.pcpu);
+	int pcpu_fd = bpf_map__fd(c->pcpu_map);
 	int cap = c->max_slots + c->nr_watch + extra;
 	__u32 slot, nslots;
-	__u64 closed, *area;
+	__u64 closed = 0, *area;
 	int i, err = 0;
 
 	s->devs = calloc(cap, sizeof(*s->devs));
@@ -493,18 +638,21 @@ int bw_core_snapshot(struct bw_core *c, struct bw_snap *s, int extra)
 	for (i = 0; i < c->nr_watch; i++)
 		bw_snap_dev_get(s, c->watch[i], cap);
 	/* Close the max-depth epoch first, so what we read is final for it. */
-	closed = c->skel->bss->epoch;
-	__atomic_store_n(&c->skel->bss->epoch, closed + 1, __ATOMIC_SEQ_CST);
-	nslots = c->skel->bss->next_slot;
+	if (!c->light) {
+		closed = c->skel->bss->epoch;
+		__atomic_store_n(&c->skel->bss->epoch, closed + 1, __ATOMIC_SEQ_CST);
+	}
+	nslots = *c->next_slot;
 	if (nslots > c->max_slots)
 		nslots = c->max_slots;
 	area = calloc(nslots ? nslots : 1, sizeof(*area));
 	if (!area)
 		return -ENOMEM;
-	for (slot = 0; slot < nslots; slot++)
+	for (slot = 0; slot < nslots && !c->light; slot++)
 		heal_slot(c, slot);
 	s->ts_ns = bw_now_ns();
-	open_areas(c, s->ts_ns, nslots, area);
+	if (!c->light)
+		open_areas(c, s->ts_ns, nslots, area);
 	for (slot = 0; slot < nslots; slot++) {
 		struct bw_dev_shared sh;
 		struct bw_snap_dev *d;
@@ -527,6 +675,10 @@ int bw_core_snapshot(struct bw_core *c, struct bw_snap *s, int extra)
 			goto out;
 		}
 		bw_snap_add_pcpu(d, c->pcpu_buf, c->ncpus, closed, c->hist[slot]);
+		if (c->light) {
+			light_fallback(c, slot, d);
+			continue;
+		}
 		read_stall(c, slot, s->ts_ns, d);
 		d->lost += c->healed[slot];
 		d->busy_unknown = !c->have_fetch;
@@ -550,22 +702,22 @@ out:
  */
 int bw_core_refresh(struct bw_core *c)
 {
-	__u32 nslots = c->skel->bss->next_slot;
+	__u32 nslots = *c->next_slot;
 
-	return bw_slots_refresh(bpf_map__fd(c->skel->maps.pcpu),
+	return bw_slots_refresh(bpf_map__fd(c->pcpu_map),
 				nslots < c->max_slots ? nslots : c->max_slots, c->pcpu_buf, c->ncpus,
 				c->hist);
 }
 
 void bw_core_forget_dev(struct bw_core *c, __u32 dev)
 {
-	int qfd = bpf_map__fd(c->skel->maps.qmap);
-	int sfd = bpf_map__fd(c->skel->maps.shared);
+	int qfd = bpf_map__fd(c->qmap_map);
+	int sfd = bpf_map__fd(c->shared_map);
 	struct bw_qmap e, zero = {};
 	struct bw_dev_shared sh;
 	__u32 qid;
 
-	for (qid = 0; qid < bpf_map__max_entries(c->skel->maps.qmap); qid++) {
+	for (qid = 0; qid < bpf_map__max_entries(c->qmap_map); qid++) {
 		if (bpf_map_lookup_elem(qfd, &qid, &e) || e.slot == BW_SLOT_NONE || e.q <= 1)
 			continue;
 		if (bpf_map_lookup_elem(sfd, &e.slot, &sh) || sh.dev != dev)
@@ -598,7 +750,7 @@ static void print_model(FILE *f)
 void bw_core_print_memory(const struct bw_core *c, struct bpf_object *const *others, int nothers,
 			  FILE *f)
 {
-	__u64 total = bw_obj_print_maps(c->skel->obj, c->ncpus, f);
+	__u64 total = bw_obj_print_maps(c->obj, c->ncpus, f);
 	int i;
 
 	for (i = 0; i < nothers; i++)
@@ -609,7 +761,7 @@ void bw_core_print_memory(const struct bw_core *c, struct bpf_object *const *oth
 		c->have_fetch ? "" : ", no atomic fetch (busy and solo time not measured)");
 	print_model(f);
 	fprintf(f, "blkwise: slot races %llu, queue map evictions %llu, slot overflow %llu\n",
-		(unsigned long long)c->skel->bss->claim_races,
-		(unsigned long long)c->skel->bss->qmap_evictions,
-		(unsigned long long)c->skel->bss->slot_overflow);
+		(unsigned long long)*c->claim_races,
+		(unsigned long long)*c->qmap_evictions,
+		(unsigned long long)*c->slot_overflow);
 }

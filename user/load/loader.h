@@ -19,6 +19,7 @@ struct btf;
 struct bw_core_opts {
 	const char *btf_path;	/* kernel BTF elsewhere than /sys/kernel/btf/vmlinux */
 	bool force_raw_tp;	/* exercise the raw_tp fallback on a BTF kernel */
+	bool exact;		/* the exact tier (bpf/core.bpf.c); else light, unless streams */
 	bool streams;
 	enum bw_stream_by streams_by;	/* with streams: process (default) or cgroup */
 	bool verbose;
@@ -92,6 +93,8 @@ int bw_core_refresh(struct bw_core *c);
 /* A device went away: let a new device on its queue id claim a fresh slot. */
 void bw_core_forget_dev(struct bw_core *c, __u32 dev);
 const char *bw_core_attach_mode(const struct bw_core *c);
+/* The light tier (bpf/light.bpf.c) is loaded, not the exact one. */
+bool bw_core_light(const struct bw_core *c);
 /* Every object's maps (the core's, then others[]), their total and the core's sizing. */
 void bw_core_print_memory(const struct bw_core *c, struct bpf_object *const *others, int nothers,
 			  FILE *f);

@@ -80,12 +80,14 @@ static const struct peff_why {
   why_few = { "too few completions", "-n<20", "under 20 completions" },
   why_shallow = { "not driven at depth", "-L<1.5", "mean depth under 1.5" },
   why_no_s1 = { "solo service time unknown", "-nS1",
-		"solo service time not learned yet (needs I/O at depth 1 once)" };
+		"solo service time not learned yet (needs I/O at depth 1 once)" },
+  why_light = { "light tier: busy time and depth need --exact", "-lt",
+		"light tier (busy time and depth need --exact)" };
 
 /* The legend of the codes, one line, printed once above the first table. */
 void bw_render_legend(FILE *f)
 {
-	const struct peff_why *w[] = { &why_idle, &why_few, &why_shallow, &why_no_s1 };
+	const struct peff_why *w[] = { &why_idle, &why_few, &why_shallow, &why_no_s1, &why_light };
 	size_t i;
 
 	fprintf(f, "P_eff undetermined:");
@@ -153,7 +155,9 @@ static void compute_peff(const struct bw_snap_dev *cur, const struct bw_op_stats
 	o->s1_coverage = n ? (double)known / (double)n : 0;
 	o->solo_work_ns = work;
 	o->solo_known = known;
-	if (!n || !dbusy)
+	if (cur->light)
+		why = &why_light;
+	else if (!n || !dbusy)
 		why = &why_idle;
 	else if (n < pp->min_ios)
 		why = &why_few;
@@ -177,7 +181,7 @@ static void compute_stall(const struct bw_snap_dev *prev, const struct bw_snap_d
 {
 	__u64 ns = delta(cur->stall_ns, prev->stall_ns);
 
-	o->stall_unknown = cur->stall_unknown || cur->busy_unknown;
+	o->stall_unknown = cur->stall_unknown || cur->busy_unknown || cur->light;
 	if (o->stall_unknown) {
 		o->stall_s = NAN;
 		o->stall_share = NAN;
@@ -255,7 +259,10 @@ void bw_interval_compute(const struct bw_snap_dev *prev, const struct bw_snap_de
 	o->busy_pct = ratio(dbusy / 1e7, secs);
 	if (o->busy_pct > 100)
 		o->busy_pct = 100;
-	if (cur->busy_unknown) {	/* before 5.12: docs/design.md, "The hot path" */
+	o->light = cur->light;
+	o->timing_source = !cur->light ? "issue" : cur->fallback == 1 ? "issue_fallback" : "stamp";
+	/* Before 5.12 (docs/design.md, "The hot path"), or the light tier: not measured. */
+	if (cur->busy_unknown || cur->light) {
 		o->busy_pct = NAN;
 		o->depth_busy = NAN;
 		o->depth_max_unknown = true;

@@ -62,6 +62,9 @@ struct bw_snap_dev {
 	__u64 stall_ns;		/* dispatch stalls (bpf/stall.h), with the open episode */
 	__u64 stalls;		/* their episodes */
 	bool stall_unknown;	/* not measured: no insert events (before 5.12, or a recording) */
+	bool light;		/* the light tier: busy, solo, depth and stalls not measured */
+	__u64 nostamp;		/* light: final completions without the kernel's issue stamp */
+	__u64 fallback;		/* light: the issue program times this device (nonzero) */
 };
 
 struct bw_snap {
@@ -119,6 +122,8 @@ struct bw_interval {
 	double s1_coverage;	/* share of completions whose S1 was known */
 	double solo_work_ns;	/* sum over them of S1: solo-equivalent work done */
 	__u64 solo_known;	/* completions whose S1 was known */
+	bool light;		/* from the light tier: what needs the exact tier is not measured */
+	const char *timing_source;	/* "issue" (exact tier), "stamp" or "issue_fallback" (light) */
 	bool gone;
 };
 

@@ -130,6 +130,8 @@ void bw_render_json_dev(struct bw_json *j, const struct bw_interval *iv,
 	bw_json_num(j, "svc_p99_ms", iv->svc_p99_ms, 4);
 	bw_json_num(j, "queue_mean_ms", iv->queue_mean_ms, 4);
 	bw_json_num(j, "total_mean_ms", iv->total_mean_ms, 4);
+	bw_json_str(j, "tier", iv->light ? "light" : "exact");
+	bw_json_str(j, "timing_source", iv->timing_source);
 	bw_json_num(j, "depth_mean_busy", iv->depth_busy, 3);
 	if (iv->depth_max_unknown)
 		bw_json_num(j, "depth_max", NAN, 0);

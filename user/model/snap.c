@@ -99,6 +99,7 @@ void bw_snap_add_pcpu(struct bw_snap_dev *d, const struct bw_dev_pcpu *pcpu, int
 		d->untracked += p->untracked;
 		d->lost += p->lost;
 		d->fsync_writes += p->fsync_writes;
+		d->nostamp += p->nostamp;
 		if (p->max_epoch == closed_epoch && p->max_depth > d->max_depth)
 			d->max_depth = p->max_depth;
 	}

@@ -494,6 +494,7 @@ int bw_tuner_open(struct bw_tuner **out, struct bw_tuner_args *a, struct bw_watc
 	/* Watch what is tuned, nothing else; with streams: think time, sequential share. */
 	wo->core.nr_watch = x->ntd;
 	wo->core.streams = true;
+	wo->core.exact = true;	/* S1, P_eff, busy time and depth: the exact tier */
 	/* Streams on the tuned devices only, even where more are watched (export --tune). */
 	wo->core.nr_streams_watch = x->ntd;
 	for (i = 0; i < x->ntd; i++) {

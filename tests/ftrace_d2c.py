@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""D2C per request from an ftrace record of block_rq_issue and
+block_rq_complete (one device), as an oracle for the light tier: pairs an
+issue with the next completion of the same sector, and prints as JSON the
+count, the mean, the nearest-rank p50 and p99 in ms, and p50 and p99 as
+blkwise's own histogram (bpf/hist.h, user/model/hist.c) would read the
+same values, so a comparison sees only the stamps, not the buckets.
+
+usage: ftrace_d2c.py TRACE
+The record's clock is x86-tsc (integer cycles; two trace_marker lines
+"blkwise-cal NS" written with CLOCK_MONOTONIC ns convert them) or a clock
+printed in seconds (mono: microsecond resolution)."""
+import json
+import math
+import re
+import sys
+
+LINE = re.compile(r"\s(\d+(?:\.\d+)?): (block_rq_issue|block_rq_complete): \d+,\d+ (\S+) "
+                  r"(?:\d+ )?\(\S*\) (\d+) \+ (\d+)")
+MARK = re.compile(r"\s(\d+(?:\.\d+)?): tracing_mark_write: blkwise-cal (\d+)")
+SUB_BITS, LINEAR = 3, 16
+
+
+def bucket(u):
+    if u < LINEAR:
+        return u
+    m = u.bit_length() - 1
+    return LINEAR + (m - SUB_BITS - 1) * 8 + ((u >> (m - SUB_BITS)) & 7)
+
+
+def bounds(i):
+    if i < LINEAR:
+        return i, i + 1
+    m = (i - LINEAR) // 8 + SUB_BITS + 1
+    w = 2.0 ** (m - SUB_BITS)
+    lo = (8 + (i - LINEAR) % 8) * w
+    return lo, lo + w
+
+
+def hist_pct(vals_ns, p):
+    """user/model/hist.c's bw_hist_percentile over 1024 ns units, in ms."""
+    h = {}
+    for v in vals_ns:
+        b = bucket(int(v) >> 10)
+        h[b] = h.get(b, 0) + 1
+    rank = max(1.0, p * len(vals_ns))
+    cum = 0
+    for b in sorted(h):
+        if cum + h[b] < rank:
+            cum += h[b]
+            continue
+        lo, hi = bounds(b)
+        return (lo + (hi - lo) * (rank - cum) / h[b]) * 1024 / 1e6
+    return None
+
+
+def nearest(vals, p):
+    k = max(1, math.ceil(p * len(vals) - 1e-9))
+    return vals[k - 1]
+
+
+def main():
+    marks, evs = [], []
+    with open(sys.argv[1], errors="replace") as f:
+        for line in f:
+            m = MARK.search(line)
+            if m:
+                marks.append((m.group(1), int(m.group(2))))
+                continue
+            m = LINE.search(line)
+            if m and "N" not in m.group(3):
+                evs.append((m.group(1), m.group(2), int(m.group(4))))
+    if any("." not in t for t, _ in marks) or (evs and "." not in evs[0][0]):
+        (t0, n0), (t1, n1) = marks[0], marks[-1]
+        ns_per = (n1 - n0) / (int(t1) - int(t0))
+        conv = lambda t: (int(t) - int(t0)) * ns_per
+    else:
+        conv = lambda t: float(t) * 1e9
+    issued, d2c = {}, []
+    for t, ev, sector in evs:
+        if ev == "block_rq_issue":
+            issued[sector] = conv(t)
+        elif sector in issued:
+            d2c.append(conv(t) - issued.pop(sector))
+    completes = sum(1 for e in evs if e[1] == "block_rq_complete")
+    d2c.sort()
+    out = {"requests": len(d2c), "completes": completes,
+           "mean_ms": sum(d2c) / len(d2c) / 1e6 if d2c else None,
+           "p50_ms": nearest(d2c, 0.5) / 1e6 if d2c else None,
+           "p99_ms": nearest(d2c, 0.99) / 1e6 if d2c else None,
+           "hist_p50_ms": hist_pct(d2c, 0.5) if d2c else None,
+           "hist_p99_ms": hist_pct(d2c, 0.99) if d2c else None}
+    json.dump(out, sys.stdout)
+    print()
+
+
+main()
