@@ -52,12 +52,13 @@ seed_settle() {
 	return 1
 }
 
-# seed_stat_start OUT ARGS...: blkwise stat --json, attached when this
-# returns; SEED_STAT_PID.
+# seed_stat_start OUT ARGS...: blkwise stat --json --exact (the seeds
+# read depth and dispatch stalls, which the light tier does not give),
+# attached when this returns; SEED_STAT_PID.
 seed_stat_start() {
 	local out=$1
 	shift
-	"$SEED_BIN" stat --json --no-state -i 1 "$@" >"$out" 2>"$out.err" &
+	"$SEED_BIN" stat --json --no-state --exact -i 1 "$@" >"$out" 2>"$out.err" &
 	SEED_STAT_PID=$!
 	for _ in $(seq 300); do
 		grep -q 'Ctrl-C to stop' "$out.err" 2>/dev/null && return 0
