@@ -139,15 +139,21 @@ id_spindle_tuned() {
 # stops for 20 ms, as a reader woken late on a busy CPU does, for SECS at
 # most, and no more once the tuner's OUT shows a repair (a late reader can
 # break idling under strict_guarantees too).  A reader late by more than
-# slice_idle sets off BFQ's chain of preemptions (docs/idling.md, "BFQ's
-# own log"); stopped at cleanup.
+# slice_idle, and by less than three of them, sets off BFQ's chain of
+# preemptions (docs/idling.md, "BFQ's own log"); stopped at cleanup.  The
+# 20 ms are a read timing out on a FIFO nobody writes (builtins only:
+# a fork and exec of sleep(1) between the signals takes longer than
+# 24 ms in a TCG guest, and a reader that late starts no chain).
 id_late_readers() {
-	(end=$((SECONDS + $1))
+	local fifo=$BW_TMP/late.fifo
+	mkfifo "$fifo" || return 1
+	(exec 7<>"$fifo"
+	end=$((SECONDS + $1))
 	while [ $SECONDS -lt $end ] && ! grep -q '"action":"repair"' "$2"; do
-		sleep 3
+		read -r -t 3 -u 7
 		pid=$(pgrep -P "$ID_FIO" | shuf -n 1)
 		[ -n "$pid" ] || continue
-		kill -STOP "$pid" && sleep 0.02
+		kill -STOP "$pid" && read -r -t 0.02 -u 7
 		kill -CONT "$pid"
 	done) >/dev/null 2>&1 &
 	bw_on_cleanup "kill $!"

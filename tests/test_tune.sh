@@ -181,7 +181,7 @@ test_spindle_keeps_idling() {
 	# speed (seen not to in a slow VM: depth 1.7 at 8 ms, S1 never
 	# learned, the probe's P_eff undetermined).  The tuner is judged on
 	# its decision given the evidence.
-	bw_stat_start "$BW_TMP/spindle.stat" -d "$dev" -i 0.5 || { fail "stat start"; return; }
+	bw_stat_start "$BW_TMP/spindle.stat" -d "$dev" -i 0.5 --exact || { fail "stat start"; return; }
 	tn_fio "$dev" 2 --numjobs=1 >/dev/null
 	bw_stat_stop INT
 	tn_seq_bg "$dev" 35
