@@ -203,18 +203,9 @@ static __always_inline void on_bio_complete(struct bio *bio)
 		return;
 	os = &pc->op[st.op];
 	svc = now > st.ts ? now - st.ts : 0;
-	os->ios++;
-	os->bytes += st.bytes;
-	if (BPF_CORE_READ(bio, bi_status))
-		os->errors++;
-	os->d2c_ns += svc;
-	bw_hist_inc(os->hist_d2c, svc >> BW_LAT_SHIFT, BW_LAT_BUCKETS);
-	cls = bw_size_class(st.bytes);
-	os->class_ios[cls]++;
-	if (solo) {
-		os->solo_ios[cls]++;
-		os->solo_ns[cls] += svc;
-	}
+	cls = bw_count_io(os, BPF_CORE_READ(bio, bi_status), st.bytes, svc, true);
+	if (solo)
+		bw_count_solo(os, cls, svc);
 }
 
 SEC("tp_btf/block_bio_queue")

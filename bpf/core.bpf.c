@@ -263,10 +263,8 @@ static __always_inline void on_complete(struct request *rq, const struct bw_rqv 
 	cls = bw_count_final(os, error, nr_bytes, v->nr_seg, q0, d_ts, d2c, now,
 			     !(skip & BW_SKIP_HIST));
 	/* Solo: it opened the busy period, nothing was issued since, it closes it. */
-	if (solo) {
-		os->solo_ios[cls]++;
-		os->solo_ns[cls] += d2c;
-	}
+	if (solo)
+		bw_count_solo(os, cls, d2c);
 }
 
 static __always_inline void on_requeue(struct request *rq, const struct bw_rqv *v, __u64 *ctx,

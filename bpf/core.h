@@ -79,23 +79,32 @@ static inline __attribute__((always_inline)) __u32 bw_size_class(__u32 bytes)
  * and extends the sum (user/load/core.c); the sums that grow by more than one
  * per event stay 64-bit.
  */
+#define BW_OP_FIELDS(hist_t)							\
+	__u64 ios;		/* completed requests */			\
+	__u64 bytes;								\
+	__u64 errors;								\
+	__u64 requeues;								\
+	__u64 merges;		/* bio and request merges, as diskstats counts */ \
+	__u64 d2c_ns;		/* sum of service time */			\
+	__u64 q2d_ns;		/* sum of queue time, over q_ios */		\
+	__u64 q2c_ns;		/* sum of total time, over q_ios */		\
+	__u64 q_ios;		/* completions whose Q stamp was known */	\
+	__u64 segments;		/* sum of nr_phys_segments */			\
+	__u64 class_ios[BW_SIZE_CLASSES];					\
+	__u64 solo_ios[BW_SIZE_CLASSES];					\
+	__u64 solo_ns[BW_SIZE_CLASSES];						\
+	hist_t hist_d2c[BW_LAT_BUCKETS];					\
+	hist_t hist_q2d[BW_LAT_BUCKETS];					\
+	hist_t hist_seg[BW_SEG_BUCKETS]
+
+/*
+ * One op's figures, declared once: per CPU in BPF (32-bit buckets, which
+ * user space extends) and in the replay of a trace, which is one more
+ * CPU; summed over CPUs into struct bw_op_stats (user/model/model.h), the
+ * same fields with 64-bit buckets.  bpf/complete.h adds to them.
+ */
 struct bw_op_pcpu {
-	__u64 ios;		/* completed requests */
-	__u64 bytes;
-	__u64 errors;
-	__u64 requeues;
-	__u64 merges;		/* bio and request merges, as diskstats counts */
-	__u64 d2c_ns;		/* sum of service time */
-	__u64 q2d_ns;		/* sum of queue time, over q_ios */
-	__u64 q2c_ns;		/* sum of total time, over q_ios */
-	__u64 q_ios;		/* completions whose Q stamp was known */
-	__u64 segments;		/* sum of nr_phys_segments */
-	__u64 class_ios[BW_SIZE_CLASSES];
-	__u64 solo_ios[BW_SIZE_CLASSES];
-	__u64 solo_ns[BW_SIZE_CLASSES];
-	__u32 hist_d2c[BW_LAT_BUCKETS];
-	__u32 hist_q2d[BW_LAT_BUCKETS];
-	__u32 hist_seg[BW_SEG_BUCKETS];
+	BW_OP_FIELDS(__u32);
 };
 
 /* Per device slot, per CPU: no cross-CPU traffic on the hot path. */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The per-device maps of every object that counts into struct
- * bw_dev_shared and bw_dev_pcpu (bpf/core.h, with bpf/flight.bpf.h's
- * rules): a dev_t's slot, the slot's shared word and its per-CPU counters.
+ * bw_dev_shared and bw_dev_pcpu (bpf/core.h, with the rules of
+ * bpf/flight.bpf.h and bpf/complete.h): a dev_t's slot, the slot's shared
+ * word and its per-CPU counters.
  * The loader sizes all three and gives each known device its slot
  * (user/load/object.c, bw_fill_dev_slots); user space sums a slot with
  * user/model/snap.c.  shared_flags is BPF_F_MMAPABLE where user space maps
@@ -13,6 +14,7 @@
 
 #include "core.h"
 #include "util.bpf.h"
+#include "complete.h"
 
 /*
  * A completion's op figures (*op its op), or NULL: an op out of range, or
@@ -29,44 +31,10 @@ static __always_inline struct bw_op_pcpu *bw_final_op(struct bw_dev_pcpu *pc, __
 		return NULL;
 	os = &pc->op[*op];
 	if (nr_bytes < data_len) {
-		os->bytes += nr_bytes;
+		bw_count_partial(os, nr_bytes);
 		return NULL;
 	}
 	return os;
-}
-
-/*
- * A final completion into its op's per-CPU figures, for both tiers: d_ts
- * its issue, d2c now - d_ts, q0 its allocation stamp (0: none), hist
- * whether histograms are kept (the bench's profile leaves them out).
- * Returns its size class.
- */
-static __always_inline __u32 bw_count_final(struct bw_op_pcpu *os, int error, __u32 nr_bytes,
-					    __u32 nr_seg, __u64 q0, __u64 d_ts, __u64 d2c,
-					    __u64 now, const bool hist)
-{
-	__u32 cls;
-
-	os->ios++;
-	os->bytes += nr_bytes;
-	if (error)
-		os->errors++;
-	os->d2c_ns += d2c;
-	if (hist)
-		bw_hist_inc(os->hist_d2c, d2c >> BW_LAT_SHIFT, BW_LAT_BUCKETS);
-	os->segments += nr_seg;
-	if (hist)
-		bw_hist_inc(os->hist_seg, nr_seg, BW_SEG_BUCKETS);
-	if (q0 && q0 <= d_ts && d_ts <= now) {
-		os->q_ios++;
-		os->q2d_ns += d_ts - q0;
-		os->q2c_ns += now - q0;
-		if (hist)
-			bw_hist_inc(os->hist_q2d, (d_ts - q0) >> BW_LAT_SHIFT, BW_LAT_BUCKETS);
-	}
-	cls = bw_size_class(nr_bytes);
-	os->class_ios[cls]++;
-	return cls;
 }
 
 #define BW_DEV_MAPS(shared_flags)						\

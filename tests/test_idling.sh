@@ -136,14 +136,16 @@ id_spindle_tuned() {
 }
 
 # id_late_readers SECS OUT: every 3 s one of the readers (ID_FIO's jobs)
-# stops for 20 ms, as a reader woken late on a busy CPU does, for SECS at
+# stops for 14 ms, as a reader woken late on a busy CPU does, for SECS at
 # most, and no more once the tuner's OUT shows a repair (a late reader can
-# break idling under strict_guarantees too).  A reader late by more than
-# slice_idle, and by less than three of them, sets off BFQ's chain of
-# preemptions (docs/idling.md, "BFQ's own log"); stopped at cleanup.  The
-# 20 ms are a read timing out on a FIFO nobody writes (builtins only:
-# a fork and exec of sleep(1) between the signals takes longer than
-# 24 ms in a TCG guest, and a reader that late starts no chain).
+# break idling under strict_guarantees too).  A reader whose next request
+# comes more than slice_idle (8 ms) and less than three of them after its
+# last completion sets off BFQ's chain of preemptions (docs/idling.md,
+# "BFQ's own log"); stopped at cleanup.  14 ms plus the reader's own path
+# (0.5 ms here, about 4 ms in a TCG guest) is inside both bounds.  The
+# stop is a read timing out on a FIFO nobody writes: builtins only, as a
+# fork and exec of sleep(1) between the signals takes tens of ms in a
+# TCG guest, and a reader that late starts no chain.
 id_late_readers() {
 	local fifo=$BW_TMP/late.fifo
 	mkfifo "$fifo" || return 1
@@ -153,7 +155,7 @@ id_late_readers() {
 		read -r -t 3 -u 7
 		pid=$(pgrep -P "$ID_FIO" | shuf -n 1)
 		[ -n "$pid" ] || continue
-		kill -STOP "$pid" && read -r -t 0.02 -u 7
+		kill -STOP "$pid" && read -r -t 0.014 -u 7
 		kill -CONT "$pid"
 	done) >/dev/null 2>&1 &
 	bw_on_cleanup "kill $!"

@@ -27,22 +27,7 @@ struct bw_json;
 
 /* struct bw_op_pcpu summed over CPUs, every field 64-bit (bpf/core.h). */
 struct bw_op_stats {
-	__u64 ios;
-	__u64 bytes;
-	__u64 errors;
-	__u64 requeues;
-	__u64 merges;
-	__u64 d2c_ns;
-	__u64 q2d_ns;
-	__u64 q2c_ns;
-	__u64 q_ios;
-	__u64 segments;
-	__u64 class_ios[BW_SIZE_CLASSES];
-	__u64 solo_ios[BW_SIZE_CLASSES];
-	__u64 solo_ns[BW_SIZE_CLASSES];
-	__u64 hist_d2c[BW_LAT_BUCKETS];
-	__u64 hist_q2d[BW_LAT_BUCKETS];
-	__u64 hist_seg[BW_SEG_BUCKETS];
+	BW_OP_FIELDS(__u64);
 };
 
 /* Cumulative counters of one device, summed over CPUs and slots. */

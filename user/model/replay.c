@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include "model/replay.h"
 #include "streams.h"
+#include "complete.h"
 
 const char *const bw_lat_names[BW_NR_LAT] = { "q2d", "d2c", "q2c" };
 const double bw_pctls[BW_NR_PCTL] = { 0.5, 0.9, 0.99, 0.999, 1.0 };
@@ -97,11 +98,6 @@ struct bw_replay {
 static __u32 ilog2_64(__u64 v)
 {
 	return 63 - __builtin_clzll(v);
-}
-
-static void hist_inc(__u64 *h, __u64 u, unsigned int n)
-{
-	h[bw_bucket(u, n)]++;
 }
 
 /* splitmix64's finalizer: request addresses share their low bits. */
@@ -270,7 +266,6 @@ static struct bw_replay_dev *dev_of(struct bw_replay *rp, __u32 dev)
 	d = &rp->devs[rp->ndevs];
 	memset(d, 0, sizeof(*d));
 	d->dev = dev;
-	d->cur.dev = dev;
 	snprintf(d->name, sizeof(d->name), "%u:%u", BW_MAJOR(dev), BW_MINOR(dev));
 	for (i = 0; i < rp->src->info->ndevs; i++) {
 		if (rp->src->devs[i].dev == dev) {
@@ -278,9 +273,17 @@ static struct bw_replay_dev *dev_of(struct bw_replay *rp, __u32 dev)
 			snprintf(d->name, sizeof(d->name), "%s", d->info->name);
 		}
 	}
-	memcpy(d->cur.name, d->name, sizeof(d->name));
 	rp->last_dev = rp->ndevs;
 	return &rp->devs[rp->ndevs++];
+}
+
+/* d's cumulative figures as the BPF side's are read: its one CPU summed. */
+static void replay_snap(struct bw_replay_dev *d, struct bw_snap_dev *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->dev = d->dev;
+	memcpy(s->name, d->name, sizeof(d->name));
+	bw_snap_add_pcpu(s, &d->acc, 1, 0, d->ext);
 }
 
 /* Processes */
@@ -791,7 +794,7 @@ static void issue(struct bw_replay *rp, struct bw_replay_dev *d, struct rp_rq *e
 
 	/* Issued again while in flight: its completion never reached us. */
 	if (lost) {
-		d->cur.lost++;
+		d->acc.lost++;
 		d->sum_d -= e->d_ts;
 	}
 	d->sum_d += now;
@@ -825,13 +828,13 @@ static __u64 leave_flight(struct bw_replay_dev *d, const struct rp_rq *e, __u64 
 	__u64 old = d->inflight;
 
 	if (!old) {
-		d->cur.unmatched++;
+		d->acc.unmatched++;
 		return ~0ULL;
 	}
 	d->inflight--;
 	d->sum_d -= e->d_ts;
 	if (old == 1 && now > d->busy_start)
-		d->cur.busy_ns += now - d->busy_start;
+		d->acc.busy_ns += now - d->busy_start;
 	return old;
 }
 
@@ -839,19 +842,19 @@ static void complete(struct bw_replay *rp, struct bw_replay_dev *d, struct rp_rq
 		     const struct bw_trec *ev)
 {
 	int op = (int)bw_op_of(ev->flags);
-	struct bw_op_stats *os = &d->cur.op[op];
-	__u64 now = ev->ts, d_ts, old, d2c, q0;
-	bool opener;
+	struct bw_op_pcpu *os = &d->acc.op[op];
+	__u64 now = ev->ts, d_ts, old, d2c, q0, q2d, q2c;
+	bool opener, queued;
 	__u32 cls;
 
 	if (ev->xflags & BW_X_PARTIAL) {
-		os->bytes += ev->bytes;
+		bw_count_partial(os, ev->bytes);
 		return;
 	}
 	if (e && e->stream)
 		stream_done(rp, d, e, now, ev->bytes, true);
 	if (!e || !e->issued) {
-		d->cur.unmatched++;
+		d->acc.unmatched++;
 		if (e)
 			rq_del(rp, e);
 		return;
@@ -864,15 +867,16 @@ static void complete(struct bw_replay *rp, struct bw_replay_dev *d, struct rp_rq
 	q0 = ev->alloc_ns ? ev->alloc_ns : e->q_ts;
 	d->completed++;
 	x_add(rp, &d->lat[op][BW_LAT_D2C], d2c);
-	if (q0 && q0 <= d_ts) {
-		x_add(rp, &d->lat[op][BW_LAT_Q2D], d_ts - q0);
-		x_add(rp, &d->lat[op][BW_LAT_Q2C], now > q0 ? now - q0 : 0);
+	queued = bw_queue_times(q0, d_ts, now, &q2d, &q2c);
+	if (queued) {
+		x_add(rp, &d->lat[op][BW_LAT_Q2D], q2d);
+		x_add(rp, &d->lat[op][BW_LAT_Q2C], q2c);
 	}
 	if (rp->full) {
 		struct bw_replay_req r = {
 			.dev = d->dev, .pid = e->tgid, .op = op, .sector = ev->sector,
 			.bytes = ev->bytes, .depth = e->depth, .error = ev->error,
-			.q_ts = q0 && q0 <= d_ts ? rel(rp, q0) : 0, .d_ts = rel(rp, d_ts),
+			.q_ts = queued ? rel(rp, q0) : 0, .d_ts = rel(rp, d_ts),
 			.c_ts = rel(rp, now),
 		};
 
@@ -883,26 +887,9 @@ static void complete(struct bw_replay *rp, struct bw_replay_dev *d, struct rp_rq
 			if (rp->o.on_req)
 				rp->o.on_req(rp->o.ctx, &r);
 		}
-		os->ios++;
-		os->bytes += ev->bytes;
-		if (ev->error)
-			os->errors++;
-		os->d2c_ns += d2c;
-		hist_inc(os->hist_d2c, d2c >> BW_LAT_SHIFT, BW_LAT_BUCKETS);
-		os->segments += ev->nr_seg;
-		hist_inc(os->hist_seg, ev->nr_seg, BW_SEG_BUCKETS);
-		if (q0 && q0 <= d_ts) {
-			os->q_ios++;
-			os->q2d_ns += d_ts - q0;
-			os->q2c_ns += now > q0 ? now - q0 : 0;
-			hist_inc(os->hist_q2d, (d_ts - q0) >> BW_LAT_SHIFT, BW_LAT_BUCKETS);
-		}
-		cls = bw_size_class(ev->bytes);
-		os->class_ios[cls]++;
-		if (old == 1 && opener) {
-			os->solo_ios[cls]++;
-			os->solo_ns[cls] += d2c;
-		}
+		cls = bw_count_final(os, ev->error, ev->bytes, ev->nr_seg, q0, d_ts, d2c, now, true);
+		if (old == 1 && opener)
+			bw_count_solo(os, cls, d2c);
 	}
 	rq_del(rp, e);
 }
@@ -912,7 +899,7 @@ static void merged(struct bw_replay *rp, struct bw_replay_dev *d, const struct b
 	struct rp_rq *e, *front;
 	__u64 sb = by_sector(ev);
 
-	d->cur.op[bw_op_of(ev->flags)].merges++;
+	d->acc.op[bw_op_of(ev->flags)].merges++;
 	if (ev->type == BW_EV_RQ_MERGE) {
 		e = req_of(rp, ev, 0, false);
 		if (e && e->stream)
@@ -948,9 +935,9 @@ static void merged(struct bw_replay *rp, struct bw_replay_dev *d, const struct b
 
 static void requeue(struct bw_replay_dev *d, struct rp_rq *e, const struct bw_trec *ev)
 {
-	d->cur.op[bw_op_of(ev->flags)].requeues++;
+	d->acc.op[bw_op_of(ev->flags)].requeues++;
 	if (!e || !e->issued) {
-		d->cur.unmatched++;
+		d->acc.unmatched++;
 		return;
 	}
 	e->issued = 0;
@@ -1076,7 +1063,7 @@ static void tick(struct bw_replay *rp, __u64 end)
 		tk.iv = &iv;
 		tk.nstreams = tick_streams(rp, d, end, secs);
 		tk.streams = (const struct bw_stream_interval *const *)rp->tick_streams;
-		*now = d->cur;
+		replay_snap(d, now);
 		if (d->inflight && end > d->busy_start)
 			now->busy_ns += end - d->busy_start;
 		now->open_area_ns = open_area(d, end);
@@ -1230,7 +1217,9 @@ static void totals(struct bw_replay *rp)
 
 	for (i = 0; i < rp->ndevs; i++) {
 		struct bw_replay_dev *d = &rp->devs[i];
-		struct bw_snap_dev end = d->cur;
+		struct bw_snap_dev end;
+
+		replay_snap(d, &end);
 
 		if (d->inflight && rp->last_ts > d->busy_start)
 			end.busy_ns += rp->last_ts - d->busy_start;

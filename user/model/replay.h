@@ -68,7 +68,8 @@ struct bw_replay_dev {
 	__u32 dev;
 	char name[BW_NAME_LEN];
 	const struct bw_tdev *info;	/* the header's row, or NULL */
-	struct bw_snap_dev cur;		/* cumulative, as the BPF side keeps it */
+	struct bw_dev_pcpu acc;		/* cumulative, as one CPU of the BPF side keeps it */
+	struct bw_op_stats ext[BW_NR_OPS];	/* acc's histograms extended (snap.c) */
 	struct bw_snap_dev prev;	/* at the last interval's end */
 	struct bw_interval total;	/* the whole trace through metrics.c */
 	struct bw_class cls;
