@@ -25,7 +25,7 @@
  *   counter), else it costs request-based devices a hash miss.  The loader
  *   attaches this object only when a bio-based device is to be watched.
  * - Figures land in the same per-device structs as the core's (bpf/core.h,
- *   by field) with the same in-flight word (bpf/flight.bpf.h): service time
+ *   by field) with the same in-flight word (bpf/flight.h): service time
  *   is queue to completion, which for a bio-based device is everything
  *   below it (the driver, and for a stacked device its members); busy time,
  *   depth, solo service and so P_eff follow from it as for a disk.  There is
@@ -36,7 +36,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "compat.bpf.h"
-#include "flight.bpf.h"
+#include "flight.h"
 #include "devmaps.bpf.h"
 #include "util.bpf.h"
 
@@ -46,7 +46,7 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile bool bio_arg_second = false;	/* pre-5.11 block_bio_queue(q, bio) */
 const volatile bool filter_on = false;
 const volatile __u32 max_slots = 16;
-const volatile bool have_fetch = true;		/* 5.12+ (bpf/flight.bpf.h) */
+const volatile bool have_fetch = true;		/* 5.12+ (bpf/flight.h) */
 
 /* Written by user space. */
 __u64 epoch;

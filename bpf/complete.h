@@ -12,7 +12,8 @@
  * is known (bw_count_queue); and, when it was alone on the device from
  * issue to completion, its solo service time (bw_count_solo).  A partial
  * completion adds its bytes only (bw_count_partial): the request stays in
- * flight.
+ * flight.  A completion with no issue is an empty flush write or a missed
+ * issue (bw_count_unissued).
  */
 #ifndef BLKWISE_COMPLETE_H
 #define BLKWISE_COMPLETE_H
@@ -95,6 +96,19 @@ BW_INLINE void bw_count_solo(struct bw_op_pcpu *os, __u32 cls, __u64 d2c)
 {
 	os->solo_ios[cls]++;
 	os->solo_ns[cls] += d2c;
+}
+
+/*
+ * A completion with no issue seen: an empty PREFLUSH write (never issued:
+ * the flush machinery completes it, and diskstats counts it as a write),
+ * or one whose issue was missed.
+ */
+BW_INLINE void bw_count_unissued(struct bw_dev_pcpu *pc, bool empty_flush_write)
+{
+	if (empty_flush_write)
+		pc->fsync_writes++;
+	else
+		pc->unmatched++;
 }
 
 /* A final completion of a request (as above); its size class. */

@@ -83,7 +83,7 @@
 #include "compat.bpf.h"
 #include "core.h"
 #include "util.bpf.h"
-#include "flight.bpf.h"
+#include "flight.h"
 #include "devmaps.bpf.h"
 #include "rqtab.bpf.h"
 #include "streams.bpf.h"
@@ -193,10 +193,7 @@ flight:
 static __always_inline void count_unissued(struct request *rq, const struct bw_rqv *v,
 					   struct bw_dev_pcpu *pc, __u32 op, __u32 nr_bytes)
 {
-	if (bw_empty_flush_write(rq, v, op == BW_OP_WRITE, nr_bytes))
-		pc->fsync_writes++;
-	else
-		pc->unmatched++;
+	bw_count_unissued(pc, bw_empty_flush_write(rq, v, op == BW_OP_WRITE, nr_bytes));
 }
 
 static __always_inline void on_complete(struct request *rq, const struct bw_rqv *v, int error,

@@ -2,7 +2,7 @@
 /*
  * The per-device maps of every object that counts into struct
  * bw_dev_shared and bw_dev_pcpu (bpf/core.h, with the rules of
- * bpf/flight.bpf.h and bpf/complete.h): a dev_t's slot, the slot's shared
+ * bpf/flight.h and bpf/complete.h): a dev_t's slot, the slot's shared
  * word and its per-CPU counters.
  * The loader sizes all three and gives each known device its slot
  * (user/load/object.c, bw_fill_dev_slots); user space sums a slot with

@@ -137,21 +137,24 @@ static __always_inline void on_complete(struct request *rq, const struct bw_rqv 
 	os = bw_final_op(pc, v->flags, v->data_len, nr_bytes, &op);
 	if (!os)
 		return;
+	d_ts = (skip & BW_SKIP_L_STAMP) ? 0 : v->io_start_ns;
 	/*
 	 * A write with no bytes at all: an empty flush write (counted by
-	 * diskstats, never issued), or the second completion of a flush
-	 * sequence's data write, after the one that counted it (its stamp is
-	 * still there: not counted again, as the core does not).
+	 * diskstats, never issued, so never stamped), or the second
+	 * completion of a flush sequence's data write, after the one that
+	 * counted it (its stamp is still there: not counted again, as the
+	 * core does not).  An empty write that was issued itself (stamped)
+	 * is counted as any request, as the core counts it.
 	 */
 	if (op == BW_OP_WRITE && !nr_bytes && !v->data_len) {
-		if (bw_empty_flush_write(rq, v, true, nr_bytes))
-			pc->fsync_writes++;
-		else
-			pc->unmatched++;
-		return;
+		bool empty = bw_empty_flush_write(rq, v, true, nr_bytes);
+
+		if (!empty || !d_ts) {
+			bw_count_unissued(pc, empty);
+			return;
+		}
 	}
 	now = bpf_ktime_get_ns();
-	d_ts = (skip & BW_SKIP_L_STAMP) ? 0 : v->io_start_ns;
 	/*
 	 * The kernel never stamps passthrough requests (no sign of a queue
 	 * without stats): counted, with no service or queue time.

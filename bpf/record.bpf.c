@@ -30,6 +30,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "compat.bpf.h"
+#include "core.h"
 #include "rq.bpf.h"
 #include "qdev.bpf.h"
 #include "record.h"
@@ -168,6 +169,9 @@ static __always_inline void emit_rq(__u8 type, struct request *rq, const struct 
 		r->alloc_ns = v->start_ns;
 	if (type == BW_EV_COMPLETE && bytes < v->data_len)
 		r->xflags = BW_X_PARTIAL;
+	if (type == BW_EV_COMPLETE &&
+	    bw_empty_flush_write(rq, v, bw_op_of(v->flags) == BW_OP_WRITE, bytes))
+		r->xflags = BW_X_EMPTY_FLUSH;
 	submit(r);
 }
 

@@ -50,5 +50,6 @@ struct bw_trec {
 	__u8 pad[2];
 };
 #define BW_X_PARTIAL 1u		/* C: fewer bytes than the request has left: it stays in flight */
+#define BW_X_EMPTY_FLUSH 2u	/* C: an empty PREFLUSH write, never issued (bpf/rq.bpf.h) */
 
 #endif /* BLKWISE_RECORD_H */

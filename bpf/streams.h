@@ -55,7 +55,7 @@ static inline __u64 bw_s_xadd(__u64 *p, __u64 v)
 /*
  * Q: a request of len bytes at sector joins stream s at q_ts.  The in-flight
  * word counts requests outstanding (low bits) and Qs (high bits), as a
- * device's (bpf/flight.bpf.h); the stream's think time is the gap from its
+ * device's (bpf/flight.h); the stream's think time is the gap from its
  * last request's end to a Q that finds nothing outstanding, so it is taken
  * only there, on the idle-to-busy transition.  The maximum depth is kept
  * per epoch (user space moves the epoch at each read; replay passes 0).

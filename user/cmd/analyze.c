@@ -480,7 +480,7 @@ static void json_summary(struct an_out *o, const struct bw_replay *rp,
 		bw_json_u64(j, "requests", d[i].completed);
 		bw_json_str(j, "class_at_end", bw_class_name(d[i].cls.cls));
 		bw_json_arr(j, "total");
-		bw_render_json_dev(j, &d[i].total, &d[i].cls, d[i].inflight);
+		bw_render_json_dev(j, &d[i].total, &d[i].cls, bw_replay_dev_inflight(&d[i]));
 		bw_json_close(j, ']');
 		bw_json_obj(j, "latency");
 		for (op = 0; op < BW_NR_OPS; op++) {
@@ -625,7 +625,7 @@ static void totals_row(struct bw_json *j, const void *arg)
 	bw_json_u64(j, "events", r->d->events);
 	bw_json_u64(j, "requests", r->d->completed);
 	bw_json_str(j, "class_at_end", bw_class_name(r->d->cls.cls));
-	bw_render_json_dev(j, &r->d->total, &r->d->cls, r->d->inflight);
+	bw_render_json_dev(j, &r->d->total, &r->d->cls, bw_replay_dev_inflight(r->d));
 	bw_json_close(j, '}');
 }
 

@@ -53,7 +53,7 @@ int bw_bio_open(struct bw_bio **out, const struct bw_core_opts *o, const struct 
 	if (!n)
 		return 0;
 	if (!env->have_fetch) {
-		/* bpf/flight.bpf.h's fetch atomics: the object would be refused whole. */
+		/* bpf/flight.h's fetch atomics: the object would be refused whole. */
 		if (o->nr_watch) {
 			bw_err("bio-based devices need BPF atomic fetch-and-add: Linux 5.12 or later");
 			return -EOPNOTSUPP;

@@ -15,6 +15,7 @@
 #include "model/replay.h"
 #include "streams.h"
 #include "complete.h"
+#include "flight.h"
 
 const char *const bw_lat_names[BW_NR_LAT] = { "q2d", "d2c", "q2c" };
 const double bw_pctls[BW_NR_PCTL] = { 0.5, 0.9, 0.99, 0.999, 1.0 };
@@ -275,6 +276,12 @@ static struct bw_replay_dev *dev_of(struct bw_replay *rp, __u32 dev)
 	}
 	rp->last_dev = rp->ndevs;
 	return &rp->devs[rp->ndevs++];
+}
+
+/* Requests in flight on d: its in-flight word's count (bpf/flight.h). */
+__u64 bw_replay_dev_inflight(const struct bw_replay_dev *d)
+{
+	return d->sh.word & BW_INFLIGHT_MASK;
 }
 
 /* d's cumulative figures as the BPF side's are read: its one CPU summed. */
@@ -789,7 +796,7 @@ out:
 static void issue(struct bw_replay *rp, struct bw_replay_dev *d, struct rp_rq *e,
 		  const struct bw_trec *ev)
 {
-	__u64 n, now = ev->ts, dist, end = ev->sector + (ev->bytes >> 9);
+	__u64 depth, now = ev->ts, dist, end = ev->sector + (ev->bytes >> 9);
 	bool lost = e->issued;
 
 	/* Issued again while in flight: its completion never reached us. */
@@ -800,20 +807,11 @@ static void issue(struct bw_replay *rp, struct bw_replay_dev *d, struct rp_rq *e
 	d->sum_d += now;
 	e->d_ts = now;
 	e->issued = 1;
-	n = d->inflight;
-	d->issues++;
-	if (!lost)
-		d->inflight++;
-	if (n == 0) {
-		d->busy_start = now;
-		d->opener_key = e->a ^ e->b;
-		d->opener_seq = d->issues;
-	}
-	e->depth = n + 1;
-	if (n + 1 > d->max_depth)
-		d->max_depth = n + 1;
-	if (n + 1 > d->max_depth_all)
-		d->max_depth_all = n + 1;
+	depth = bw_flight_enter(&d->sh, &d->acc, now, e->a ^ e->b, d->epoch,
+				lost ? BW_D_INC - 1 : BW_D_INC, true, true);
+	e->depth = depth;
+	if (depth > d->max_depth_all)
+		d->max_depth_all = depth;
 	if (!rp->full)
 		return;
 	dist = ev->sector > d->last_end ? ev->sector - d->last_end : d->last_end - ev->sector;
@@ -822,20 +820,12 @@ static void issue(struct bw_replay *rp, struct bw_replay_dev *d, struct rp_rq *e
 	d->last_end = end;
 }
 
-/* core.bpf.c's leave_flight for e: the in-flight count before the decrement. */
-static __u64 leave_flight(struct bw_replay_dev *d, const struct rp_rq *e, __u64 now)
+/* e leaves flight at now (bpf/flight.h): true when it was alone from D to C. */
+static bool leave_flight(struct bw_replay_dev *d, const struct rp_rq *e, __u64 now)
 {
-	__u64 old = d->inflight;
-
-	if (!old) {
-		d->acc.unmatched++;
-		return ~0ULL;
-	}
-	d->inflight--;
-	d->sum_d -= e->d_ts;
-	if (old == 1 && now > d->busy_start)
-		d->acc.busy_ns += now - d->busy_start;
-	return old;
+	if (bw_replay_dev_inflight(d))
+		d->sum_d -= e->d_ts;
+	return bw_flight_leave(&d->sh, &d->acc, now, e->a ^ e->b, true, true);
 }
 
 static void complete(struct bw_replay *rp, struct bw_replay_dev *d, struct rp_rq *e,
@@ -843,8 +833,8 @@ static void complete(struct bw_replay *rp, struct bw_replay_dev *d, struct rp_rq
 {
 	int op = (int)bw_op_of(ev->flags);
 	struct bw_op_pcpu *os = &d->acc.op[op];
-	__u64 now = ev->ts, d_ts, old, d2c, q0, q2d, q2c;
-	bool opener, queued;
+	__u64 now = ev->ts, d_ts, d2c, q0, q2d, q2c;
+	bool solo, queued;
 	__u32 cls;
 
 	if (ev->xflags & BW_X_PARTIAL) {
@@ -854,14 +844,13 @@ static void complete(struct bw_replay *rp, struct bw_replay_dev *d, struct rp_rq
 	if (e && e->stream)
 		stream_done(rp, d, e, now, ev->bytes, true);
 	if (!e || !e->issued) {
-		d->acc.unmatched++;
+		bw_count_unissued(&d->acc, ev->xflags & BW_X_EMPTY_FLUSH);
 		if (e)
 			rq_del(rp, e);
 		return;
 	}
 	d_ts = e->d_ts;
-	opener = d->opener_key == (e->a ^ e->b) && d->issues == d->opener_seq;
-	old = leave_flight(d, e, now);
+	solo = leave_flight(d, e, now);
 	d2c = now > d_ts ? now - d_ts : 0;
 	/* Q: the allocation stamp where recorded (stat's origin), else the Q event. */
 	q0 = ev->alloc_ns ? ev->alloc_ns : e->q_ts;
@@ -888,7 +877,7 @@ static void complete(struct bw_replay *rp, struct bw_replay_dev *d, struct rp_rq
 				rp->o.on_req(rp->o.ctx, &r);
 		}
 		cls = bw_count_final(os, ev->error, ev->bytes, ev->nr_seg, q0, d_ts, d2c, now, true);
-		if (old == 1 && opener)
+		if (solo)
 			bw_count_solo(os, cls, d2c);
 	}
 	rq_del(rp, e);
@@ -979,7 +968,7 @@ static void stall_wait(struct bw_replay_dev *d, struct rp_rq *e, __u64 now)
 		return;
 	e->waiting = 1;
 	d->stall.waiting++;
-	bw_stall_eval(&d->stall, d->inflight, now);
+	bw_stall_eval(&d->stall, bw_replay_dev_inflight(d), now);
 }
 
 static void stall_moved(struct bw_replay_dev *d, bool was_waiting, __u64 now)
@@ -987,7 +976,7 @@ static void stall_moved(struct bw_replay_dev *d, bool was_waiting, __u64 now)
 	if (was_waiting && d->stall.waiting)
 		d->stall.waiting--;
 	d->stall.max_depth = d->max_depth_all;
-	bw_stall_eval(&d->stall, d->inflight, now);
+	bw_stall_eval(&d->stall, bw_replay_dev_inflight(d), now);
 }
 
 /* The stall figures of the snapshot at end: the open episode counts so far. */
@@ -1035,9 +1024,9 @@ static int tick_streams(struct bw_replay *rp, const struct bw_replay_dev *d, __u
 /* The in-flight requests' time since issue at end (core.c's open_areas). */
 static __u64 open_area(const struct bw_replay_dev *d, __u64 end)
 {
-	__u64 all = d->inflight * end;
+	__u64 all = bw_replay_dev_inflight(d) * end;
 
-	return d->inflight && all > d->sum_d ? all - d->sum_d : 0;
+	return bw_replay_dev_inflight(d) && all > d->sum_d ? all - d->sum_d : 0;
 }
 
 /* Close the interval ending at end for every device. */
@@ -1054,7 +1043,7 @@ static void tick(struct bw_replay *rp, __u64 end)
 		struct bw_interval iv;
 
 		/* Idle since an idle interval: the same figures, without the copies. */
-		if (d->idle_ok && d->events == d->tick_events && !d->inflight) {
+		if (d->idle_ok && d->events == d->tick_events && !bw_replay_dev_inflight(d)) {
 			d->idle_iv.secs = secs;
 			if (rp->o.on_tick)
 				rp->o.on_tick(rp->o.ctx, &tk);
@@ -1064,23 +1053,23 @@ static void tick(struct bw_replay *rp, __u64 end)
 		tk.nstreams = tick_streams(rp, d, end, secs);
 		tk.streams = (const struct bw_stream_interval *const *)rp->tick_streams;
 		replay_snap(d, now);
-		if (d->inflight && end > d->busy_start)
-			now->busy_ns += end - d->busy_start;
+		if (bw_replay_dev_inflight(d) && end > d->sh.busy_start)
+			now->busy_ns += end - d->sh.busy_start;
 		now->open_area_ns = open_area(d, end);
-		now->max_depth = d->max_depth;
-		now->inflight = d->inflight;
+		now->max_depth = d->acc.max_epoch == d->epoch ? d->acc.max_depth : 0;
+		now->inflight = bw_replay_dev_inflight(d);
 		stall_snap(rp, d, end, now);
-		tk.inflight = d->inflight;
+		tk.inflight = bw_replay_dev_inflight(d);
 		bw_interval_compute(&d->prev, now, secs, &bw_peff_default, NULL, 0, &iv);
 		unknowns(rp, &iv);
 		bw_class_update(&d->cls, iv.p_eff, secs);
 		if (rp->o.on_tick)
 			rp->o.on_tick(rp->o.ctx, &tk);
-		d->idle_ok = d->events == d->tick_events && !d->inflight;
+		d->idle_ok = d->events == d->tick_events && !bw_replay_dev_inflight(d);
 		d->idle_iv = iv;
 		d->tick_events = d->events;
 		d->prev = *now;
-		d->max_depth = 0;	/* a new epoch: set by its first D */
+		d->epoch++;	/* a new epoch: its maximum set by its first D */
 	}
 }
 
@@ -1189,7 +1178,7 @@ static void reset_pass(struct bw_replay *rp)
 	for (i = 0; i < rp->ndevs; i++) {
 		struct bw_replay_dev *d = &rp->devs[i];
 
-		d->inflight = d->issues = d->busy_start = d->opener_key = d->opener_seq = 0;
+		memset(&d->sh, 0, sizeof(d->sh));
 		d->sum_d = 0;
 		memset(&d->stall, 0, sizeof(d->stall));
 	}
@@ -1221,10 +1210,10 @@ static void totals(struct bw_replay *rp)
 
 		replay_snap(d, &end);
 
-		if (d->inflight && rp->last_ts > d->busy_start)
-			end.busy_ns += rp->last_ts - d->busy_start;
+		if (bw_replay_dev_inflight(d) && rp->last_ts > d->sh.busy_start)
+			end.busy_ns += rp->last_ts - d->sh.busy_start;
 		end.open_area_ns = open_area(d, rp->last_ts);
-		end.inflight = d->inflight;
+		end.inflight = bw_replay_dev_inflight(d);
 		end.max_depth = d->max_depth_all;
 		stall_snap(rp, d, rp->last_ts, &end);
 		bw_interval_compute(NULL, &end, span, &bw_peff_default, NULL, 0, &d->total);

@@ -79,10 +79,9 @@ struct bw_replay_dev {
 	__u64 events, completed;
 	struct bw_replay_req slow[BW_OUTLIERS];	/* slowest Q2C (D2C when Q unknown) */
 	int nslow;
-	/* The in-flight word of bpf/core.bpf.c, replayed. */
-	__u64 inflight, issues, busy_start, opener_seq, opener_key;
+	struct bw_dev_shared sh;	/* the in-flight word of bpf/flight.h, replayed */
+	__u64 epoch;		/* intervals closed: the epoch of acc's maximum depth */
 	__u64 sum_d;		/* the D times of those in flight: their open area (bw_flight_area) */
-	__u64 max_depth;	/* this interval */
 	__u64 max_depth_all;
 	struct bw_stall stall;		/* dispatch stalls (bpf/stall.h), replayed */
 	__u64 tick_events;		/* events at the last interval's end */
@@ -125,6 +124,7 @@ int bw_replay_devs(const struct bw_replay *rp, const struct bw_replay_dev **devs
 int bw_replay_streams(const struct bw_replay *rp, const struct bw_replay_stream **s);
 const char *bw_replay_comm(const struct bw_replay *rp, __u32 pid);
 double bw_replay_span(const struct bw_replay *rp);	/* s covered */
+__u64 bw_replay_dev_inflight(const struct bw_replay_dev *d);	/* at the end */
 /* s from the trace's start to its last event, whatever --from and --to. */
 double bw_replay_trace_span(const struct bw_replay *rp);
 __u64 bw_replay_events(const struct bw_replay *rp);

@@ -5,18 +5,27 @@
  * per event on the word whose low bits count I/Os in flight and high bits
  * count entries.  Shared by every object that keeps per-device figures in
  * struct bw_dev_shared / bw_dev_pcpu; only their fields are used here.
+ * Compiled by clang for bpf/core.bpf.c and bpf/bio.bpf.c, and by cc for the
+ * replay of a trace (user/model/replay.c), which is one thread: plain
+ * updates, one CPU's bw_dev_pcpu.  Unit-tested by tests/unit/test_flight.c.
  *
  * fetch is the object's have_fetch (5.12+): without atomic fetch-and-add
  * the word is still counted, but no event learns what it was, so busy
  * time, solo time and the maximum depth are not measured.  plain (the
  * bench's profile only) updates the word without atomics.
  */
-#ifndef BLKWISE_FLIGHT_BPF_H
-#define BLKWISE_FLIGHT_BPF_H
+#ifndef BLKWISE_FLIGHT_H
+#define BLKWISE_FLIGHT_H
 
 #include "core.h"
 
-static __always_inline __u64 bw_word_add(struct bw_dev_shared *sh, __u64 inc, bool plain)
+#ifndef __bpf__
+#include <stdbool.h>
+#endif
+
+#define BW_INLINE static inline __attribute__((always_inline))
+
+BW_INLINE __u64 bw_word_add(struct bw_dev_shared *sh, __u64 inc, bool plain)
 {
 	__u64 old;
 
@@ -31,17 +40,16 @@ static __always_inline __u64 bw_word_add(struct bw_dev_shared *sh, __u64 inc, bo
 /*
  * An I/O enters flight at now; id names it for the solo test at its end.
  * inc is BW_D_INC, or BW_D_INC - 1 when it takes the place of an I/O whose
- * end was never seen.
+ * end was never seen.  The depth it found, itself included (0: not known).
  */
-static __always_inline void bw_flight_enter(struct bw_dev_shared *sh, struct bw_dev_pcpu *pc,
-					    __u64 now, __u64 id, __u64 epoch, __u64 inc,
-					    bool fetch, bool plain)
+BW_INLINE __u64 bw_flight_enter(struct bw_dev_shared *sh, struct bw_dev_pcpu *pc, __u64 now,
+				__u64 id, __u64 epoch, __u64 inc, bool fetch, bool plain)
 {
 	__u64 old, n;
 
 	if (!fetch) {
 		__sync_fetch_and_add(&sh->word, inc);
-		return;
+		return 0;
 	}
 	old = bw_word_add(sh, inc, plain);
 	n = old & BW_INFLIGHT_MASK;
@@ -56,6 +64,7 @@ static __always_inline void bw_flight_enter(struct bw_dev_shared *sh, struct bw_
 	} else if (n + 1 > pc->max_depth) {
 		pc->max_depth = n + 1;
 	}
+	return n + 1;
 }
 
 /*
@@ -64,8 +73,8 @@ static __always_inline void bw_flight_enter(struct bw_dev_shared *sh, struct bw_
  * nothing entered since); the opener is read before the decrement, while it
  * cannot change.
  */
-static __always_inline bool bw_flight_leave(struct bw_dev_shared *sh, struct bw_dev_pcpu *pc,
-					    __u64 now, __u64 id, bool fetch, bool plain)
+BW_INLINE bool bw_flight_leave(struct bw_dev_shared *sh, struct bw_dev_pcpu *pc, __u64 now,
+				__u64 id, bool fetch, bool plain)
 {
 	__u64 bs, opener, seq, old;
 
@@ -90,4 +99,6 @@ static __always_inline bool bw_flight_leave(struct bw_dev_shared *sh, struct bw_
 	return opener == id && (old >> BW_INFLIGHT_BITS) == seq;
 }
 
-#endif /* BLKWISE_FLIGHT_BPF_H */
+#undef BW_INLINE
+
+#endif /* BLKWISE_FLIGHT_H */

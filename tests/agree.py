@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Every figure `blkwise stat --json` and `blkwise analyze --json` both give
+for a device, compared: stat watching live, analyze replaying a recording of
+the same events.
+
+usage: agree.py STAT_JSON STAT_SPAN ANALYZE_JSON DEVICE [--counts-only]
+
+STAT_JSON is stat's device object of one interval covering the run,
+STAT_SPAN that interval's seconds; ANALYZE_JSON is analyze's whole JSON
+(--no-exact: percentiles from the same histogram buckets as stat's).
+Prints one line per figure and exits 1 when one disagrees, or when stat
+gives a figure this script does not know (a new figure must be classed
+below, so it cannot go uncompared).  --counts-only compares the counts
+alone (the light tier's times come from the kernel's stamps, not from the
+tracepoints the recording reads).
+"""
+import json
+import sys
+
+# Counted events: equal.
+EXACT = {
+    "segments", "seg_hist", "fsync_writes", "merges", "requeues", "errors",
+    "q_ios", "unmatched_total", "untracked_total", "lost_completions_total",
+    "lost_completions", "dispatch_stalls", "depth_max", "inflight",
+    "svc_hist_samples", "queue_hist_samples", "ops", "bio_based", "gone",
+    "slaves", "holders", "device", "tier", "timing_source", "s1_coverage",
+}
+# What the light tier counts (--counts-only): the rest it does not
+# measure, or times from the kernel's stamps.
+LIGHT = {
+    "ops", "segments", "seg_hist", "fsync_writes", "merges", "requeues",
+    "errors", "q_ios", "unmatched_total", "svc_hist_samples",
+    "queue_hist_samples",
+}
+# Rates: the same count over each side's span (stat's interval, the
+# trace's span); compared as rate x span, give or take the rounding of
+# the rate (2 or 3 decimals).
+RATES = {
+    "reads_per_s", "writes_per_s", "discards_per_s", "flushes_per_s",
+    "read_mb_per_s", "write_mb_per_s", "merges_per_s", "requeues_per_s",
+}
+# busy_pct: busy time over the span, compared as busy seconds.
+BUSY = {"busy_pct"}
+# Times and ratios of sums: each side reads its own clock at the same
+# tracepoints (two programs on one event run one after the other), so they
+# differ by the programs' own run time: within 3%, or 0.5 us.
+NEAR = {
+    "svc_mean_ms", "queue_mean_ms", "total_mean_ms", "depth_mean_busy",
+    "p_eff", "solo_svc_ms", "dispatch_stall_s", "dispatch_stall_share",
+    "seg_per_rq", "kb_per_rq",
+}
+# Percentiles from histogram buckets: within one bucket (6.25% above
+# 16 us, 1.024 us below: bpf/hist.h).
+PCTL = {"svc_p50_ms", "svc_p99_ms"}
+# Solo samples: which request was alone can differ where events of two CPUs
+# fall within the clock's resolution of each other: within 0.5%, or 1.
+SOLO = {"solo_samples"}
+# Not the events' figures: stat's view of the live system or of its own
+# run (identity, the kernel's diskstats, the store, the class, which needs
+# several intervals and stat had one), which a recording does not hold.
+OTHER = {
+    "identity", "identity_note", "merges_diskstats", "s1_source", "s1_age_s",
+    "class", "class_source", "class_reason", "p_eff_undetermined_why",
+}
+
+
+def near(a, b, pct, absolute):
+    return abs(a - b) <= max(pct / 100.0 * abs(b), absolute)
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    counts_only = "--counts-only" in sys.argv
+    st = json.loads(open(args[0]).read())
+    st_span = float(args[1])
+    an_all = json.load(open(args[2]))
+    dev = args[3]
+    an_dev = [d for d in an_all["devices"] if d["device"] == dev][0]
+    an = an_dev["total"][0]
+    an_span = an_all["span_s"]
+    bad = 0
+    for key in sorted(st):
+        a, s = an.get(key), st[key]
+        if key not in an:
+            print(f"  {key}: stat {s}, not in analyze")
+            bad += 1
+            continue
+        if key in OTHER:
+            continue
+        if counts_only and key not in LIGHT:
+            continue
+        if key in EXACT:
+            ok = a == s
+        elif s is None or a is None:
+            ok = a == s
+        elif key in RATES:
+            ok = near(a * an_span, s * st_span, 0.5, 0.005 * (an_span + st_span))
+        elif key in BUSY:
+            ok = near(a * an_span, s * st_span, 3, 0.01)
+        elif key in NEAR:
+            ok = near(a, s, 3, 0.0005)
+        elif key in PCTL:
+            ok = near(a, s, 7, 0.001024)
+        elif key in SOLO:
+            ok = near(a, s, 0.5, 1)
+        else:
+            print(f"  {key}: a figure not classed in tests/agree.py")
+            bad += 1
+            continue
+        if isinstance(s, (dict, list)):
+            shown = "equal" if ok else f"stat {json.dumps(s)} analyze {json.dumps(a)}"
+        else:
+            shown = f"stat {s} analyze {a}"
+        print(f"  {key}: {shown}{'' if ok else '  DISAGREE'}")
+        bad += not ok
+    print(f"  spans: stat {st_span} s, trace {an_span} s; {bad} disagreeing")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
