@@ -17,13 +17,14 @@ tracepoints the recording reads).
 import json
 import sys
 
-# Counted events: equal.
+# Counted events, and names: equal.
 EXACT = {
     "segments", "seg_hist", "fsync_writes", "merges", "requeues", "errors",
     "q_ios", "unmatched_total", "untracked_total", "lost_completions_total",
     "lost_completions", "dispatch_stalls", "depth_max", "inflight",
     "svc_hist_samples", "queue_hist_samples", "ops", "bio_based", "gone",
     "slaves", "holders", "device", "tier", "timing_source", "s1_coverage",
+    "busy_source",
 }
 # What the light tier counts (--counts-only): the rest it does not
 # measure, or times from the kernel's stamps.

@@ -10,8 +10,10 @@
 # blkwise never saw (bw_missed, shared by all ops, and undetectable for
 # empty flush writes); nothing filed as passthrough.
 counts_match() {
-	local out=$1 dev=$2 s0=$3 s1=$4 what=$5 missed ds bw op f all_ds=0 all_bw=0 fsyncs gap
-	missed=$(bw_missed "$out" "$dev")
+	local out=$1 dev=$2 s0=$3 s1=$4 what=$5 missed ds bw op f all_ds=0 all_bw=0 fsyncs gap light
+	missed=$(bw_missed_n "$out" "$dev")
+	light=0
+	[ "$(bw_missed "$out" "$dev")" = "$missed" ] || light=1
 	for op in read:1 write:5 discard:12 flush:16; do
 		f=${op#*:}
 		op=${op%:*}
@@ -23,7 +25,7 @@ counts_match() {
 		# Each op within the completions never seen, which may be of any
 		# op, and the empty flush writes unseen (below).
 		assertTrue "$what: $op: blkwise $bw, diskstats $ds, $missed never seen" \
-			"[ $bw -le $ds ] && [ $((bw + missed + ds / 1000)) -ge $ds ]"
+			"[ $bw -le $ds ] && [ $((bw + missed + (light ? ds / 200 + 1 : ds / 1000))) -ge $ds ]"
 	done
 	echo "  $what: $missed never seen; unmatched completions (no issue seen):" \
 		"$(jq -s --arg d "$dev" '[.[].devices[] | select(.device == $d)] | last.unmatched_total' "$out")"
@@ -33,22 +35,14 @@ counts_match() {
 	fsyncs=$(bw_jsum "$out" "$dev" .fsync_writes)
 	gap=$((all_ds - all_bw - missed))
 	assertTrue "$what: missed $missed of $all_ds is <= 0.5%" "[ $((missed * 200)) -le $((all_ds + 200)) ]"
-	assertTrue "$what: all requests: diskstats $all_ds = blkwise $all_bw + $missed never seen + $gap empty flush writes unseen (of $fsyncs)" \
-		"[ $gap -ge 0 ] && [ $((gap * 1000)) -le $fsyncs ]"
+	if [ $light = 1 ]; then	# the light tier: a lost completion is not counted
+		assertTrue "$what: all requests: diskstats $all_ds = blkwise $all_bw + $missed in flight + $gap never seen (<= 0.5%)" \
+			"[ $gap -ge 0 ] && [ $((gap * 200)) -le $((all_ds + 200)) ]"
+	else
+		assertTrue "$what: all requests: diskstats $all_ds = blkwise $all_bw + $missed never seen + $gap empty flush writes unseen (of $fsyncs)" \
+			"[ $gap -ge 0 ] && [ $((gap * 1000)) -le $fsyncs ]"
+	fi
 	assertEquals "$what: no passthrough requests" 0 "$(bw_jsum "$out" "$dev" .ops.passthrough.ios)"
-}
-
-# settle DEV: returns once the device's diskstats stopped moving for 0.5 s.
-settle() {
-	local a b i
-	b=$(bw_diskstats "$1")
-	for i in $(seq 40); do
-		sleep 0.5
-		a=$b
-		b=$(bw_diskstats "$1")
-		[ "$a" = "$b" ] && return 0
-	done
-	return 1
 }
 
 # fsync-heavy writes through ext4: each fsync's empty flush write completes
@@ -63,10 +57,9 @@ test_fsync_ext4() {
 	mkdir -p "$mnt"
 	mount /dev/"$dev" "$mnt" || { fail "mount"; return; }
 	bw_on_cleanup "umount $mnt 2>/dev/null"
-	settle "$dev"
 	out=$BW_TMP/ext4.json
-	bw_stat_start "$out" -d "$dev" -i 0.5 || { fail "blkwise start"; return; }
-	s0=$(bw_diskstats "$dev")
+	bw_stat_start_quiet "$out" "$dev" -i 0.5 || { fail "blkwise start"; return; }
+	s0=$BW_S0
 	bw_fio "$BW_TMP/fio.json" --name=f --directory="$mnt" --rw=randwrite --bs=4k \
 		--fsync=4 --size=32M --ioengine=psync --time_based --runtime=3
 	# Unmounted, the device has nothing left to write: the windows close together.
@@ -104,7 +97,7 @@ test_fsync_raw() {
 		"$(bw_diskstat_delta "$s0" "$s1" 16) flushes in diskstats"
 	assertTrue "fio fsynced ($fio_fsyncs)" "[ $fio_fsyncs -gt 100 ]"
 	assertTrue "an empty flush write per fsync: $fsyncs, fio $fio_fsyncs" \
-		"[ $fsyncs -le $fio_fsyncs ] && [ $((fsyncs + $(bw_missed "$out" "$dev"))) -ge $fio_fsyncs ]"
+		"[ $fsyncs -le $fio_fsyncs ] && [ $((fsyncs + $(bw_missed_n "$out" "$dev"))) -ge $fio_fsyncs ]"
 }
 
 # blkdiscard -z (REQ_OP_WRITE_ZEROES) and blkdiscard (REQ_OP_DISCARD):
@@ -144,10 +137,9 @@ test_merges_ext4_buffered() {
 	mkdir -p "$mnt"
 	mount /dev/"$dev" "$mnt" || { fail "mount"; return; }
 	bw_on_cleanup "umount $mnt 2>/dev/null"
-	settle "$dev"
 	out=$BW_TMP/merges.json
-	bw_stat_start "$out" -d "$dev" -i 0.5 || { fail "blkwise start"; return; }
-	s0=$(bw_diskstats "$dev")
+	bw_stat_start_quiet "$out" "$dev" -i 0.5 || { fail "blkwise start"; return; }
+	s0=$BW_S0
 	bw_fio "$BW_TMP/fio.json" --name=m --directory="$mnt" --rw=randrw --bs=4k --size=32M \
 		--io_size=16M --ioengine=psync --fsync=32
 	echo 3 >/proc/sys/vm/drop_caches

@@ -154,4 +154,53 @@ test_exact_names_its_source() {
 	assertNotNull "busy measured" "$(jq -s --arg d "$dev" '[.[].devices[] | select(.device == $d)] | last | .busy_pct // empty' "$out")"
 }
 
+# lt_busy DEV OUT_EXACT OUT_LIGHT FIO_ARGS...: both tiers watching one fio
+# run of 6 s in 1 s intervals; prints "exact light" busy_pct, the means
+# over the intervals fio filled (the first and last dropped).
+lt_busy() {
+	local dev=$1 ex=$2 li=$3 ex_pid
+	shift 3
+	bw_stat_start "$ex" -d "$dev" -i 1 --exact --no-state || return 1
+	ex_pid=$BW_STAT_PID
+	bw_stat_start "$li" -d "$dev" -i 1 --no-state || return 1
+	fio --name=b --filename=/dev/"$dev" --direct=1 --rw=randread --bs=4k --time_based \
+		--runtime=6 --ioengine=io_uring "$@" >/dev/null || return 1
+	kill -INT "$BW_STAT_PID" "$ex_pid"
+	wait "$BW_STAT_PID" "$ex_pid"
+	for f in "$ex" "$li"; do
+		jq -s --arg d "$dev" '[.[].devices[] | select(.device == $d and .ops.read.ios > 0)]
+			| .[1:-1] | [.[].busy_pct] | add / length' "$f"
+	done | paste -sd' '
+}
+
+# The light tier's busy time is the kernel's io_ticks (busy_source), kept in
+# whole jiffies: against the exact tier's busy time (the in-flight word) on
+# the emulated disk (4 servers of 2 ms) at depth 1, 4 and 32, and at depth
+# 1 with the reader idle 3 ms after each request (shorter than a jiffy at
+# HZ=250), each within LT_TICKS_PCT percentage points of the exact busy
+# time; printed for docs/metrics.md.
+LT_TICKS_PCT=3
+test_busy_from_io_ticks() {
+	local dev depth ex li got
+	bw_require fio jq fusermount3 || return 0
+	bw_fakedisk dev dispatch=any,parallel=4,service_us=2000 || { fail "fakedisk"; return; }
+	for depth in 1 4 32 idle; do
+		ex=$BW_TMP/busy.$depth.exact.json
+		li=$BW_TMP/busy.$depth.light.json
+		if [ $depth = idle ]; then
+			got=$(lt_busy "$dev" "$ex" "$li" --iodepth=1 --thinktime=3000)
+		else
+			got=$(lt_busy "$dev" "$ex" "$li" --iodepth=$depth)
+		fi || { fail "depth $depth: a run"; return; }
+		read -r e l <<<"$got"
+		echo "  depth $depth: busy_pct exact $e, light (io_ticks) $l"
+		assertEquals "depth $depth: the light tier says where its busy time comes from" io_ticks \
+			"$(jq -rs '[.[].devices[] | select(.busy_pct != null)][0].busy_source' "$li")"
+		assertEquals "depth $depth: the exact tier's" exact \
+			"$(jq -rs '[.[].devices[] | select(.busy_pct != null)][0].busy_source' "$ex")"
+		assertTrue "depth $depth: io_ticks $l within $LT_TICKS_PCT points of the exact $e" \
+			"awk 'BEGIN { d = $l - $e; exit !(d <= $LT_TICKS_PCT && -d <= $LT_TICKS_PCT) }'"
+	done
+}
+
 . shunit2

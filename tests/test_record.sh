@@ -92,19 +92,6 @@ test_counts_and_percentiles_vs_stat() {
 	assertEquals "requests: analyze = the oracle reader" "$(jq .read.n "$BW_TMP/oracle.json")" "$seen"
 }
 
-# rec_settle DEV: returns once the device's diskstats stopped moving for 0.5 s.
-rec_settle() {
-	local a b i
-	b=$(bw_diskstats "$1")
-	for i in $(seq 40); do
-		sleep 0.5
-		a=$b
-		b=$(bw_diskstats "$1")
-		[ "$a" = "$b" ] && return 0
-	done
-	return 1
-}
-
 # Post-mortem equals live: ext4 over a memory-backed loop device under
 # mq-deadline (fsync's empty flush writes, flushes, merges, dispatch
 # stalls, discards from fstrim), watched by `stat --exact`, by the light
@@ -131,7 +118,7 @@ test_stat_and_analyze_agree() {
 	# (up to three times) until no request came in while they started.
 	local try ex_pid li_pid
 	for try in 1 2 3; do
-		rec_settle "$dev" || { fail "the device never settled"; return; }
+		bw_settle "$dev" || { fail "the device never settled"; return; }
 		rm -f "$trace" "$ex" "$li"
 		pre=$(bw_diskstats "$dev")
 		bw_stat_start "$ex" -d "$dev" -i 600 --exact --no-state || { fail "stat start"; return; }
@@ -155,7 +142,7 @@ test_stat_and_analyze_agree() {
 	sync
 	fstrim "$mnt"
 	assertEquals "nothing reached the device while the watchers started" "$pre" "$post"
-	rec_settle "$dev"
+	bw_settle "$dev"
 	pre=$(bw_diskstats "$dev")
 	rec_stop INT
 	assertEquals "record exit status" 0 $?

@@ -195,14 +195,15 @@ static void test_ambiguous_identities(void)
 static void test_stat_merges_and_appearance(void)
 {
 	static struct bw_devinfo a, b;
-	__u64 m = 0;
+	__u64 m = 0, t = 0;
 
-	CHECK(!bw_parse_stat_merges("  100  7  800  5  200  11  1600  9  0  14  14  3  13  24  2  "
-				    "4  1", &m) && m == 7 + 11 + 13, "rrqm + wrqm + drqm: %llu",
+	CHECK(!bw_parse_stat("  100  7  800  5  200  11  1600  9  0  14  15  3  13  24  2  "
+			     "4  1", &m, &t) && m == 7 + 11 + 13, "rrqm + wrqm + drqm: %llu",
 	      (unsigned long long)m);
-	CHECK(!bw_parse_stat_merges("100 7 800 5 200 11 1600 9 0 14 14", &m) && m == 18,
+	CHECK(t == 14, "io_ticks, the 10th field: %llu", (unsigned long long)t);
+	CHECK(!bw_parse_stat("100 7 800 5 200 11 1600 9 0 14 14", &m, &t) && m == 18,
 	      "before 4.18: no discard fields");
-	CHECK(bw_parse_stat_merges("1 2 3", &m) == -EINVAL, "short line");
+	CHECK(bw_parse_stat("1 2 3", &m, &t) == -EINVAL, "short line");
 	a.exists = b.exists = true;
 	a.dev = b.dev = (254u << 20);
 	a.diskseq = b.diskseq = 9;
@@ -225,13 +226,14 @@ static void test_stat_merges_and_appearance(void)
 static void test_merges_and_appearance_edges(void)
 {
 	static struct bw_devinfo a, b;
-	__u64 m = 5;
+	__u64 m = 5, t = 0;
 
-	CHECK(!bw_parse_stat_merges("1 2 3 4 5 6 7 8 9 10 11", &m) && m == 2 + 6, "11 fields");
+	CHECK(!bw_parse_stat("1 2 3 4 5 6 7 8 9 10 11", &m, &t) && m == 2 + 6 && t == 10,
+	      "11 fields");
 	m = 5;
-	CHECK(bw_parse_stat_merges("1 2 3 4 5 6 7 8 9 10", &m) == -EINVAL && m == 5, "10 fields");
-	CHECK(bw_parse_stat_merges("", &m) == -EINVAL, "empty");
-	CHECK(bw_parse_stat_merges("1 2 x 4 5 6 7 8 9 10 11", &m) == -EINVAL, "not a number");
+	CHECK(bw_parse_stat("1 2 3 4 5 6 7 8 9 10", &m, &t) == -EINVAL && m == 5, "10 fields");
+	CHECK(bw_parse_stat("", &m, &t) == -EINVAL, "empty");
+	CHECK(bw_parse_stat("1 2 x 4 5 6 7 8 9 10 11", &m, &t) == -EINVAL, "not a number");
 	a = (struct bw_devinfo){ .exists = true, .dev = 7u << 20, .diskseq = 3, .ino = 9,
 				 .backing = "/f", .offset = 512 };
 	b = a;

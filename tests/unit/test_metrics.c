@@ -285,6 +285,41 @@ static void test_light_tier(void)
 	bw_interval_compute(&prev, &cur, 1.0, &bw_peff_default, NULL, 0, &iv);
 	CHECK(!iv.light && !strcmp(iv.timing_source, "issue"), "exact tier");
 	CHECK_NEAR(iv.busy_pct, 100, 1e-9, "busy on the exact tier");
+	CHECK(!strcmp(iv.busy_source, "exact"), "from the in-flight word");
+	prev.io_ticks_known = cur.io_ticks_known = true;
+	cur.io_ticks_ms = 10;
+	bw_interval_compute(&prev, &cur, 1.0, &bw_peff_default, NULL, 0, &iv);
+	CHECK_NEAR(iv.busy_pct, 100, 1e-9, "io_ticks never replace the exact tier's");
+}
+
+/* The light tier's busy time: diskstats' io_ticks over the interval. */
+static void test_light_busy_from_io_ticks(void)
+{
+	static struct bw_snap_dev prev, cur;
+	struct bw_interval iv;
+
+	fill(&prev, 0, 0, 0, 0, 0);
+	fill(&cur, 2000, 8000000, 0, 0, 0);
+	prev.light = cur.light = true;
+	prev.io_ticks_ms = 500;
+	cur.io_ticks_ms = 2000;
+	bw_interval_compute(&prev, &cur, 2.0, &bw_peff_default, NULL, 0, &iv);
+	CHECK(isnan(iv.busy_pct) && !iv.busy_source, "io_ticks not read: not known");
+	prev.io_ticks_known = cur.io_ticks_known = true;
+	bw_interval_compute(&prev, &cur, 2.0, &bw_peff_default, NULL, 0, &iv);
+	CHECK_NEAR(iv.busy_pct, 75, 1e-9, "1.5 s of 2");
+	CHECK(iv.busy_source && !strcmp(iv.busy_source, "io_ticks"), "said so");
+	CHECK(isnan(iv.depth_busy) && isnan(iv.p_eff), "depth and P_eff still need the exact tier");
+	cur.io_ticks_ms = 2504;
+	bw_interval_compute(&prev, &cur, 2.0, &bw_peff_default, NULL, 0, &iv);
+	CHECK_NEAR(iv.busy_pct, 100, 1e-9, "a jiffy past the interval: 100%%");
+	cur.appearance = 1;
+	bw_interval_compute(&prev, &cur, 2.0, &bw_peff_default, NULL, 0, &iv);
+	CHECK(isnan(iv.busy_pct), "another appearance of the device: its own count");
+	cur.appearance = 0;
+	cur.io_ticks_ms = 100;
+	bw_interval_compute(&prev, &cur, 2.0, &bw_peff_default, NULL, 0, &iv);
+	CHECK(isnan(iv.busy_pct), "a count that went back: not known");
 }
 
 int main(void)
@@ -293,7 +328,7 @@ int main(void)
 		UNIT(test_peff_parallel_device), UNIT(test_peff_undetermined), UNIT(test_stored_s1),
 		UNIT(test_peff_codes), UNIT(test_busy_unknown), UNIT(test_depth_split),
 		UNIT(test_fsync_and_passthrough), UNIT(test_segments), UNIT(test_vio_interval),
-		UNIT(test_light_tier),
+		UNIT(test_light_tier), UNIT(test_light_busy_from_io_ticks),
 	};
 
 	return unit_run("metrics", tests, sizeof(tests) / sizeof(tests[0]));

@@ -228,6 +228,19 @@ static void test_render(void)
 	      "counts still there");
 	free(t);
 	cum.busy_unknown = false;
+	/* The light tier: the kernel's io_ticks where read, no dispatch stalls. */
+	cum.light = true;
+	t = render(false, &d, 1);
+	CHECK(!strstr(t, "blkwise_device_busy_seconds_total{"), "light: busy absent without io_ticks");
+	CHECK(!strstr(t, "blkwise_dispatch_stall_seconds_total{"), "light: no stall time");
+	free(t);
+	cum.io_ticks_known = true;
+	cum.io_ticks_ms = 2250;
+	t = render(false, &d, 1);
+	CHECK(strstr(t, "blkwise_device_busy_seconds_total{device=\"loop0\"} 2.25\n"),
+	      "light: busy seconds from io_ticks");
+	free(t);
+	cum.light = cum.io_ticks_known = false;
 }
 
 /* A device that went: present 0 and none of its other series; one there: present 1. */

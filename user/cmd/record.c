@@ -103,12 +103,6 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	return 0;
 }
 
-static void sysfs_str(const char *disk, const char *attr, char *buf, size_t len)
-{
-	if (bw_sysfs_get(disk, attr, buf, len))
-		snprintf(buf, len, "?");
-}
-
 static __u32 sysfs_u32(const char *disk, const char *attr, __u32 dflt)
 {
 	__u64 v;
@@ -120,8 +114,7 @@ static __u32 sysfs_u32(const char *disk, const char *attr, __u32 dflt)
 static void describe(__u32 dev, struct bw_tdev *t)
 {
 	struct bw_devinfo di;
-	char sched[256];
-	__u64 v;
+	long idle;
 	int hwqs;
 
 	memset(t, 0, sizeof(*t));
@@ -136,9 +129,8 @@ static void describe(__u32 dev, struct bw_tdev *t)
 	snprintf(t->model, sizeof(t->model), "%s", di.model);
 	t->rotational = di.rotational;
 	t->size_sectors = di.size_sectors;
-	sysfs_str(di.name, "queue/scheduler", sched, sizeof(sched));
-	if (bw_parse_scheduler(sched, t->scheduler, sizeof(t->scheduler)))
-		snprintf(t->scheduler, sizeof(t->scheduler), "%.31s", sched);
+	if (bw_disk_sched(di.name, t->scheduler, sizeof(t->scheduler), &idle))
+		snprintf(t->scheduler, sizeof(t->scheduler), "?");
 	t->nr_requests = sysfs_u32(di.name, "queue/nr_requests", 0);
 	t->max_sectors_kb = sysfs_u32(di.name, "queue/max_sectors_kb", 0);
 	t->logical_block_size = sysfs_u32(di.name, "queue/logical_block_size", 0);
@@ -146,8 +138,7 @@ static void describe(__u32 dev, struct bw_tdev *t)
 	t->nomerges = sysfs_u32(di.name, "queue/nomerges", 0);
 	hwqs = bw_disk_hw_queues(di.name);
 	t->nr_hw_queues = hwqs < 0 ? 0 : hwqs;
-	t->slice_idle_us = bw_read_sysfs_u64(di.name, "queue/iosched/slice_idle_us", &v) ?
-			   -1 : (__s32)v;
+	t->slice_idle_us = (__s32)idle;
 }
 
 /* The devices of the header: the named ones, else every disk. */

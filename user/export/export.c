@@ -188,18 +188,11 @@ static void accumulate(struct export_ctx *x)
 
 static void sched_of(const char *name, struct bw_expo_dev *d)
 {
-	char line[256], v[32];
+	long idle;
 
-	d->sched[0] = '\0';
-	d->slice_idle_us = -1;
-	if (bw_sysfs_get(name, "queue/scheduler", line, sizeof(line)))
-		return;
-	if (bw_parse_scheduler(line, d->sched, sizeof(d->sched)))
-		snprintf(d->sched, sizeof(d->sched), "none");
-	if (strcmp(d->sched, "bfq") ||
-	    bw_sysfs_get(name, "queue/iosched/slice_idle_us", v, sizeof(v)))
-		return;
-	d->slice_idle_us = strtol(v, NULL, 10);
+	if (bw_disk_sched(name, d->sched, sizeof(d->sched), &idle))
+		d->sched[0] = '\0';
+	d->slice_idle_us = idle;
 }
 
 /* S1 per op and size class: live where learned, else the store's. */

@@ -84,11 +84,13 @@ bool bw_id_ambiguous(enum bw_id_kind k, const char *id)
 }
 
 /*
- * The merges of a line of /sys/block/DEV/stat (the fields of /proc/diskstats
- * after the name): read merges (2nd), write merges (6th) and, since 4.18,
- * discard merges (13th).  0, or -EINVAL on a line too short.
+ * What a line of /sys/block/DEV/stat (the fields of /proc/diskstats after
+ * the name) gives beside blkwise's own figures: its merges, read merges
+ * (2nd), write merges (6th) and, since 4.18, discard merges (13th); and
+ * io_ticks (10th), the ms the device had requests in flight, counted in
+ * whole jiffies (iostat's %util).  0, or -EINVAL on a line too short.
  */
-int bw_parse_stat_merges(const char *line, __u64 *merges)
+int bw_parse_stat(const char *line, __u64 *merges, __u64 *io_ticks_ms)
 {
 	unsigned long long f[13];
 	int n;
@@ -99,6 +101,7 @@ int bw_parse_stat_merges(const char *line, __u64 *merges)
 	if (n < 11)
 		return -EINVAL;
 	*merges = f[1] + f[5] + (n == 13 ? f[12] : 0);
+	*io_ticks_ms = f[9];
 	return 0;
 }
 

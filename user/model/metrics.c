@@ -172,6 +172,25 @@ static void compute_peff(const struct bw_snap_dev *cur, const struct bw_op_stats
 }
 
 /*
+ * The light tier's busy time: diskstats' io_ticks, the time the disk had a
+ * request in flight, kept in whole jiffies (at each request's start and
+ * end the kernel adds the jiffies since its last update if a request was
+ * in flight: docs/metrics.md says how close it comes to the exact tier's).
+ * Known between two reads of the same appearance of the device.
+ */
+static void busy_from_ticks(const struct bw_snap_dev *prev, const struct bw_snap_dev *cur,
+			    double secs, struct bw_interval *o)
+{
+	if (!prev || !prev->io_ticks_known || !cur->io_ticks_known || secs <= 0 ||
+	    prev->appearance != cur->appearance || cur->io_ticks_ms < prev->io_ticks_ms)
+		return;
+	o->busy_pct = (cur->io_ticks_ms - prev->io_ticks_ms) / (10 * secs);
+	if (o->busy_pct > 100)
+		o->busy_pct = 100;
+	o->busy_source = "io_ticks";
+}
+
+/*
  * Dispatch stalls over the interval: seconds, episodes opened, and the
  * share of busy time.  Requests can wait with nothing in flight (a device
  * held idle), so stall time may exceed busy time: the share stops at 1.
@@ -259,14 +278,18 @@ void bw_interval_compute(const struct bw_snap_dev *prev, const struct bw_snap_de
 	o->busy_pct = ratio(dbusy / 1e7, secs);
 	if (o->busy_pct > 100)
 		o->busy_pct = 100;
+	o->busy_source = "exact";
 	o->light = cur->light;
 	o->timing_source = !cur->light ? "issue" : cur->fallback == 1 ? "issue_fallback" : "stamp";
 	/* Before 5.12 (docs/design.md, "The hot path"), or the light tier: not measured. */
 	if (cur->busy_unknown || cur->light) {
 		o->busy_pct = NAN;
+		o->busy_source = NULL;
 		o->depth_busy = NAN;
 		o->depth_max_unknown = true;
 	}
+	if (cur->light)
+		busy_from_ticks(prev, cur, secs, o);
 	o->seg_per_rq = ratio(seg, n);
 	o->segments = seg;
 	memcpy(o->hist_seg, all.hist_seg, sizeof(o->hist_seg));

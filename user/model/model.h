@@ -50,6 +50,10 @@ struct bw_snap_dev {
 	bool light;		/* the light tier: busy, solo, depth and stalls not measured */
 	__u64 nostamp;		/* light: final completions without the kernel's issue stamp */
 	__u64 fallback;		/* light: the issue program times this device (nonzero) */
+	/* diskstats' io_ticks at the read (user/watch), the light tier's busy time */
+	__u64 io_ticks_ms;
+	bool io_ticks_known;
+	__u64 appearance;	/* which appearance of the device io_ticks counts for */
 };
 
 struct bw_snap {
@@ -85,6 +89,7 @@ struct bw_interval {
 	__u64 depth_max;
 	bool depth_max_unknown;	/* not measured before 5.12, as busy time */
 	double busy_pct;
+	const char *busy_source;	/* "exact" (the in-flight word), "io_ticks" (diskstats), NULL */
 	double seg_per_rq, kb_per_rq;
 	__u64 segments;		/* physical segments of the interval's requests */
 	__u64 hist_seg[BW_SEG_BUCKETS];	/* requests by segment count (bpf/hist.h) */
@@ -138,6 +143,7 @@ extern const char *const bw_op_names[BW_NR_OPS];
 void bw_interval_compute(const struct bw_snap_dev *prev, const struct bw_snap_dev *cur,
 			 double secs, const struct bw_peff_params *pp, const struct bw_s1_dev *stored,
 			 __s64 now_unix, struct bw_interval *out);
+
 /*
  * A virtio disk's ring buffers between two reads of its counts
  * (bpf/virtio.bpf.c), into out's vio_* and indirect_share; cur NULL: not
@@ -234,7 +240,8 @@ struct bw_devinfo {
 	char id[BW_ID_LEN];
 	bool bio_based;		/* no request queue of its own (no mq/ in sysfs) */
 	__u64 ds_merges;	/* /sys/block/DEV/stat's merges (rrqm + wrqm + drqm), cumulative */
-	bool ds_merges_known;
+	__u64 ds_ticks_ms;	/* and its io_ticks, cumulative */
+	bool ds_merges_known;	/* both read */
 	char slaves[BW_REL_LEN];	/* the disk's slaves/ (what it is stacked on), space-separated */
 	char holders[BW_REL_LEN];	/* its holders/ (what is stacked on it) */
 };
@@ -249,7 +256,7 @@ const char *bw_id_note(enum bw_id_kind k);
  */
 bool bw_id_ambiguous(enum bw_id_kind k, const char *id);
 bool bw_dev_present(const struct bw_devinfo *di);
-int bw_parse_stat_merges(const char *line, __u64 *merges);
+int bw_parse_stat(const char *line, __u64 *merges, __u64 *io_ticks_ms);
 bool bw_dev_same_appearance(const struct bw_devinfo *a, const struct bw_devinfo *b);
 void bw_dev_keep_identity(struct bw_devinfo *di, const struct bw_devinfo *was);
 #define BW_ID_RECHECK_S 600

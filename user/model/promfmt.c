@@ -326,21 +326,32 @@ static void dev_series(struct bw_prom *p, const struct bw_expo_dev *d, int n, co
 	}
 }
 
-/* Absent before 5.12, where busy time is not measured. */
+/*
+ * The light tier's: the kernel's io_ticks, as node_exporter's
+ * node_disk_io_time_seconds_total.  Absent before 5.12, where the exact
+ * tier cannot measure it.
+ */
 static double get_busy(const struct bw_expo_dev *d)
 {
+	if (d->cum->light)
+		return d->cum->io_ticks_known ? d->cum->io_ticks_ms / 1e3 : NAN;
 	return d->cum->busy_unknown ? NAN : d->cum->busy_ns / 1e9;
 }
 
-/* Dispatch stalls (docs/design.md): absent where not measured, as busy time. */
+/* Dispatch stalls (docs/design.md): absent where not measured (before 5.12, the light tier). */
+static bool stalls_unknown(const struct bw_expo_dev *d)
+{
+	return d->cum->stall_unknown || d->cum->busy_unknown || d->cum->light;
+}
+
 static double get_stall_s(const struct bw_expo_dev *d)
 {
-	return d->cum->stall_unknown || d->cum->busy_unknown ? NAN : d->cum->stall_ns / 1e9;
+	return stalls_unknown(d) ? NAN : d->cum->stall_ns / 1e9;
 }
 
 static double get_stalls(const struct bw_expo_dev *d)
 {
-	return d->cum->stall_unknown || d->cum->busy_unknown ? NAN : (double)d->cum->stalls;
+	return stalls_unknown(d) ? NAN : (double)d->cum->stalls;
 }
 
 static double get_inflight(const struct bw_expo_dev *d) { return (double)d->cum->inflight; }
@@ -348,7 +359,11 @@ static double get_depth(const struct bw_expo_dev *d) { return d->depth_mean; }
 static double get_peff(const struct bw_expo_dev *d) { return d->p_eff; }
 static double get_work(const struct bw_expo_dev *d) { return d->solo_work_s; }
 static double get_known(const struct bw_expo_dev *d) { return (double)d->solo_known; }
-static double get_lost(const struct bw_expo_dev *d) { return (double)d->cum->lost; }
+/* Absent on the light tier, which cannot tell a lost completion (docs/design.md). */
+static double get_lost(const struct bw_expo_dev *d)
+{
+	return d->cum->light ? NAN : (double)d->cum->lost;
+}
 static double get_unmatched(const struct bw_expo_dev *d) { return (double)d->cum->unmatched; }
 static double get_fsync(const struct bw_expo_dev *d) { return (double)d->cum->fsync_writes; }
 
@@ -466,7 +481,8 @@ static void devices(struct bw_prom *p, const struct bw_expo_dev *d, int n)
 		   "multi-range discard merges).");
 	histograms(p, d, n);
 	dev_series(p, d, n, "blkwise_device_busy_seconds", BW_PROM_COUNTER,
-		   "Time with at least one request in flight.", get_busy);
+		   "Time with at least one request in flight (the light tier: the kernel's "
+		   "io_ticks, kept in whole jiffies).", get_busy);
 	dev_series(p, d, n, "blkwise_dispatch_stall_seconds", BW_PROM_COUNTER,
 		   "Time with requests waiting to be dispatched (inserted or requeued, not "
 		   "issued) while fewer than the device's largest observed depth were in flight.",

@@ -139,6 +139,7 @@ void bw_render_json_dev(struct bw_json *j, const struct bw_interval *iv,
 		bw_json_u64(j, "depth_max", iv->depth_max);
 	bw_json_u64(j, "inflight", inflight);
 	bw_json_num(j, "busy_pct", iv->busy_pct, 2);
+	bw_json_str(j, "busy_source", iv->busy_source);
 	bw_json_num(j, "p_eff", iv->p_eff, 3);
 	bw_json_str(j, "p_eff_undetermined_why", iv->p_eff_why);
 	bw_json_num(j, "solo_svc_ms", iv->solo_ms, 4);
@@ -189,8 +190,14 @@ void bw_render_json_dev(struct bw_json *j, const struct bw_interval *iv,
 	bw_json_u64(j, "q_ios", iv->q_ios);
 	bw_json_u64(j, "unmatched_total", iv->unmatched);
 	bw_json_u64(j, "untracked_total", iv->untracked);
-	bw_json_u64(j, "lost_completions_total", iv->lost);
-	bw_json_u64(j, "lost_completions", iv->lost_now);
+	/* The light tier has no per-request entry a reissue could find: not measured. */
+	if (iv->light) {
+		bw_json_num(j, "lost_completions_total", NAN, 0);
+		bw_json_num(j, "lost_completions", NAN, 0);
+	} else {
+		bw_json_u64(j, "lost_completions_total", iv->lost);
+		bw_json_u64(j, "lost_completions", iv->lost_now);
+	}
 	bw_json_u64(j, "svc_hist_samples", iv->svc_hist_samples);
 	bw_json_u64(j, "queue_hist_samples", iv->queue_hist_samples);
 	json_ops(j, iv);

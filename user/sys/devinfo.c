@@ -250,7 +250,7 @@ int bw_dev_probe(__u32 dev, struct bw_devinfo *di)
 	if (!read_line(dev, "queue/rotational", buf, sizeof(buf)))
 		di->rotational = buf[0] == '1';
 	if (!read_line(dev, "stat", buf, sizeof(buf)))
-		di->ds_merges_known = !bw_parse_stat_merges(buf, &di->ds_merges);
+		di->ds_merges_known = !bw_parse_stat(buf, &di->ds_merges, &di->ds_ticks_ms);
 	read_appearance(dev, di);
 	di->bio_based = bw_dev_is_bio_based(di->disk);
 	read_names(di->disk, "slaves", di->slaves, sizeof(di->slaves));

@@ -9,7 +9,9 @@
 #include <unistd.h>
 #include <sys/utsname.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include "model/policy.h"
 #include "sys/sys.h"
 
 int bw_disks_walk(void (*fn)(const char *disk, void *arg), void *arg)
@@ -94,6 +96,29 @@ int bw_disk_hw_queues(const char *disk)
 		n += de->d_name[0] != '.';
 	closedir(d);
 	return n;
+}
+
+/*
+ * A disk's active scheduler (the bracketed name of queue/scheduler, "none"
+ * where it brackets none) into sched, and BFQ's slice_idle_us into
+ * *idle_us where BFQ is the one (else -1).  0, or -errno where
+ * queue/scheduler cannot be read (a bio-based device has none).  The one
+ * reader of both for the tuner, the exporter and the recording's header.
+ */
+int bw_disk_sched(const char *disk, char *sched, size_t len, long *idle_us)
+{
+	char line[256], v[32];
+	int err;
+
+	*idle_us = -1;
+	err = bw_sysfs_get(disk, "queue/scheduler", line, sizeof(line));
+	if (err)
+		return err;
+	if (bw_parse_scheduler(line, sched, len))
+		snprintf(sched, len, "none");
+	if (!strcmp(sched, "bfq") && !bw_sysfs_get(disk, "queue/iosched/slice_idle_us", v, sizeof(v)))
+		*idle_us = strtol(v, NULL, 10);
+	return 0;
 }
 
 static void bfq_listed(const char *disk, void *arg)

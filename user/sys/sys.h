@@ -58,6 +58,7 @@ int bw_watched_or_all(int nr, const __u32 *watch, __u32 *out, int max);
 int bw_count_disks(void);
 /* A disk's hardware queues (entries of /sys/block/DISK/mq); -1 when bio-based (no mq/). */
 int bw_disk_hw_queues(const char *disk);
+int bw_disk_sched(const char *disk, char *sched, size_t len, long *idle_us);
 /* Whether this kernel can offer BFQ (listed, loaded or loadable). */
 bool bw_bfq_available(void);
 #define BW_NO_BFQ "this kernel has no BFQ (CONFIG_IOSCHED_BFQ is not set and no bfq module " \

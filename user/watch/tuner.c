@@ -197,10 +197,9 @@ static bool empty_state(FILE *f)
 
 static int sched_of(const char *name, char *sched, size_t len)
 {
-	char line[256];
-	int err = bw_sysfs_get(name, SCHED_ATTR, line, sizeof(line));
+	long idle;
 
-	return err ?: bw_parse_scheduler(line, sched, len);
+	return bw_disk_sched(name, sched, len, &idle);
 }
 
 static int read_long(const char *name, const char *attr, long *v)

@@ -414,6 +414,10 @@ static int refresh_devices(struct bw_watch *w, struct bw_snap *cur)
 				       bw_dev_same_appearance(&s->info, &di) &&
 				       di.ds_merges >= s->info.ds_merges ?
 				       (__s64)(di.ds_merges - s->info.ds_merges) : -1;
+			/* The kernel's busy time, for the light tier (a new appearance restarts it). */
+			d->io_ticks_ms = di.ds_ticks_ms;
+			d->io_ticks_known = di.ds_merges_known;
+			d->appearance = di.diskseq ^ di.ino;
 
 			s->info = di;
 			if (new_id) {
