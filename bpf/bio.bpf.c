@@ -203,7 +203,8 @@ static __always_inline void on_bio_complete(struct bio *bio)
 		return;
 	os = &pc->op[st.op];
 	svc = now > st.ts ? now - st.ts : 0;
-	cls = bw_count_io(os, BPF_CORE_READ(bio, bi_status), st.bytes, svc, true);
+	bw_count_io(os, BPF_CORE_READ(bio, bi_status), st.bytes, svc, true);
+	cls = bw_count_class(os, st.bytes);
 	if (solo)
 		bw_count_solo(os, cls, svc);
 }

@@ -7,10 +7,11 @@
  * Unit-tested by user/model/test_complete.c.
  *
  * A final completion counts its request, bytes, error, service time (D2C)
- * and its histogram, and size class (bw_count_io); a request's segments
- * (bw_count_segs); its queue and total time where its allocation stamp
- * is known (bw_count_queue); and, when it was alone on the device from
- * issue to completion, its solo service time (bw_count_solo).  A partial
+ * and its histogram (bw_count_io); a request's segments (bw_count_segs);
+ * its queue and total time where its allocation stamp is known
+ * (bw_count_queue); its size class (bw_count_class); and, when it was
+ * alone on the device from issue to completion, its solo service time
+ * (bw_count_solo).  A partial
  * completion adds its bytes only (bw_count_partial): the request stays in
  * flight.  A completion with no issue is an empty flush write or a missed
  * issue (bw_count_unissued).
@@ -35,12 +36,10 @@ BW_INLINE void bw_count_partial(struct bw_op_pcpu *os, __u32 nr_bytes)
 	os->bytes += nr_bytes;
 }
 
-/* The request itself: d2c its service time, hist whether histograms are kept. Its size class. */
-BW_INLINE __u32 bw_count_io(struct bw_op_pcpu *os, int error, __u32 nr_bytes, __u64 d2c,
-			    const bool hist)
+/* The request itself: d2c its service time, hist whether histograms are kept. */
+BW_INLINE void bw_count_io(struct bw_op_pcpu *os, int error, __u32 nr_bytes, __u64 d2c,
+			   const bool hist)
 {
-	__u32 cls = bw_size_class(nr_bytes);
-
 	os->ios++;
 	os->bytes += nr_bytes;
 	if (error)
@@ -48,6 +47,17 @@ BW_INLINE __u32 bw_count_io(struct bw_op_pcpu *os, int error, __u32 nr_bytes, __
 	os->d2c_ns += d2c;
 	if (hist)
 		bw_hist_inc(os->hist_d2c, d2c >> BW_LAT_SHIFT, BW_LAT_BUCKETS);
+}
+
+/*
+ * Its size class, counted and returned last: the BPF verifier of older
+ * kernels (6.1) loses the class's bound when it is kept across other work,
+ * and refuses the index it then makes into solo_ios.
+ */
+BW_INLINE __u32 bw_count_class(struct bw_op_pcpu *os, __u32 nr_bytes)
+{
+	__u32 cls = bw_size_class(nr_bytes);
+
 	os->class_ios[cls]++;
 	return cls;
 }
@@ -115,11 +125,10 @@ BW_INLINE void bw_count_unissued(struct bw_dev_pcpu *pc, bool empty_flush_write)
 BW_INLINE __u32 bw_count_final(struct bw_op_pcpu *os, int error, __u32 nr_bytes, __u32 nr_seg,
 			       __u64 q0, __u64 d_ts, __u64 d2c, __u64 now, const bool hist)
 {
-	__u32 cls = bw_count_io(os, error, nr_bytes, d2c, hist);
-
+	bw_count_io(os, error, nr_bytes, d2c, hist);
 	bw_count_segs(os, nr_seg, hist);
 	bw_count_queue(os, q0, d_ts, now, hist);
-	return cls;
+	return bw_count_class(os, nr_bytes);
 }
 
 #undef BW_INLINE

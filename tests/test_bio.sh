@@ -126,14 +126,16 @@ test_request_based_untouched() {
 # completions BPF never saw (docs/design.md, "Lost completions").
 check_loop_counts() {
 	local out=$1 dev=$2 s0=$3 s1=$4 f op ds ios missed
-	missed=$(bw_missed "$out" "$dev")
+	missed=$(bw_missed_n "$out" "$dev")
+	# The light tier cannot count a lost completion: up to 0.5% more unseen.
+	[ "$(bw_missed "$out" "$dev")" = "$missed" ] || missed="$missed + ds / 200 + 1"
 	for f in $bio_fields; do
 		op=${f#*:}
 		ds=$(bw_diskstat_delta "$s0" "$s1" "${f%:*}")
 		ios=$(bw_jsum "$out" "$dev" ".ops.$op.ios")
 		echo "  $dev $op: diskstats $ds, blkwise $ios (+ $missed unseen)"
 		assertTrue "$dev ${op}s: blkwise $ios + unseen $missed covers diskstats $ds" \
-			"[ $ios -le $ds ] && [ $((ios + missed)) -ge $ds ]"
+			"[ $ios -le $ds ] && [ $((ios + $missed)) -ge $ds ]"
 	done
 }
 

@@ -113,6 +113,17 @@ test_links_resolve() {
 	assertTrue "README links the pages" $?
 }
 
+# Every path of the tree the manual cites exists (a blktrace capture's
+# NAME, or a pattern such as tests/test_*.sh, by the files it names).
+test_cited_paths_exist() {
+	local p bad=""
+	for p in $(cd "$BW_ROOT" && grep -ohE '(user|bpf|tools|tests|dashboards|dist|mk)/[A-Za-z0-9_/.-]*[A-Za-z0-9_]' \
+		README.md docs/*.md dashboards/README.md man/blkwise.8 | sort -u); do
+		compgen -G "$BW_ROOT/$p*" >/dev/null || bad="$bad $p"
+	done
+	assertEquals "paths cited that are not in the tree" "" "$bad"
+}
+
 # No development-log wording and nothing outside the repository.
 test_no_log_wording() {
 	local hits where

@@ -433,7 +433,13 @@ tn_kernel_bfq() {
 # and never suggests --set-scheduler; stat and export say so once.  On a
 # kernel with BFQ none of them says it, and tune's advice stands.
 test_no_bfq_said_plainly() {
-	local dev port pid n
+	local dev port pid n o
+	# Usage before anything else, BFQ or not: --restore takes nothing it
+	# would ignore.
+	for o in --once --dry-run "-i 2" "--state-dir $BW_TMP/s" "--low-latency 0"; do
+		tn_expect 2 "^blkwise: --restore takes only -d, --run-dir and --verbose" \
+			"$BW_BIN" tune --restore --run-dir "$BW_TMP/run" $o
+	done
 	bw_loop dev 64 shm --direct-io=on || { fail "loop"; return; }
 	echo mq-deadline >/sys/block/"$dev"/queue/scheduler
 	"$BW_BIN" stat -d "$dev" -i 0.2 -c 1 >/dev/null 2>"$BW_TMP/stat.err"

@@ -66,12 +66,14 @@ static void test_partial_and_solo(void)
 
 	bw_count_partial(&os, 4096);
 	CHECK(os.ios == 0 && os.bytes == 4096, "a partial completion adds bytes only");
-	cls = bw_count_io(&os, 0, 1 << 20, 2000 * US, true);
+	bw_count_io(&os, 0, 1 << 20, 2000 * US, true);
+	cls = bw_count_class(&os, 1 << 20);
 	bw_count_solo(&os, cls, 2000 * US);
 	CHECK(cls == BW_SIZE_CLASSES - 1 || cls == bw_size_class(1 << 20), "1 MiB's class");
 	CHECK(os.ios == 1 && os.bytes == 4096 + (1 << 20), "the final one counts the request");
 	CHECK(os.solo_ios[cls] == 1 && os.solo_ns[cls] == 2000 * US, "solo: S1's sample");
 	CHECK(os.segments == 0 && os.q_ios == 0, "bw_count_io alone: no segments, no queue");
+	CHECK(os.class_ios[cls] == 1, "the class counted once");
 }
 
 int main(void)

@@ -72,7 +72,7 @@ const struct bw_optdoc bw_optdocs[] = {
 	{ T, 'j', "json", NULL, "one JSON object per decision (JSON Lines)" },
 	{ E, 'j', "json", NULL, "the tuner's decisions as JSON Lines on standard output" },
 	{ T, 0, "restore", NULL,
-	  "put back what a tuner that did not exit cleanly changed (takes only -d and --run-dir)" },
+	  "put back what a tuner that did not exit cleanly changed (takes only -d, --run-dir and --verbose)" },
 	{ R, 't', "duration", "SECS", "stop after SECS seconds (default: on Ctrl-C or SIGTERM)" },
 	{ R, 0, "max-size", "SIZE", "stop once the file reaches SIZE (K, M, G suffixes)" },
 	{ R, 0, "buffer", "SIZE", "BPF ring buffer size, a power of two, 64K to 1G (default 16M)" },

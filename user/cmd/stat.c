@@ -55,7 +55,7 @@ static int parse_args(int argc, char **argv, struct stat_args *a)
 
 	a->interval = 1.0;
 	bw_watch_opts_init(&a->w);
-	while ((c = getopt_long(argc, argv, "d:i:c:zjsvh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:i:c:zjs::vh", opts, NULL)) != -1) {
 		err = bw_watch_opt(&a->w, c, optarg);
 		if (err < 0)
 			return err;

@@ -49,11 +49,14 @@ static int parse_args(int argc, char **argv, struct tune_args *a)
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
+	bool other = false;	/* an option --restore has no use for */
 	int c, err;
 
 	bw_watch_opts_init(&a->w);
 	bw_tuner_args_init(&a->t);
 	while ((c = getopt_long(argc, argv, "d:i:njvh", opts, NULL)) != -1) {
+		if (c != 'd' && c != 'v' && c != BW_OPT_RUN_DIR && c != OPT_RESTORE)
+			other = true;
 		err = bw_watch_opt(&a->w, c, optarg) ?: bw_tuner_opt(&a->t, c, optarg);
 		bw_json_errors = a->t.json;	/* from -j on, errors are JSON lines too */
 		if (err < 0)
@@ -77,8 +80,8 @@ static int parse_args(int argc, char **argv, struct tune_args *a)
 	}
 	if (bw_opt_rest(argc, argv))
 		return -EINVAL;
-	if (a->restore && (a->once || a->t.cfg.dry_run || a->t.set_sched || a->t.low_latency >= 0)) {
-		bw_err("--restore takes only -d and --run-dir");
+	if (a->restore && other) {
+		bw_err("--restore takes only -d, --run-dir and --verbose");
 		return -EINVAL;
 	}
 	return 0;

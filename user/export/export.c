@@ -17,7 +17,7 @@
  * attached, and (with --tune) the sysfs files it tunes opened, all as
  * root; then it becomes --user (nobody) with no capabilities, where held
  * map fds suffice (6.5 and later), else keeping only what bpf() asks for
- * to read a map (CAP_BPF from 5.8, CAP_SYS_ADMIN before).
+ * to read a map (CAP_BPF, before 6.5).
  */
 #include <errno.h>
 #include <dirent.h>

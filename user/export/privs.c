@@ -37,7 +37,7 @@ int bw_privs_drop(const char *user)
 		return 0;
 	}
 	if (!kernel_at_least(6, 5))	/* bpf() checks the caller's capability on map reads */
-		keep = kernel_at_least(5, 8) ? CAP_BPF : CAP_SYS_ADMIN;
+		keep = CAP_BPF;		/* blkwise needs 5.10, which has it */
 	capng_get_caps_process();
 	flags = capng_have_capability(CAPNG_EFFECTIVE, CAP_SETPCAP);
 	capng_clear(CAPNG_SELECT_BOTH);
@@ -52,8 +52,8 @@ int bw_privs_drop(const char *user)
 	}
 	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
 	if (keep >= 0)
-		bw_warn("running as %s, keeping only %s (this kernel's bpf() needs it to read maps)",
-			user, keep == CAP_BPF ? "CAP_BPF" : "CAP_SYS_ADMIN");
+		bw_warn("running as %s, keeping only CAP_BPF (this kernel's bpf() needs it to read maps)",
+			user);
 	else
 		bw_warn("running as %s, with no capabilities", user);
 	return 0;
