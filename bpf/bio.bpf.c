@@ -189,6 +189,7 @@ static __always_inline void on_bio_complete(struct bio *bio)
 	__u64 key = (__u64)bio, now, svc;
 	__u32 cls;
 	bool solo;
+	int error;
 
 	if (!tracked)
 		return;
@@ -199,11 +200,13 @@ static __always_inline void on_bio_complete(struct bio *bio)
 	bpf_map_delete_elem(&bios, &key);
 	now = bpf_ktime_get_ns();
 	solo = leave(&st, key, now, &sh, &pc);
+	/* Read before the op's bound is checked: 6.1's verifier loses it across the call. */
+	error = BPF_CORE_READ(bio, bi_status);
 	if (!pc || st.op >= BW_NR_OPS)
 		return;
 	os = &pc->op[st.op];
 	svc = now > st.ts ? now - st.ts : 0;
-	bw_count_io(os, BPF_CORE_READ(bio, bi_status), st.bytes, svc, true);
+	bw_count_io(os, error, st.bytes, svc, true);
 	cls = bw_count_class(os, st.bytes);
 	if (solo)
 		bw_count_solo(os, cls, svc);

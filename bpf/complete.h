@@ -50,9 +50,9 @@ BW_INLINE void bw_count_io(struct bw_op_pcpu *os, int error, __u32 nr_bytes, __u
 }
 
 /*
- * Its size class, counted and returned last: the BPF verifier of older
- * kernels (6.1) loses the class's bound when it is kept across other work,
- * and refuses the index it then makes into solo_ios.
+ * Its size class, counted and returned last, so that the class's bound is
+ * fresh where the caller indexes solo_ios with it (a verifier may lose a
+ * bound kept across other work: 6.1's lost an op's across a helper call).
  */
 BW_INLINE __u32 bw_count_class(struct bw_op_pcpu *os, __u32 nr_bytes)
 {
