@@ -135,7 +135,7 @@ id_spindle_tuned() {
 	id_tune "$out" -d "$ID_DEV" || { fail "tune start"; return 1; }
 }
 
-# id_late_readers SECS OUT: every half second one of the readers (ID_FIO's jobs)
+# id_late_readers SECS OUT: every 3 s one of the readers (ID_FIO's jobs)
 # stops for 14 ms, as a reader woken late on a busy CPU does, for SECS at
 # most, and no more once the tuner's OUT shows a repair (a late reader can
 # break idling under strict_guarantees too).  A reader whose next request
@@ -152,7 +152,7 @@ id_late_readers() {
 	(exec 7<>"$fifo"
 	end=$((SECONDS + $1))
 	while [ $SECONDS -lt $end ] && ! grep -q '"action":"repair"' "$2"; do
-		read -r -t 0.5 -u 7
+		read -r -t 3 -u 7
 		pid=$(pgrep -P "$ID_FIO" | shuf -n 1)
 		[ -n "$pid" ] || continue
 		kill -STOP "$pid" && read -r -t 0.014 -u 7
@@ -165,7 +165,7 @@ id_late_readers() {
 # slice_idle_us 8000, the tuner started with the readers and a store that
 # says idling wins on this device (so it makes no probe).  A reader late by
 # more than slice_idle stops BFQ idling, with slice_idle_us unchanged, for
-# seconds at a time (id_late_readers makes one late every half second).
+# seconds at a time (id_late_readers makes one late every 3 s).
 # The tuner must say so, with the evidence, try strict_guarantees and keep
 # it (a first trial measured in the dip that can follow the switch may
 # lose; the second, 40 s later, must win).  The disk's own counters are
@@ -176,7 +176,7 @@ id_late_readers() {
 # put back.  Where BFQ never went three seconds without idling in
 # ID_HORIZON s there is nothing to repair (a skip, with the disk's depth); a
 # collapse of three seconds or more that the tuner left alone is a failure.
-ID_HORIZON=150
+ID_HORIZON=100
 ID_TRIAL_END='(.action == "keep" or .action == "revert") and .strict_guarantees_before == 1'
 
 test_collapse_detected_and_repaired() {
@@ -200,7 +200,7 @@ test_collapse_detected_and_repaired() {
 	lost=$(id_lost "$BW_TMP/truth" $((t0 + 3)))
 	if ! jq -e -s '[.[] | select(.action == "repair")] | length > 0' "$out" >/dev/null; then
 		if [ -z "$lost" ]; then
-			bw_skip "BFQ never went 3 s in a row without idling in ${ID_HORIZON} s (the disk's highest depth in a second: $(awk '{ print $3 }' "$BW_TMP/truth" | sort -n | tail -n 1)): nothing to repair"
+			bw_skip_absent "BFQ never went 3 s in a row without idling in ${ID_HORIZON} s (the disk's highest depth in a second: $(awk '{ print $3 }' "$BW_TMP/truth" | sort -n | tail -n 1)): nothing to repair"
 			return 0
 		fi
 		fail "BFQ stopped idling from $((lost - t0)) s (the disk's depth: $(awk -v t="$lost" '$1 >= t { print $3 }' "$BW_TMP/truth" | head -n 5 | paste -sd' ')) and the tuner did not repair it"
