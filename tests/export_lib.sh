@@ -40,7 +40,10 @@ ex_start() {
 # keys of the scrape job (scheme, tls_config, basic_auth), indented by 4.
 # EX_PROM.
 ex_prom_start() {
-	local dir=$BW_TMP/prom port
+	local dir port
+	# A store of its own: series an earlier Prometheus of the suite left
+	# would answer the queries below for their 5 minutes of lookback.
+	dir=$(mktemp -d "$BW_TMP/prom.XXXXXX")
 	mkdir -p "$dir/data"
 	port=$(ex_port)
 	cp "$BW_ROOT/dashboards/blkwise-rules.yml" "$dir/rules.yml"
