@@ -99,7 +99,7 @@ $(OUT)/synthtrace: tools/synthtrace.c $(PURE_OBJS) | $(OUT)
 	$(Q)$(CC) $(CFLAGS) $< $(PURE_OBJS) -lm -o $@
 
 # libFuzzer harnesses of the trace readers (clang's fuzzer runtime: libclang-rt-14-dev).
-FUZZ_LIB := $(addprefix user/model/,trace.c blktrace.c replay.c metrics.c classify.c hist.c)
+FUZZ_LIB := $(addprefix user/model/,trace.c blktrace.c replay.c metrics.c classify.c hist.c snap.c)
 FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-std=gnu11 -D_GNU_SOURCE -Ibpf -Iuser -I$(OUT)
 $(OUT)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB) $(wildcard user/*/*.h) | $(OUT)
