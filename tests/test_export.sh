@@ -231,6 +231,40 @@ test_tune_in_process() {
 	assertFalse "nothing left to restore" "[ -s $BW_TMP/run.t/tune-$dev ]"
 }
 
+# The default (the light tier, with the exact tier's slices attached and
+# detached as nobody, after the drop) serves P_eff and the class: slices of
+# 1 s every 2 s here, so that an 8 s deep run holds four of them.  S1 from
+# a lone reader in the first slice (3 s), then P_eff within 15% of the
+# emulated disk's 4 servers and the class deep, both from the slices.
+test_default_slices_served_as_nobody() {
+	local dev p
+	ex_require || return 0
+	bw_require_fetch "the exact tier's slices" || return 0
+	bw_require fio fusermount3 || return 0
+	bw_fakedisk dev service_us=2000,parallel=4 || { fail "fakedisk"; return; }
+	echo 2 >/sys/block/"$dev"/queue/nomerges
+	ex_start "$BW_TMP/d.out" -d "$dev" --exact-period 2 --exact-slice 1 --no-state ||
+		{ fail "export start"; return; }
+	assertEquals "runs as nobody" "$(id -u nobody)" "$(awk '/^Uid/ { print $2 }' /proc/"$EX_PID"/status)"
+	fio --name=s --filename=/dev/"$dev" --direct=1 --rw=randread --bs=4k --ioengine=psync \
+		--time_based --runtime=2.5 >/dev/null 2>&1
+	fio --name=d --filename=/dev/"$dev" --direct=1 --rw=randread --bs=4k --ioengine=io_uring \
+		--iodepth=16 --time_based --runtime=8 >/dev/null 2>&1
+	curl -s "$EX_URL/metrics" >"$BW_TMP/dm"
+	p=$(awk -v d="$dev" '$1 == "blkwise_effective_parallelism{device=\"" d "\"}" { print $2 }' "$BW_TMP/dm")
+	echo "  P_eff ${p:-absent}; $(grep "^blkwise_device_class{device=\"$dev\".* 1$" "$BW_TMP/dm");" \
+		"$(grep "^blkwise_device_state_info{device=\"$dev\"" "$BW_TMP/dm")"
+	assertNotNull "effective parallelism served" "$p"
+	assertTrue "P_eff $p within 15% of 4" "bw_within ${p:-0} 4 15"
+	assertTrue "class deep" "grep -q '^blkwise_device_class{device=\"$dev\",class=\"deep\"} 1$' $BW_TMP/dm"
+	assertTrue "S1 learned live" "grep -q '^blkwise_device_state_info{device=\"$dev\",s1_source=\"live\"' $BW_TMP/dm"
+	assertFalse "no error: $(grep -i 'slice\|error' "$BW_TMP/d.out.err")" \
+		"grep -qi 'slice\|error' $BW_TMP/d.out.err"
+	kill -TERM "$EX_PID"
+	wait "$EX_PID"
+	assertEquals "SIGTERM: clean exit" 0 $?
+}
+
 # Run as root, the exporter drops to nobody, and still keeps what it
 # learned (S1 from a lone reader, the class from a deep run) in a state
 # directory that is root's: restarted, it serves both as stored.

@@ -330,4 +330,73 @@ test_streams_depth_think_class() {
 }
 
 # shellcheck disable=SC1091
+# pl_last OUT DEV FIELD: FIELD of DEV's last line in OUT.
+pl_last() { jq -rs --arg d "$2" "[.[].devices[] | select(.device == \$d)] | last | $3" "$1"; }
+
+# The default (the light tier with the exact tier's slices) against the
+# exact tier and the truth, on a serial disk and a 4-way one (8 ms, so the
+# path through loop and FUSE stays small against the service).  S1 is
+# learned by a default run at iodepth 1 (its first slice) and stored; then
+# both tiers watch the same 30 s at iodepth 16, each with a copy of the
+# store.  The default's P_eff, sampled by its slices, is within 10% of
+# the fixture's busy servers, and its class is the exact tier's by the
+# end of those 30 s; every line says its figures are sampled, and the
+# exact tier ran for a small share of the time.
+test_default_slices_peff_and_class() {
+	local d1 d4 r1 r4 st=$BW_TMP/slices.state def=$BW_TMP/slices.def.json ex=$BW_TMP/slices.ex.json
+	local dpid epid f1 f4 dev dir want truth pd pe share
+	pl_require || return 0
+	pl_up d1 r1 dispatch=any,parallel=1,service_us=8000 || return
+	pl_up d4 r4 dispatch=any,parallel=4,service_us=8000 || return
+	bw_stat_start "$BW_TMP/slices.learn.json" -d "$d1" -d "$d4" -i 1 --state-dir "$st" ||
+		{ fail "blkwise start"; return; }
+	pl_fio_bg warm1 "$d1" 1 "$PL_WARM"
+	f1=$PL_FIO_PID
+	pl_fio_bg warm4 "$d4" 1 "$PL_WARM"
+	f4=$PL_FIO_PID
+	wait "$f1" "$f4"
+	bw_stat_stop INT
+	assertEquals "the learning run stored S1 of both" 2 "$(grep -c '^s1	' "$st/s1")"
+	cp -r "$st" "$st.ex"
+	pl_fio_bg deep1 "$d1" 16 33
+	f1=$PL_FIO_PID
+	pl_fio_bg deep4 "$d4" 16 33
+	f4=$PL_FIO_PID
+	sleep 1
+	echo 1 >"$r1/reset"
+	echo 1 >"$r4/reset"
+	bw_stat_start "$def" -d "$d1" -d "$d4" -i 1 --state-dir "$st" || { fail "blkwise start"; return; }
+	dpid=$BW_STAT_PID
+	bw_stat_start "$ex" -d "$d1" -d "$d4" -i 1 --state-dir "$st.ex" --exact ||
+		{ fail "blkwise --exact start"; return; }
+	epid=$BW_STAT_PID
+	sleep 30
+	kill -INT "$dpid" "$epid"
+	wait "$dpid"
+	assertEquals "default: exit status" 0 $?
+	wait "$epid"
+	wait "$f1" "$f4"
+	for dev in "$d1" "$d4"; do
+		if [ "$dev" = "$d1" ]; then want=shallow dir=$r1; else want=deep dir=$r4; fi
+		truth=$(jq .busy_servers_avg "$dir/stats")
+		pd=$(jq -r --arg d "$dev" '.devices[] | select(.device == $d) | .p_eff // empty' "$def" | bw_median)
+		pe=$(jq -r --arg d "$dev" '.devices[] | select(.device == $d) | .p_eff // empty' "$ex" | bw_median)
+		share=$(pl_last "$def" "$dev" .exact_share)
+		echo "  $dev: truth $truth busy servers; P_eff default $pd (sampled), --exact $pe;" \
+			"class default $(pl_last "$def" "$dev" .class), --exact $(pl_last "$ex" "$dev" .class);" \
+			"exact share $share, lines $(jq -s length "$def")"
+		assertNotNull "$dev: the default determined P_eff" "$pd"
+		[ -n "$pd" ] || continue
+		assertTrue "$dev: default P_eff $pd within 10% of the truth $truth" "bw_within $pd $truth 10"
+		assertTrue "$dev: default P_eff $pd within 10% of --exact's $pe" "bw_within $pd ${pe:-0} 10"
+		assertEquals "$dev: class, default" "$want" "$(pl_last "$def" "$dev" .class)"
+		assertEquals "$dev: class, --exact" "$want" "$(pl_last "$ex" "$dev" .class)"
+		assertEquals "$dev: every line of the default says sampled" 0 \
+			"$(jq -s --arg d "$dev" '[.[].devices[] | select(.device == $d and .exact_sampled != true)] | length' "$def")"
+		assertEquals "$dev: the default's tier" light "$(pl_last "$def" "$dev" .tier)"
+		assertTrue "$dev: exact share $share of the run is small, and not nothing" \
+			"awk 'BEGIN { exit !($share > 0.05 && $share < 0.3) }'"
+	done
+}
+
 . shunit2

@@ -11,7 +11,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: blkwise export [-d DEV]... [-l [ADDR]:PORT] [-i SECS] [--user USER]\n"
 		"                      [--state-dir DIR | --no-state] [--bpf-stats]\n"
-		"                      [--max-connections N] [--max-per-ip N] [--bio-cache] [--exact]\n"
+		"                      [--max-connections N] [--max-per-ip N] [--bio-cache]\n"
+		"                      [--exact | --exact-period SECS [--exact-slice SECS]]\n"
 		"                      [--web.config.file FILE] [--tune [TUNE OPTIONS]] [-v]\n"
 		"                      [--btf FILE] [--force-raw-tp]\n"
 		"Serves the block layer's metrics to Prometheus: GET /metrics (text format, or\n"
@@ -26,6 +27,7 @@ static int parse_args(int argc, char **argv, struct export_args *a)
 {
 	static const struct option opts[] = {
 		BW_WATCH_LONGOPTS,
+		BW_SLICE_LONGOPTS,
 		BW_STATE_LONGOPTS,
 		BW_TUNER_LONGOPTS,
 		{ "listen", required_argument, NULL, 'l' },

@@ -26,7 +26,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: blkwise stat [-d DEV]... [-i SECS] [-c COUNT] [-z] [--json]\n"
-		"                    [--exact] [--streams[=process|cgroup]]\n"
+		"                    [--exact | --exact-period SECS [--exact-slice SECS]]\n"
+		"                    [--streams[=process|cgroup]]\n"
 		"                    [--state-dir DIR | --no-state] [--verbose] [--btf FILE]\n"
 		"                    [--max-devices N] [--bio-cache] [--virtio] [--force-raw-tp]\n");
 	bw_opts_help(f, BW_CMD_STAT);
@@ -38,6 +39,7 @@ static int parse_args(int argc, char **argv, struct stat_args *a)
 {
 	static const struct option opts[] = {
 		BW_WATCH_LONGOPTS,
+		BW_SLICE_LONGOPTS,
 		BW_STATE_LONGOPTS,
 		{ "interval", required_argument, NULL, 'i' },
 		{ "count", required_argument, NULL, 'c' },
@@ -227,19 +229,33 @@ static void report(struct stat_args *a, struct bw_watch *w, struct bw_watch_dev 
 	}
 }
 
-/* One interval, extending the histograms every BW_REFRESH_NS of it. */
+/*
+ * One interval, extending the histograms every BW_REFRESH_NS of it and
+ * running the exact tier's slices when due.
+ */
 static int sleep_interval(struct bw_watch *w, __u64 ns)
 {
+	__u64 end = bw_now_ns() + ns, refresh = bw_now_ns() + BW_REFRESH_NS;
 	int err;
 
-	while (ns > BW_REFRESH_NS) {
-		err = bw_sleep_ns(BW_REFRESH_NS);
+	for (;;) {
+		__u64 now = bw_now_ns(), slice = bw_watch_slices(w), wait;
+
+		if (now >= end)
+			return 0;
+		if (now >= refresh) {
+			bw_watch_refresh(w);
+			refresh = now + BW_REFRESH_NS;
+		}
+		wait = end - now;
+		if (refresh - now < wait)
+			wait = refresh - now;
+		if (slice < wait)
+			wait = slice;
+		err = bw_sleep_ns(wait);
 		if (err)
 			return err;
-		ns -= BW_REFRESH_NS;
-		bw_watch_refresh(w);
 	}
-	return bw_sleep_ns(ns);
 }
 
 static int run(struct stat_args *a, struct bw_watch *w)
@@ -282,6 +298,20 @@ static int run(struct stat_args *a, struct bw_watch *w)
 	return err == -EINTR ? 0 : err;
 }
 
+/* The tier, as the start says it. */
+static const char *tier_text(const struct bw_watch_opts *o, const struct bw_watch *w)
+{
+	static char buf[96];
+
+	if (!bw_core_light(w->core))
+		return "exact tier";
+	if (!w->xcore)
+		return "light tier";
+	snprintf(buf, sizeof(buf), "light tier, exact slices of %g s every %g s",
+		 o->exact_slice_s, o->exact_period_s);
+	return buf;
+}
+
 int cmd_stat(int argc, char **argv)
 {
 	struct stat_args *a = calloc(1, sizeof(*a));
@@ -310,11 +340,13 @@ int cmd_stat(int argc, char **argv)
 			bw_warn("virtio descriptor counts off: %s", bw_vio_why(a->vio));
 	}
 	if (a->w.core.verbose && bw_core_light(w.core))
-		bw_warn("light tier: busy time, solo service time (S1), P_eff and the class, "
-			"depth and dispatch stalls need --exact");
-	bw_warn("watching %s (%s, %s tier); Ctrl-C to stop",
+		bw_warn("light tier: busy time from the kernel's io_ticks; %s",
+			w.xcore ? "S1, P_eff, the class, depth and dispatch stalls sampled by "
+				  "the exact tier's slices (marked ~)" :
+				  "S1, P_eff, the class, depth and dispatch stalls need --exact");
+	bw_warn("watching %s (%s, %s); Ctrl-C to stop",
 		a->w.core.nr_watch ? "the named devices" : "every device",
-		bw_core_attach_mode(w.core), bw_core_light(w.core) ? "light" : "exact");
+		bw_core_attach_mode(w.core), tier_text(&a->w, &w));
 	if (!bw_bfq_available())
 		bw_warn("the class says whether idling helps, but %s", BW_NO_BFQ);
 	if (!run(a, &w))

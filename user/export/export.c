@@ -204,9 +204,10 @@ static void solo_of(const struct bw_watch_dev *s, const struct bw_snap_dev *cum,
 	d->s1_source = NULL;
 	for (op = 0; op < BW_NR_OPS; op++) {
 		for (c = 0; c < BW_SIZE_CLASSES; c++) {
-			__u64 n, ns;
+			__u64 n = 0, ns = 0;
 
-			bw_watch_solo(s, cum, op, c, &n, &ns);
+			if (cum)
+				bw_watch_solo(s, cum, op, c, &n, &ns);
 			d->s1_s[op][c] = NAN;
 			if (n >= bw_peff_default.min_solo) {
 				d->s1_s[op][c] = ns / (double)n / 1e9;
@@ -245,8 +246,12 @@ static void fill_dev(struct export_ctx *x, const struct bw_watch_dev *s, double 
 			    s->has_stored ? &s->stored : NULL, time(NULL), &iv);
 	d->depth_mean = iv.depth_busy;
 	d->p_eff = iv.p_eff;
+	if (s->iv.sampled) {	/* the light tier: the last exact slice's */
+		d->depth_mean = s->iv.depth_busy;
+		d->p_eff = s->iv.p_eff;
+	}
 	d->cls = s->cls.cls;
-	solo_of(s, cum, d);
+	solo_of(s, bw_watch_exact_dev(&x->w, s->dev), d);
 	d->solo_work_s = e ? e->solo_work_s : 0;
 	d->solo_known = e ? e->solo_known : 0;
 	sched_of(s->info.name, d);
@@ -927,11 +932,21 @@ static void wait_tick(struct export_ctx *x, __u64 due)
 
 	pthread_mutex_lock(&pg->lock);
 	while (!bw_exiting && pg->want_ns <= pg->sampled_ns) {
-		__u64 now = bw_now_ns(), u = due < now + 200000000ULL ? due : now + 200000000ULL;
-		struct timespec until = { .tv_sec = u / 1000000000ULL, .tv_nsec = u % 1000000000ULL };
+		__u64 slice, now, u;
+		struct timespec until;
+
+		pthread_mutex_unlock(&pg->lock);
+		slice = bw_watch_slices(&x->w);
+		pthread_mutex_lock(&pg->lock);
+		now = bw_now_ns();
+		u = due < now + 200000000ULL ? due : now + 200000000ULL;
 
 		if (now >= due)
 			break;
+		if (slice < u - now)
+			u = now + slice;
+		until.tv_sec = u / 1000000000ULL;
+		until.tv_nsec = u % 1000000000ULL;
 		reap_slow(x);
 		if (reload_asked) {
 			pthread_mutex_unlock(&pg->lock);

@@ -381,6 +381,10 @@ int bw_core_open(struct bw_core **out, const struct bw_core_opts *o)
 	err = err ?: fill_slots(c);
 	if (err)
 		goto fail;
+	if (o->sampler && !c->light) {
+		*out = c;
+		return 0;
+	}
 	err = c->light ? light_bpf__attach(c->lskel) : core_bpf__attach(c->skel);
 	if (err) {
 		bw_err("attaching to block tracepoints: %s; rerun with --verbose", strerror(-err));
@@ -500,38 +504,49 @@ static void heal_slot(struct bw_core *c, __u32 slot)
 	clear_rq_states(c, slot);
 }
 
-/* The table into c->rq_buf, in batches where the kernel has them; entries read, or -errno. */
-static long read_rq_table(struct bw_core *c)
+/* An array map's entries values into buf (keys: room for entries), in batches where the kernel has them. */
+static void read_array(int fd, __u32 entries, size_t vsz, void *buf, __u32 *keys)
 {
-	int fd = bpf_map__fd(c->skel->maps.rqs);
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
 	__u32 i, n, done = 0, in = 0, out;
 	bool first = true;
 	int err;
 
-	if (!c->rq_buf) {
-		c->rq_buf = calloc(c->rq_entries, sizeof(*c->rq_buf));
-		c->rq_keys = calloc(c->rq_entries, sizeof(*c->rq_keys));
-		if (!c->rq_buf || !c->rq_keys)
-			return -ENOMEM;
-	}
-	while (done < c->rq_entries) {
-		n = c->rq_entries - done;
-		err = bpf_map_lookup_batch(fd, first ? NULL : &in, &out, c->rq_keys + done,
-					   c->rq_buf + done, &n, &opts);
+	while (done < entries) {
+		n = entries - done;
+		err = bpf_map_lookup_batch(fd, first ? NULL : &in, &out, keys + done,
+					   (char *)buf + done * vsz, &n, &opts);
 		done += n;
 		if (err && errno == ENOENT)
-			return done;
+			return;
 		if (err)
 			break;
 		in = out;
 		first = false;
 	}
-	if (done >= c->rq_entries)
-		return done;
-	for (i = 0; i < c->rq_entries; i++)	/* no batch operations: one by one */
-		if (bpf_map_lookup_elem(fd, &i, &c->rq_buf[i]))
-			memset(&c->rq_buf[i], 0, sizeof(c->rq_buf[i]));
+	if (done >= entries)
+		return;
+	for (i = 0; i < entries; i++)	/* no batch operations: one by one */
+		if (bpf_map_lookup_elem(fd, &i, (char *)buf + i * vsz))
+			memset((char *)buf + i * vsz, 0, vsz);
+}
+
+static int rq_bufs(struct bw_core *c)
+{
+	if (!c->rq_buf) {
+		c->rq_buf = calloc(c->rq_entries, sizeof(*c->rq_buf));
+		c->rq_keys = calloc(c->rq_entries, sizeof(*c->rq_keys));
+	}
+	return c->rq_buf && c->rq_keys ? 0 : -ENOMEM;
+}
+
+/* The table into c->rq_buf; entries read, or -errno. */
+static long read_rq_table(struct bw_core *c)
+{
+	if (rq_bufs(c))
+		return -ENOMEM;
+	read_array(bpf_map__fd(c->skel->maps.rqs), c->rq_entries, sizeof(*c->rq_buf),
+		   c->rq_buf, c->rq_keys);
 	return c->rq_entries;
 }
 
@@ -693,6 +708,64 @@ int bw_core_snapshot(struct bw_core *c, struct bw_snap *s, int extra)
 out:
 	free(area);
 	return err;
+}
+
+/* Every entry of a per-request array map (rqs, waits) whose key word is set, back to zeros. */
+static int clear_table(struct bw_core *c, struct bpf_map *m)
+{
+	size_t vsz = bpf_map__value_size(m);
+	char *buf = calloc(c->rq_entries, vsz), *zero = calloc(1, vsz);
+	int fd = bpf_map__fd(m), err = 0;
+	__u32 i;
+
+	if (!buf || !zero || rq_bufs(c)) {
+		err = -ENOMEM;
+		goto out;
+	}
+	read_array(fd, c->rq_entries, vsz, buf, c->rq_keys);
+	for (i = 0; i < c->rq_entries; i++)
+		if (*(__u64 *)(buf + i * vsz) && bpf_map_update_elem(fd, &i, zero, BPF_ANY))
+			err = -errno;
+out:
+	free(buf);
+	free(zero);
+	return err;
+}
+
+int bw_core_slice_begin(struct bw_core *c)
+{
+	int err, fd = bpf_map__fd(c->skel->maps.stalls);
+	struct bw_stall st;
+	__u32 slot;
+
+	/*
+	 * Nothing is attached: what the last slice left in flight (its
+	 * requests completed unseen) goes, so this one starts from an empty
+	 * device as the exact tier sees it; cumulative counts stay.
+	 */
+	for (slot = 0; slot < c->max_slots; slot++) {
+		c->sh[slot].word = 0;
+		c->sh[slot].busy_start = 0;
+		c->sh[slot].opener_rq = 0;
+		c->sh[slot].opener_seq = 0;
+		c->last_word[slot] = 0;
+		if (bpf_map_lookup_elem(fd, &slot, &st))
+			continue;
+		st.waiting = 0;
+		st.start = 0;
+		bpf_map_update_elem(fd, &slot, &st, BPF_ANY);
+	}
+	err = clear_table(c, c->skel->maps.rqs);
+	err = err ?: clear_table(c, c->skel->maps.waits);
+	err = err ?: core_bpf__attach(c->skel);
+	if (err)
+		bw_err("starting an exact slice: %s", strerror(-err));
+	return err;
+}
+
+void bw_core_slice_end(struct bw_core *c)
+{
+	core_bpf__detach(c->skel);
 }
 
 /*

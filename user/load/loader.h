@@ -20,6 +20,7 @@ struct bw_core_opts {
 	const char *btf_path;	/* kernel BTF elsewhere than /sys/kernel/btf/vmlinux */
 	bool force_raw_tp;	/* exercise the raw_tp fallback on a BTF kernel */
 	bool exact;		/* the exact tier (bpf/core.bpf.c); else light, unless streams */
+	bool sampler;		/* with exact: loaded, attached only for slices (bw_core_slice_*) */
 	bool streams;
 	enum bw_stream_by streams_by;	/* with streams: process (default) or cgroup */
 	bool verbose;
@@ -90,6 +91,13 @@ int bw_core_snapshot(struct bw_core *c, struct bw_snap *s, int extra);
 /* Between snapshots more than 10 s apart: keeps 32-bit histogram buckets from wrapping. */
 int bw_core_refresh(struct bw_core *c);
 #define BW_REFRESH_NS (10ULL * 1000000000ULL)
+/*
+ * The exact tier as a sampler (opts.sampler): a slice starts from a clean
+ * in-flight state (words, per-request and wait tables) and attaches; its
+ * end detaches.  Figures are the deltas of snapshots taken within a slice.
+ */
+int bw_core_slice_begin(struct bw_core *c);
+void bw_core_slice_end(struct bw_core *c);
 /* A device went away: let a new device on its queue id claim a fresh slot. */
 void bw_core_forget_dev(struct bw_core *c, __u32 dev);
 const char *bw_core_attach_mode(const struct bw_core *c);

@@ -81,8 +81,8 @@ static const struct peff_why {
   why_shallow = { "not driven at depth", "-L<1.5", "mean depth under 1.5" },
   why_no_s1 = { "solo service time unknown", "-nS1",
 		"solo service time not learned yet (needs I/O at depth 1 once)" },
-  why_light = { "light tier: busy time and depth need --exact", "-lt",
-		"light tier (busy time and depth need --exact)" };
+  why_light = { "light tier: needs the exact tier (--exact, or an exact slice)", "-lt",
+		"light tier, no exact slice yet (--exact-period)" };
 
 /* The legend of the codes, one line, printed once above the first table. */
 void bw_render_legend(FILE *f)
@@ -298,6 +298,30 @@ void bw_interval_compute(const struct bw_snap_dev *prev, const struct bw_snap_de
 	o->requeues_per_s = ratio(all.requeues, secs);
 	compute_stall(prev, cur, dbusy, o);
 	compute_peff(cur, d, dbusy, o->depth_busy, pp, stored, now_unix, o);
+}
+
+void bw_interval_sampled(struct bw_interval *o, const struct bw_interval *x, double age_s,
+			 double share)
+{
+	o->sampled = true;
+	o->sample_age_s = age_s;
+	o->sample_s = x->secs;
+	o->exact_share = share;
+	o->depth_busy = x->depth_busy;
+	o->depth_max = x->depth_max;
+	o->depth_max_unknown = x->depth_max_unknown;
+	o->stall_s = x->stall_s;
+	o->stall_share = x->stall_share;
+	o->stall_episodes = x->stall_episodes;
+	o->stall_unknown = x->stall_unknown;
+	o->solo_ms = x->solo_ms;
+	o->solo_ios = x->solo_ios;
+	o->s1_source = x->s1_source;
+	o->s1_age_s = x->s1_age_s;
+	o->s1_coverage = x->s1_coverage;
+	o->p_eff = x->p_eff;
+	o->p_eff_why = x->p_eff_why;
+	o->p_eff_code = x->p_eff_code;
 }
 
 /* p90 of the interval's think times; +inf when it is past the histogram's end. */

@@ -113,6 +113,14 @@ struct bw_interval {
 	double solo_work_ns;	/* sum over them of S1: solo-equivalent work done */
 	__u64 solo_known;	/* completions whose S1 was known */
 	bool light;		/* from the light tier: what needs the exact tier is not measured */
+	/*
+	 * Light tier with exact slices: depth, stalls, S1 and P_eff are the
+	 * last slice's sample (bw_interval_sampled), taken sample_age_s ago
+	 * over sample_s seconds; exact_share is the share of time the exact
+	 * tier has run since start.
+	 */
+	bool sampled;
+	double sample_age_s, sample_s, exact_share;
 	const char *timing_source;	/* "issue" (exact tier), "stamp" or "issue_fallback" (light) */
 	bool gone;
 };
@@ -143,6 +151,13 @@ extern const char *const bw_op_names[BW_NR_OPS];
 void bw_interval_compute(const struct bw_snap_dev *prev, const struct bw_snap_dev *cur,
 			 double secs, const struct bw_peff_params *pp, const struct bw_s1_dev *stored,
 			 __s64 now_unix, struct bw_interval *out);
+/*
+ * What only the exact tier measures (depth, stalls, S1, P_eff), from x, an
+ * exact slice's interval taken age_s ago, into o, a light one; share is
+ * the exact tier's share of time.  Busy time stays o's (io_ticks).
+ */
+void bw_interval_sampled(struct bw_interval *o, const struct bw_interval *x, double age_s,
+			 double share);
 
 /*
  * A virtio disk's ring buffers between two reads of its counts

@@ -493,10 +493,12 @@ static void devices(struct bw_prom *p, const struct bw_expo_dev *d, int n)
 	dev_series(p, d, n, "blkwise_inflight_requests", BW_PROM_GAUGE,
 		   "Requests dispatched and not completed.", get_inflight);
 	dev_series(p, d, n, "blkwise_depth_mean", BW_PROM_GAUGE,
-		   "Mean requests in flight while busy, over the last interval.", get_depth);
+		   "Mean requests in flight while busy, over the last interval (the light "
+		   "tier: the last exact slice's sample).", get_depth);
 	dev_series(p, d, n, "blkwise_effective_parallelism", BW_PROM_GAUGE,
-		   "P_eff over the last interval: solo-equivalent work per busy second; absent "
-		   "while undetermined.", get_peff);
+		   "P_eff over the last interval (the light tier: the last exact slice's "
+		   "sample): solo-equivalent work per busy second; absent while undetermined.",
+		   get_peff);
 	dev_series(p, d, n, "blkwise_solo_work_seconds", BW_PROM_COUNTER,
 		   "Sum of S1 over completed requests whose S1 is known.", get_work);
 	dev_series(p, d, n, "blkwise_solo_known_requests", BW_PROM_COUNTER,

@@ -47,6 +47,8 @@ void bw_render_row(FILE *f, const struct bw_interval *iv, const struct bw_class 
 	cell(f, 6, 1, iv->busy_pct);
 	if (isnan(iv->p_eff))
 		fprintf(f, " %6s", iv->p_eff_code ? iv->p_eff_code : "-");
+	else if (iv->sampled)	/* the last exact slice's: ~ */
+		fprintf(f, " %5.2f~", iv->p_eff);
 	else
 		cell(f, 6, 2, iv->p_eff);
 	fprintf(f, " %-7s", bw_class_name(cls ? cls->cls : BW_CLASS_UNKNOWN));
@@ -132,6 +134,11 @@ void bw_render_json_dev(struct bw_json *j, const struct bw_interval *iv,
 	bw_json_num(j, "total_mean_ms", iv->total_mean_ms, 4);
 	bw_json_str(j, "tier", iv->light ? "light" : "exact");
 	bw_json_str(j, "timing_source", iv->timing_source);
+	/* The light tier's exact slices: depth, stalls, S1 and P_eff are the last slice's. */
+	bw_json_bool(j, "exact_sampled", iv->sampled);
+	bw_json_num(j, "exact_sample_age_s", iv->sampled ? iv->sample_age_s : NAN, 3);
+	bw_json_num(j, "exact_sample_s", iv->sampled ? iv->sample_s : NAN, 3);
+	bw_json_num(j, "exact_share", iv->sampled ? iv->exact_share : NAN, 4);
 	bw_json_num(j, "depth_mean_busy", iv->depth_busy, 3);
 	if (iv->depth_max_unknown)
 		bw_json_num(j, "depth_max", NAN, 0);

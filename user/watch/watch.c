@@ -15,6 +15,26 @@
 void bw_watch_opts_init(struct bw_watch_opts *o)
 {
 	o->state_dir = BW_STATE_DIR;
+	o->exact_period_s = BW_EXACT_PERIOD_S;
+	o->exact_slice_s = BW_EXACT_SLICE_S;
+}
+
+/* --exact-period (0: never) and --exact-slice, in seconds. */
+static int slice_opt(struct bw_watch_opts *o, int c, const char *arg)
+{
+	bool period = c == BW_OPT_EXACT_PERIOD;
+	double v;
+
+	if (!(period && !strcmp(arg, "0")) && bw_parse_interval(arg, &v)) {
+		bw_err("bad --exact-%s '%s': give seconds, 0.01 to 86400%s",
+		       period ? "period" : "slice", arg, period ? ", or 0 for never" : "");
+		return -EINVAL;
+	}
+	if (period)
+		o->exact_period_s = strcmp(arg, "0") ? v : 0;
+	else
+		o->exact_slice_s = v;
+	return 1;
 }
 
 int bw_watch_opt(struct bw_watch_opts *o, int c, const char *arg)
@@ -46,6 +66,9 @@ int bw_watch_opt(struct bw_watch_opts *o, int c, const char *arg)
 	case BW_OPT_RAW_TP:
 		o->core.force_raw_tp = true;
 		return 1;
+	case BW_OPT_EXACT_PERIOD:
+	case BW_OPT_EXACT_SLICE:
+		return slice_opt(o, c, arg);
 	case BW_OPT_VERSION:
 		bw_print_version(stdout);
 		exit(0);
@@ -54,14 +77,22 @@ int bw_watch_opt(struct bw_watch_opts *o, int c, const char *arg)
 	}
 }
 
-struct bw_watch_dev *bw_watch_dev(struct bw_watch *w, __u32 dev)
+static struct bw_watch_dev *find_dev(struct bw_watch *w, __u32 dev)
 {
-	struct bw_watch_dev *s;
 	int i;
 
 	for (i = 0; i < w->ndevs; i++)
 		if (w->devs[i].dev == dev)
 			return &w->devs[i];
+	return NULL;
+}
+
+struct bw_watch_dev *bw_watch_dev(struct bw_watch *w, __u32 dev)
+{
+	struct bw_watch_dev *s = find_dev(w, dev);
+
+	if (s)
+		return s;
 	s = realloc(w->devs, (w->ndevs + 1) * sizeof(*s));
 	if (!s)
 		return NULL;
@@ -92,6 +123,11 @@ int bw_watch_resolve(struct bw_watch *w, struct bw_watch_opts *o)
 	int i, j;
 
 	w->o = o;
+	if (o->exact_period_s > 0 && o->exact_slice_s >= o->exact_period_s) {
+		bw_err("--exact-slice %g must be shorter than --exact-period %g",
+		       o->exact_slice_s, o->exact_period_s);
+		return -EINVAL;
+	}
 	c->nr_watch = 0;
 	for (i = 0; i < o->nr_names; i++) {
 		const char *arg = o->names[i];
@@ -174,6 +210,8 @@ static int objects(const struct bw_watch *w, struct bpf_object **objs)
 	int n = 0;
 
 	objs[n++] = bw_core_obj(w->core);
+	if (w->xcore)
+		objs[n++] = bw_core_obj(w->xcore);
 	if (w->bio)
 		objs[n++] = bw_bio_obj(w->bio);
 	if (w->st)
@@ -185,7 +223,7 @@ static int objects(const struct bw_watch *w, struct bpf_object **objs)
 
 static void print_memory(const struct bw_watch *w, FILE *f)
 {
-	struct bpf_object *objs[4];
+	struct bpf_object *objs[5];
 	int n = objects(w, objs);
 
 	bw_core_print_memory(w->core, objs + 1, n - 1, f);
@@ -197,7 +235,7 @@ static void print_memory(const struct bw_watch *w, FILE *f)
 
 int bw_watch_prog_stats(const struct bw_watch *w, struct bw_prog_stat *out, int max)
 {
-	struct bpf_object *objs[4];
+	struct bpf_object *objs[5];
 	int i, nobj = objects(w, objs), n = 0;
 
 	for (i = 0; i < nobj && n >= 0; i++)
@@ -214,7 +252,26 @@ int bw_watch_refresh(struct bw_watch *w)
 {
 	int err = bw_core_refresh(w->core);
 
+	err = err ?: (w->xcore ? bw_core_refresh(w->xcore) : 0);
 	return err ?: (w->bio ? bw_bio_refresh(w->bio) : 0);
+}
+
+/*
+ * The exact tier for slices, beside the light tier: not with a period of
+ * 0, and not before 5.12, where it measures nothing the light tier lacks.
+ */
+static int open_sampler(struct bw_watch *w)
+{
+	struct bw_core_opts o = w->o->core;
+
+	if (!bw_core_light(w->core) || w->o->exact_period_s <= 0 ||
+	    !bw_core_env(w->core)->have_fetch)
+		return 0;
+	o.exact = true;
+	o.sampler = true;
+	w->x_first = true;
+	w->x_next_ns = bw_now_ns();
+	return bw_core_open(&w->xcore, &o);
 }
 
 int bw_watch_start(struct bw_watch *w)
@@ -235,6 +292,7 @@ int bw_watch_start(struct bw_watch *w)
 	open_store(w);
 	err = bw_core_open(&w->core, &w->o->core);
 	err = err ?: open_others(w);
+	err = err ?: open_sampler(w);
 	if (err)
 		return err;
 	if (w->o->core.verbose)
@@ -243,6 +301,8 @@ int bw_watch_start(struct bw_watch *w)
 	if (err < 0)
 		return err;
 	w->saved_at = w->prev.ts_ns;
+	w->start_ns = w->prev.ts_ns;
+	bw_watch_slices(w);
 	return 0;
 }
 
@@ -334,14 +394,15 @@ static void identify(struct bw_watch *w, struct bw_watch_dev *s, const struct bw
  */
 static void drop_dev(struct bw_watch *w, struct bw_watch_dev *s, const struct bw_snap_dev *d)
 {
+	const struct bw_snap_dev *x = bw_watch_exact_dev(w, d->dev);
 	int op, c;
 
-	if (store_dev(w, s, d, time(NULL)))
+	if (x && store_dev(w, s, x, time(NULL)))
 		w->dirty = true;
-	for (op = 0; op < BW_NR_OPS; op++) {
+	for (op = 0; op < BW_NR_OPS && x; op++) {
 		for (c = 0; c < BW_SIZE_CLASSES; c++) {
-			s->solo_base_ios[op][c] = d->op[op].solo_ios[c];
-			s->solo_base_ns[op][c] = d->op[op].solo_ns[c];
+			s->solo_base_ios[op][c] = x->op[op].solo_ios[c];
+			s->solo_base_ns[op][c] = x->op[op].solo_ns[c];
 		}
 	}
 	memset(s->saved_solos, 0, sizeof(s->saved_solos));
@@ -355,7 +416,10 @@ static void drop_dev(struct bw_watch *w, struct bw_watch_dev *s, const struct bw
 	s->row = BW_ROW_GONE;
 	s->info.id[0] = '\0';
 	s->info.identified = false;
+	s->x_at_ns = 0;
 	bw_core_forget_dev(w->core, d->dev);
+	if (w->xcore)
+		bw_core_forget_dev(w->xcore, d->dev);
 }
 
 /*
@@ -501,6 +565,124 @@ static void sample_streams(struct bw_watch *w, __u64 now)
 	w->nsprev = n;
 }
 
+static void learn_class(struct bw_watch_dev *s, double p_eff, double secs)
+{
+	bool was_stored = s->cls.stored && s->cls.cls != BW_CLASS_UNKNOWN;
+
+	bw_class_update(&s->cls, p_eff, secs);
+	/* Live evidence dropped the stored class: is it still the device it was learned on? */
+	if (was_stored && !s->cls.stored && s->cls.cls == BW_CLASS_UNKNOWN)
+		s->id_doubt = true;
+}
+
+const struct bw_snap_dev *bw_watch_exact_dev(const struct bw_watch *w, __u32 dev)
+{
+	return bw_snap_find(w->xcore ? &w->xprev : &w->prev, dev);
+}
+
+/* The exact tier's share of the time since start, at now. */
+static double exact_share(const struct bw_watch *w, __u64 now)
+{
+	__u64 on = w->x_total_ns + (w->x_on && now > w->xprev.ts_ns ? now - w->xprev.ts_ns : 0);
+
+	return now > w->start_ns ? (double)on / (double)(now - w->start_ns) : 0;
+}
+
+/* A slice's sample: every shown device's exact figures since the last, and its class. */
+static int slice_sample(struct bw_watch *w)
+{
+	struct bw_snap cur = {};
+	__s64 now = time(NULL);
+	double secs;
+	int i;
+
+	if (bw_core_snapshot(w->xcore, &cur, 0)) {
+		bw_snap_free(&cur);
+		return -1;
+	}
+	secs = (cur.ts_ns - w->xprev.ts_ns) / 1e9;
+	w->x_total_ns += cur.ts_ns - w->xprev.ts_ns;
+	for (i = 0; i < cur.nr; i++) {
+		const struct bw_snap_dev *d = &cur.devs[i];
+		struct bw_watch_dev *s = find_dev(w, d->dev);
+
+		if (!s || s->row != BW_ROW_SHOW)
+			continue;
+		bw_interval_compute(bw_snap_find(&w->xprev, d->dev), d, secs, &bw_peff_default,
+				    s->has_stored ? &s->stored : NULL, now, &s->xiv);
+		s->x_at_ns = cur.ts_ns;
+		learn_class(s, s->xiv.p_eff, secs);
+	}
+	bw_snap_free(&w->xprev);
+	w->xprev = cur;
+	return 0;
+}
+
+#define SLICE_SAMPLE_NS 1000000000ULL	/* a slice's figures, and its class samples, per second */
+
+/* The next sample: a second after the last snapshot, or the slice's end. */
+static void slice_next(struct bw_watch *w)
+{
+	__u64 t = w->xprev.ts_ns + SLICE_SAMPLE_NS;
+
+	w->x_next_ns = t < w->x_end_ns ? t : w->x_end_ns;
+}
+
+static void slice_begin(struct bw_watch *w, __u64 now)
+{
+	double len = w->o->exact_slice_s;
+	struct bw_snap first = {};
+
+	if (w->x_first && len < BW_EXACT_FIRST_S)
+		len = BW_EXACT_FIRST_S;
+	w->x_first = false;
+	w->x_start_ns = now;
+	w->x_next_ns = now + (__u64)(w->o->exact_period_s * 1e9);
+	if (bw_core_slice_begin(w->xcore))
+		return;
+	if (bw_core_snapshot(w->xcore, &first, 0)) {
+		bw_snap_free(&first);
+		bw_core_slice_end(w->xcore);
+		return;
+	}
+	bw_snap_free(&w->xprev);
+	w->xprev = first;
+	/* Timed from the first snapshot: the samples add up to the whole slice. */
+	w->x_end_ns = first.ts_ns + (__u64)(len * 1e9);
+	w->x_on = true;
+	slice_next(w);
+}
+
+static void slice_step(struct bw_watch *w, __u64 now)
+{
+	__u64 next = w->x_start_ns + (__u64)(w->o->exact_period_s * 1e9);
+
+	if (!slice_sample(w) && w->xprev.ts_ns < w->x_end_ns) {
+		slice_next(w);
+		return;
+	}
+	bw_core_slice_end(w->xcore);
+	w->x_on = false;
+	w->x_next_ns = next > now ? next : now;
+}
+
+__u64 bw_watch_slices(struct bw_watch *w)
+{
+	__u64 now;
+
+	if (!w->xcore)
+		return UINT64_MAX;
+	now = bw_now_ns();
+	if (now >= w->x_next_ns) {
+		if (w->x_on)
+			slice_step(w, now);
+		else
+			slice_begin(w, now);
+		now = bw_now_ns();
+	}
+	return w->x_next_ns > now ? w->x_next_ns - now : 0;
+}
+
 int bw_watch_sample(struct bw_watch *w)
 {
 	struct bw_snap cur = {};
@@ -516,7 +698,6 @@ int bw_watch_sample(struct bw_watch *w)
 	for (i = 0; i < cur.nr; i++) {
 		const struct bw_snap_dev *d = &cur.devs[i];
 		struct bw_watch_dev *s = bw_watch_dev(w, d->dev);
-		bool was_stored;
 
 		if (!s || s->row == BW_ROW_HIDE)
 			continue;
@@ -532,11 +713,11 @@ int bw_watch_sample(struct bw_watch *w)
 		if (s->iv.bio_based)	/* bios have no physical segments counted */
 			s->iv.seg_per_rq = NAN;
 		s->inflight = d->inflight;
-		was_stored = s->cls.stored && s->cls.cls != BW_CLASS_UNKNOWN;
-		bw_class_update(&s->cls, s->iv.p_eff, w->secs);
-		/* Live evidence dropped the stored class: is it still the device it was learned on? */
-		if (was_stored && !s->cls.stored && s->cls.cls == BW_CLASS_UNKNOWN)
-			s->id_doubt = true;
+		if (s->iv.light && s->x_at_ns)
+			bw_interval_sampled(&s->iv, &s->xiv, (cur.ts_ns - s->x_at_ns) / 1e9,
+					    exact_share(w, cur.ts_ns));
+		else if (!s->iv.light)
+			learn_class(s, s->iv.p_eff, w->secs);
 	}
 	if (w->o->core.streams)
 		sample_streams(w, cur.ts_ns);
@@ -596,10 +777,11 @@ void bw_watch_save(struct bw_watch *w)
 		return;
 	for (i = 0; i < cur->nr; i++) {
 		const struct bw_snap_dev *d = &cur->devs[i];
+		const struct bw_snap_dev *x = bw_watch_exact_dev(w, d->dev);
 		struct bw_watch_dev *s = bw_watch_dev(w, d->dev);
 
-		if (s && s->shown)
-			put += store_dev(w, s, d, now);
+		if (s && s->shown && x)
+			put += store_dev(w, s, x, now);
 	}
 	if (!put && !w->dirty)	/* nothing new learned: leave the file alone */
 		return;
@@ -637,8 +819,10 @@ void bw_watch_close(struct bw_watch *w)
 	bw_streams_close(w->st);
 	bw_bio_close(w->bio);
 	bw_bc_close(w->bc);
+	bw_core_close(w->xcore);
 	bw_core_close(w->core);
 	bw_snap_free(&w->prev);
+	bw_snap_free(&w->xprev);
 	bw_s1_store_free(&w->store);
 	free(w->devs);
 	free(w->sprev);

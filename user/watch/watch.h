@@ -12,8 +12,18 @@
 /* What a device's row shows this interval. */
 enum bw_row { BW_ROW_HIDE, BW_ROW_SHOW, BW_ROW_GONE };
 
+/*
+ * On the light tier, the exact tier runs for slices: exact_slice_s of
+ * every exact_period_s (0: never), the first slice BW_EXACT_FIRST_S at
+ * least, so that a class is learned as soon as on the exact tier.
+ */
+#define BW_EXACT_PERIOD_S 20.0
+#define BW_EXACT_SLICE_S 1.0
+#define BW_EXACT_FIRST_S 3.0
+
 struct bw_watch_opts {
 	struct bw_core_opts core;
+	double exact_period_s, exact_slice_s;
 	bool no_state;
 	const char *state_dir;
 	int nr_names;
@@ -44,6 +54,8 @@ struct bw_watch_dev {
 	__u64 solo_base_ns[BW_NR_OPS][BW_SIZE_CLASSES];
 	bool moved_warned;	/* named, and its name now on another dev_t: said once */
 	struct bw_interval iv;	/* the last interval, valid when row != HIDE */
+	struct bw_interval xiv;	/* the last exact slice's sample, valid when x_at_ns */
+	__u64 x_at_ns;
 	__s64 ds_merges;	/* diskstats' merges since the last sample, or -1 */
 	__u64 inflight;
 };
@@ -56,6 +68,14 @@ struct bw_watch_stream {
 struct bw_watch {
 	struct bw_watch_opts *o;
 	struct bw_core *core;
+	struct bw_core *xcore;		/* the exact tier's slices, beside the light tier, or NULL */
+	struct bw_snap xprev;		/* its last snapshot */
+	bool x_on;			/* a slice is running */
+	bool x_first;			/* the next slice is the first */
+	__u64 x_next_ns;		/* the next slice event: a sample, an end or a start */
+	__u64 x_start_ns, x_end_ns;	/* the running (or last) slice's */
+	__u64 x_total_ns;		/* time the exact tier has run */
+	__u64 start_ns;
 	struct bw_bio *bio;		/* bio-based devices (user/load/bio.c), or NULL */
 	struct bw_streams *st;		/* with --streams (user/load/streams.c), or NULL */
 	struct bw_bc *bc;		/* with --bio-cache (user/load/biocache.c), or NULL */
@@ -82,7 +102,12 @@ struct bw_watch {
  * its short options, and passes what getopt returns to bw_watch_opt
  * first.  Their text is options.c's.
  */
-enum { BW_OPT_STATE_DIR = 1000, BW_OPT_NO_STATE, BW_OPT_BTF, BW_OPT_RAW_TP, BW_OPT_VERSION };
+enum { BW_OPT_STATE_DIR = 1000, BW_OPT_NO_STATE, BW_OPT_BTF, BW_OPT_RAW_TP, BW_OPT_VERSION,
+       BW_OPT_EXACT_PERIOD, BW_OPT_EXACT_SLICE };
+/* stat's and export's: the exact tier's slices on the light tier. */
+#define BW_SLICE_LONGOPTS							\
+	{ "exact-period", required_argument, NULL, BW_OPT_EXACT_PERIOD },	\
+	{ "exact-slice", required_argument, NULL, BW_OPT_EXACT_SLICE }
 #define BW_STATE_LONGOPTS							\
 	{ "state-dir", required_argument, NULL, BW_OPT_STATE_DIR },		\
 	{ "no-state", no_argument, NULL, BW_OPT_NO_STATE }
@@ -117,6 +142,13 @@ int bw_watch_bio_cache(const struct bw_watch *w, struct bw_bc_snap *s);
  * again, its counters going on from where they were.
  */
 int bw_watch_sample(struct bw_watch *w);
+/*
+ * Starts, samples or ends an exact slice when one is due; ns until the
+ * next is due (UINT64_MAX: never).  The caller's wait calls it again then.
+ */
+__u64 bw_watch_slices(struct bw_watch *w);
+/* The snapshot of dev that holds the exact tier's counters (solo samples), or NULL. */
+const struct bw_snap_dev *bw_watch_exact_dev(const struct bw_watch *w, __u32 dev);
 /* Learned S1 into the store, if anything is new. */
 void bw_watch_save(struct bw_watch *w);
 void bw_watch_close(struct bw_watch *w);
