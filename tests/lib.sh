@@ -86,14 +86,22 @@ bw_require() {
 	return 0
 }
 
+# What blkwise says where the kernel lacks BPF atomic fetch-and-add (5.12+):
+# P_eff's reason in its JSON, and the reason the checks it cannot give skip
+# with (one source: user/model/model.h).
+BW_NO_FETCH_WHY=$(sed -n 's/^#define BW_NO_FETCH_WHY "\(.*\)"$/\1/p' "$BW_ROOT/user/model/model.h")
+
+# bw_has_fetch: whether the kernel has it.
+bw_has_fetch() {
+	[ "$(uname -r | awk -F. '{ printf "%d", $1 * 1000 + $2 }')" -ge 5012 ]
+}
+
 # bw_require_fetch WHAT: SKIP unless the kernel has BPF atomic fetch-and-add
 # (5.12+), without which blkwise measures no busy time, solo time or maximum
-# depth (docs/design.md, "The hot path"), and streams do not load.
+# depth.
 bw_require_fetch() {
-	local v
-	v=$(uname -r | awk -F. '{ printf "%d", $1 * 1000 + $2 }')
-	[ "$v" -ge 5012 ] && return 0
-	bw_skip "$1 needs BPF atomic fetch-and-add (Linux 5.12+), this is $(uname -r)"
+	bw_has_fetch && return 0
+	bw_skip "$1: $BW_NO_FETCH_WHY (this is $(uname -r))"
 	return 1
 }
 

@@ -70,8 +70,13 @@ test_fsync_ext4() {
 	counts_match "$out" "$dev" "$s0" "$s1" "ext4 fsync"
 	fsyncs=$(bw_jsum "$out" "$dev" .fsync_writes)
 	ds_writes=$(bw_diskstat_delta "$s0" "$s1" 5)
-	echo "  ext4 fsync: $fsyncs empty flush writes of $ds_writes writes"
-	assertTrue "empty flush writes counted ($fsyncs)" "[ $fsyncs -gt 100 ]"
+	echo "  ext4 fsync: $fsyncs empty flush writes of $ds_writes writes (kernel $(uname -r))"
+	# How many fsyncs end in an empty flush write, and not in a journal
+	# commit's flush with data, is ext4's choice, and it differs by
+	# kernel (28 on 5.10, 56 on 6.12, hundreds on 6.18 for the same
+	# workload): that they are counted as the writes diskstats counts is
+	# what counts_match checked; here, that some were there to count.
+	assertTrue "empty flush writes counted ($fsyncs)" "[ $fsyncs -gt 0 ]"
 	assertEquals "service histogram: the writes that were issued" \
 		"$(bw_jsum "$out" "$dev" '(.ops | [.[].ios] | add) - .ops.passthrough.ios')" \
 		"$(($(bw_jsum "$out" "$dev" .svc_hist_samples) + fsyncs))"

@@ -15,6 +15,9 @@
 #   BW_VM_KERNEL  the guest's kernel (6.1: tools/vmtest.sh KVER)
 #   BW_VM_SUITES  the VM tier's suites: those whose checks SKIP on a kernel
 #                 without null_blk, scsi_debug, dm or md modules
+#   BW_VM_MATRIX  the other kernels of the matrix, a guest each after the
+#                 first ("5.10 6.12"; "" for none)
+#   BW_VM_MATRIX_SUITES  what those guests run: what differs by kernel
 #   BW_TESTS      "SUITE:TEST ...": of a suite named here, only these tests
 #                 (the host hands the guest the tests it moved there)
 #
@@ -33,6 +36,8 @@ cd "$(dirname "$0")/.." || exit 1
 
 BW_VM_KERNEL=${BW_VM_KERNEL:-6.1}
 BW_VM_SUITES=${BW_VM_SUITES:-test_truth test_biocache test_bio test_streams test_stalls test_seeds}
+BW_VM_MATRIX=${BW_VM_MATRIX-5.10 6.12}
+BW_VM_MATRIX_SUITES=${BW_VM_MATRIX_SUITES:-test_truth test_counts test_biocache}
 
 run_id=r$$
 # A suite's time limit: 15 minutes, 30 in a guest (TCG runs the tuner's
@@ -98,10 +103,10 @@ run_suites() {
 	done
 }
 
-# vm_suites: the VM tier's suites this run selects.
+# vm_suites SUITES: those this run selects.
 vm_suites() {
 	local s out=""
-	for s in $BW_VM_SUITES; do
+	for s in $1; do
 		selected "$s" && out="$out${out:+ }$s"
 	done
 	echo "$out"
@@ -129,27 +134,12 @@ check_moved() {
 	mv "$2.kept" "$2"
 }
 
-# run_vm: the VM tier's suites in a guest on BW_VM_KERNEL, with the tests
-# moved there.  Its checks join this run's lines as vm-KVER/NAME; a kernel
+# run_guest KVER SUITES MOVED: SUITES in a guest on KVER, with the tests
+# MOVED there.  Its checks join this run's lines as vm-KVER/NAME; a kernel
 # that cannot be fetched is one SKIP, a guest that does not boot or finish
 # one FAIL, with the reason.
-run_vm() {
-	local suites k=$BW_VM_KERNEL tier out line rc got mv mvsuites s
-	[ -z "${BW_VM_TIER:-}" ] || return 0	# this is the guest
-	suites=$(vm_suites)
-	mv=$(moved | paste -sd' ')
-	mvsuites=$(moved | cut -d: -f1 | sort -u | paste -sd' ')
-	tier=vm-$k
-	[ -n "$suites$mv" ] || return 0
-	if [ "${BW_VM:-}" = 0 ]; then
-		echo "SKIP $tier ($suites: not run, BW_VM=0)" >>"$results"
-		return 0
-	fi
-	[ -z "${BW_SUITES:-}" ] || [ "${BW_VM:-}" = 1 ] || suites=""
-	for s in $mvsuites; do
-		echo " $suites " | grep -q " $s " || suites="$suites${suites:+ }$s"
-	done
-	[ -n "$suites" ] || return 0
+run_guest() {
+	local k=$1 suites=$2 mv=$3 tier=vm-$1 out line rc got s
 	echo "== vm: $suites on $k (tools/vmtest.sh; BW_VM=0 skips it)"
 	[ -z "$mv" ] || echo "   moved here for BFQ: $mv"
 	out=build/vm/out/$k/results
@@ -186,6 +176,35 @@ run_vm() {
 	*)
 		echo "FAIL $tier ($line)" >>"$results" ;;	# no boot, a timeout
 	esac
+}
+
+# run_vm: the VM tier: its suites on BW_VM_KERNEL, with the tests moved
+# there; then BW_VM_MATRIX_SUITES on each kernel of BW_VM_MATRIX.
+run_vm() {
+	local suites mv mvsuites s k all=1
+	[ -z "${BW_VM_TIER:-}" ] || return 0	# this is the guest
+	suites=$(vm_suites "$BW_VM_SUITES")
+	mv=$(moved | paste -sd' ')
+	mvsuites=$(moved | cut -d: -f1 | sort -u | paste -sd' ')
+	[ -n "$suites$mv" ] || [ -n "$(vm_suites "$BW_VM_MATRIX_SUITES")" ] || return 0
+	if [ "${BW_VM:-}" = 0 ]; then
+		for k in $BW_VM_KERNEL $BW_VM_MATRIX; do
+			echo "SKIP vm-$k (not run, BW_VM=0)" >>"$results"
+		done
+		return 0
+	fi
+	# With BW_SUITES, only the moved tests, unless BW_VM=1.
+	[ -z "${BW_SUITES:-}" ] || [ "${BW_VM:-}" = 1 ] || { suites=""; all=0; }
+	for s in $mvsuites; do
+		echo " $suites " | grep -q " $s " || suites="$suites${suites:+ }$s"
+	done
+	[ -z "$suites" ] || run_guest "$BW_VM_KERNEL" "$suites" "$mv"
+	[ $all = 1 ] || return 0
+	suites=$(vm_suites "$BW_VM_MATRIX_SUITES")
+	[ -n "$suites" ] || return 0
+	for k in $BW_VM_MATRIX; do
+		run_guest "$k" "$suites" ""
+	done
 }
 
 summary() {

@@ -690,13 +690,13 @@ int bw_core_snapshot(struct bw_core *c, struct bw_snap *s, int extra)
 			goto out;
 		}
 		bw_snap_add_pcpu(d, c->pcpu_buf, c->ncpus, closed, c->hist[slot]);
+		d->busy_unknown = !c->have_fetch;
 		if (c->light) {
 			light_fallback(c, slot, d);
 			continue;
 		}
 		read_stall(c, slot, s->ts_ns, d);
 		d->lost += c->healed[slot];
-		d->busy_unknown = !c->have_fetch;
 		if (sh.word & BW_INFLIGHT_MASK) {
 			d->inflight += sh.word & BW_INFLIGHT_MASK;
 			d->open_area_ns += area[slot];

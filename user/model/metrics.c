@@ -82,12 +82,14 @@ static const struct peff_why {
   why_no_s1 = { "solo service time unknown", "-nS1",
 		"solo service time not learned yet (needs I/O at depth 1 once)" },
   why_light = { "light tier: needs the exact tier (--exact, or an exact slice)", "-lt",
-		"light tier, no exact slice yet (--exact-period)" };
+		"light tier, no exact slice yet (--exact-period)" },
+  why_nofetch = { BW_NO_FETCH_WHY, "-nF", "this kernel has no BPF fetch-and-add (before 5.12)" };
 
 /* The legend of the codes, one line, printed once above the first table. */
 void bw_render_legend(FILE *f)
 {
-	const struct peff_why *w[] = { &why_idle, &why_few, &why_shallow, &why_no_s1, &why_light };
+	const struct peff_why *w[] = { &why_idle, &why_few, &why_shallow, &why_no_s1, &why_light,
+				       &why_nofetch };
 	size_t i;
 
 	fprintf(f, "P_eff undetermined:");
@@ -155,7 +157,9 @@ static void compute_peff(const struct bw_snap_dev *cur, const struct bw_op_stats
 	o->s1_coverage = n ? (double)known / (double)n : 0;
 	o->solo_work_ns = work;
 	o->solo_known = known;
-	if (cur->light)
+	if (cur->busy_unknown)
+		why = &why_nofetch;
+	else if (cur->light)
 		why = &why_light;
 	else if (!n || !dbusy)
 		why = &why_idle;
@@ -172,7 +176,7 @@ static void compute_peff(const struct bw_snap_dev *cur, const struct bw_op_stats
 }
 
 /*
- * The light tier's busy time: diskstats' io_ticks, the time the disk had a
+ * The light tier's busy time, and the exact tier's before 5.12: diskstats' io_ticks, the time the disk had a
  * request in flight, kept in whole jiffies (at each request's start and
  * end the kernel adds the jiffies since its last update if a request was
  * in flight: docs/metrics.md says how close it comes to the exact tier's).
@@ -288,7 +292,7 @@ void bw_interval_compute(const struct bw_snap_dev *prev, const struct bw_snap_de
 		o->depth_busy = NAN;
 		o->depth_max_unknown = true;
 	}
-	if (cur->light)
+	if (cur->light || cur->busy_unknown)
 		busy_from_ticks(prev, cur, secs, o);
 	o->seg_per_rq = ratio(seg, n);
 	o->segments = seg;

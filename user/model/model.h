@@ -63,6 +63,15 @@ struct bw_snap {
 	struct bw_snap_dev *devs;
 };
 
+/*
+ * Why busy periods, solo service times (S1), P_eff, the class and depth are
+ * not measured on a kernel without BPF atomic fetch-and-add: P_eff's reason,
+ * and the words the tests skip those checks with there (busy time then
+ * comes from the kernel's io_ticks).
+ */
+/* One line: tests/lib.sh reads it from here. */
+#define BW_NO_FETCH_WHY "this kernel has no BPF atomic fetch-and-add (Linux 5.12 or later): no busy periods, solo service times or depth"
+
 /* One device over one interval: what stat prints and export publishes. */
 struct bw_interval {
 	__u32 dev;

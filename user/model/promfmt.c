@@ -327,15 +327,15 @@ static void dev_series(struct bw_prom *p, const struct bw_expo_dev *d, int n, co
 }
 
 /*
- * The light tier's: the kernel's io_ticks, as node_exporter's
- * node_disk_io_time_seconds_total.  Absent before 5.12, where the exact
- * tier cannot measure it.
+ * The light tier's, and the exact tier's before 5.12 (no busy periods
+ * without fetch-and-add): the kernel's io_ticks, as node_exporter's
+ * node_disk_io_time_seconds_total.
  */
 static double get_busy(const struct bw_expo_dev *d)
 {
-	if (d->cum->light)
+	if (d->cum->light || d->cum->busy_unknown)
 		return d->cum->io_ticks_known ? d->cum->io_ticks_ms / 1e3 : NAN;
-	return d->cum->busy_unknown ? NAN : d->cum->busy_ns / 1e9;
+	return d->cum->busy_ns / 1e9;
 }
 
 /* Dispatch stalls (docs/design.md): absent where not measured (before 5.12, the light tier). */
