@@ -212,6 +212,7 @@ test_scsi_debug_p4() {
 # tr_tune DEV SECS: returns the tuner's decisions in TR_TUNE (JSON Lines).
 tr_tune() {
 	local dev=$1 i
+	bw_require_fetch "tune (it decides by streams, S1 and P_eff)" || return 1
 	bw_use_bfq "$dev" || return 1
 	echo 1 >/sys/block/"$dev"/queue/rotational
 	echo 0 >/sys/block/"$dev"/queue/iosched/low_latency

@@ -194,8 +194,8 @@ static int open_others(struct bw_watch *w)
 		return err;
 	if (o->streams && !env->have_fetch) {
 		uname(&u);
-		bw_err("--streams needs BPF atomic fetch-and-add, which this kernel (%s) lacks: "
-		       "Linux 5.12 or later; run without --streams", u.release);
+		bw_err("streams (--streams, and tune's, which it decides by) need BPF atomic "
+		       "fetch-and-add, which this kernel (%s) lacks: Linux 5.12 or later", u.release);
 		return -EOPNOTSUPP;
 	}
 	err = o->streams ? bw_streams_open(&w->st, o, env) : 0;
