@@ -154,7 +154,7 @@ test_libaio_no_hits() {
 	out=$BW_TMP/aio.json
 	bc_run "$out" libaio || return
 	[ "$(bc_last "$out" .method)" = exact ] ||
-		{ bw_skip "bio cache method $(bc_last "$out" .method)"; return 0; }
+		{ bw_skip "bio cache method $(bc_last "$out" .method): $(bc_last "$out" .why)"; return 0; }
 	ios=$(jq '.jobs[0].read.total_ios' "$out.fio")
 	req=$(bc_set "$out" blkdev_dio_pool requested)
 	hits=$(bc_set "$out" blkdev_dio_pool hits)
@@ -186,7 +186,8 @@ test_iops_with_and_without_cache() {
 	out=$BW_TMP/s3.counted
 	bc_run "$out.u" io_uring "${BC_HIPRI[@]}" || return
 	bc_run "$out.a" libaio || return
-	[ "$(bc_last "$out.u" .method)" = exact ] || { bw_skip "bio cache method not exact"; return 0; }
+	[ "$(bc_last "$out.u" .method)" = exact ] ||
+		{ bw_skip "bio cache method $(bc_last "$out.u" .method): $(bc_last "$out.u" .why)"; return 0; }
 	echo "  cache IOPS counted: io_uring hit ratio $(bc_set "$out.u" blkdev_dio_pool hit_ratio)," \
 		"libaio hits $(bc_set "$out.a" blkdev_dio_pool hits) of $(bc_set "$out.a" blkdev_dio_pool allocs)"
 	assertTrue "io_uring: the cache hit" "awk 'BEGIN { exit !($(bc_set "$out.u" blkdev_dio_pool hit_ratio) >= 0.9) }'"

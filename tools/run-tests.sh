@@ -18,6 +18,9 @@
 #   BW_VM_MATRIX  the other kernels of the matrix, a guest each after the
 #                 first ("5.10 6.12"; "" for none)
 #   BW_VM_MATRIX_SUITES  what those guests run: what differs by kernel
+#   BW_VM_MATRIX_ACCEL   their -accel (tcg,thread=single: one host thread for
+#                 the guest's CPUs, which 6.12's text patching needs under
+#                 TCG, docs/kernels.md)
 #   BW_TESTS      "SUITE:TEST ...": of a suite named here, only these tests
 #                 (the host hands the guest the tests it moved there)
 #
@@ -38,6 +41,7 @@ BW_VM_KERNEL=${BW_VM_KERNEL:-6.1}
 BW_VM_SUITES=${BW_VM_SUITES:-test_truth test_biocache test_bio test_streams test_stalls test_seeds}
 BW_VM_MATRIX=${BW_VM_MATRIX-5.10 6.12}
 BW_VM_MATRIX_SUITES=${BW_VM_MATRIX_SUITES:-test_truth test_counts test_biocache}
+BW_VM_MATRIX_ACCEL=${BW_VM_MATRIX_ACCEL:-tcg,thread=single}
 
 run_id=r$$
 # A suite's time limit: 15 minutes, 30 in a guest (TCG runs the tuner's
@@ -134,18 +138,18 @@ check_moved() {
 	mv "$2.kept" "$2"
 }
 
-# run_guest KVER SUITES MOVED: SUITES in a guest on KVER, with the tests
+# run_guest KVER SUITES MOVED [ACCEL]: SUITES in a guest on KVER, with the tests
 # MOVED there.  Its checks join this run's lines as vm-KVER/NAME; a kernel
 # that cannot be fetched is one SKIP, a guest that does not boot or finish
 # one FAIL, with the reason.
 run_guest() {
-	local k=$1 suites=$2 mv=$3 tier=vm-$1 out line rc got s
+	local k=$1 suites=$2 mv=$3 tier=vm-$1 out line rc got s accel=${4:-${VM_ACCEL:-tcg}}
 	echo "== vm: $suites on $k (tools/vmtest.sh; BW_VM=0 skips it)"
 	[ -z "$mv" ] || echo "   moved here for BFQ: $mv"
 	out=build/vm/out/$k/results
 	rm -f "$out"
 	BW_TESTS=$mv VM_MODULES="${VM_MODULES:-}${mv:+ bfq}" BW_UNITS=0 VM_TIMEOUT=${VM_TIMEOUT:-3600} \
-		tools/vmtest.sh -s "$suites" "$k" 2>&1 | tee "$state/vm"
+		VM_ACCEL=$accel tools/vmtest.sh -s "$suites" "$k" 2>&1 | tee "$state/vm"
 	rc=${PIPESTATUS[0]}
 	line=$(grep -E "^$k: " "$state/vm" | tail -n 1)
 	line=${line#"$k: "}
@@ -203,7 +207,7 @@ run_vm() {
 	suites=$(vm_suites "$BW_VM_MATRIX_SUITES")
 	[ -n "$suites" ] || return 0
 	for k in $BW_VM_MATRIX; do
-		run_guest "$k" "$suites" ""
+		run_guest "$k" "$suites" "" "$BW_VM_MATRIX_ACCEL"
 	done
 }
 

@@ -329,12 +329,14 @@ watch_first_output() {
 }
 
 # watch_lockup OUT: stops the guest (OUT/locked says why) when its kernel
-# reports a soft lockup: under multi-threaded TCG a CPU can spin for good on
-# code the kernel patched from another CPU (an int3 that is no longer
-# there), and the guest would sit until VM_TIMEOUT.
+# reports a soft lockup or traps on an int3: under multi-threaded TCG a CPU
+# can spin for good on code the kernel patched from another CPU (an int3
+# that is no longer there), or execute the int3 of a patch under way that
+# the kernel no longer expects (an oops at a tracepoint's site as it is
+# switched on), and the guest would sit until VM_TIMEOUT or die.
 watch_lockup() {
 	while [ ! -f "$1/qemu.rc" ]; do
-		w=$(grep -a -m 1 'soft lockup - CPU#' "$1/console.log" 2>/dev/null | tr -d '\r' |
+		w=$(grep -a -m 1 -E 'soft lockup - CPU#|Oops: int3' "$1/console.log" 2>/dev/null | tr -d '\r' |
 			sed 's/^\[[ 0-9.]*\] //' | cut -c 1-100)
 		if [ -n "$w" ]; then
 			echo "guest kernel: $w" >"$1/locked"

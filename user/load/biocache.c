@@ -69,6 +69,12 @@ int bw_bc_open(struct bw_bc **out, const struct bw_load_env *env, bool verbose)
 	if (!b)
 		return -ENOMEM;
 	*out = b;
+	if (!env->has_bio_cache) {
+		snprintf(b->why, sizeof(b->why), "this kernel has no per-cpu bio alloc cache "
+			 "(REQ_ALLOC_CACHE, Linux 5.15 or later)");
+		bw_warn("bio cache accounting off: %s", b->why);
+		return 0;
+	}
 	bc_read_names(b);
 	err = bc_load(b, env, true);
 	if (!err) {

@@ -40,6 +40,7 @@ struct bw_load_env {
 	bool has_io_start;	/* block_io_start (6.5+) */
 	bool have_fetch;	/* BPF atomic fetch-and-add, cmpxchg (5.12+) */
 	bool mempool_noprof;	/* mempool_alloc is mempool_alloc_noprof (6.10+) */
+	bool has_bio_cache;	/* the per-cpu bio alloc cache, REQ_ALLOC_CACHE (5.15+) */
 	int ncpus;
 	/* Set by bw_core_open: the core's per-request table and streams' maps. */
 	int rqs_fd, streams_fd, scount_fd;

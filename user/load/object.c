@@ -99,6 +99,24 @@ static bool have_atomic_fetch(void)
 	return true;
 }
 
+/* Whether enum NAME of btf has a value VAL. */
+static bool btf_enum_has(const struct btf *btf, const char *name, const char *val)
+{
+	const struct btf_type *t;
+	const struct btf_enum *e;
+	int id, i;
+
+	id = btf ? btf__find_by_name_kind(btf, name, BTF_KIND_ENUM) : -1;
+	if (id < 0)
+		return false;
+	t = btf__type_by_id(btf, id);
+	e = btf_enum(t);
+	for (i = 0; i < btf_vlen(t); i++)
+		if (!strcmp(btf__name_by_offset(btf, e[i].name_off), val))
+			return true;
+	return false;
+}
+
 int bw_load_env_probe(struct bw_load_env *env, const struct btf *btf, bool force_raw_tp)
 {
 	memset(env, 0, sizeof(*env));
@@ -122,6 +140,8 @@ int bw_load_env_probe(struct bw_load_env *env, const struct btf *btf, bool force
 	env->have_fetch = have_atomic_fetch();
 	env->mempool_noprof = btf && btf__find_by_name_kind(btf, "mempool_alloc_noprof",
 							    BTF_KIND_FUNC) > 0;
+	/* The per-cpu bio alloc cache came with 5.15 ("block: add a bio cache"). */
+	env->has_bio_cache = btf_enum_has(btf, "req_flag_bits", "__REQ_ALLOC_CACHE");
 	return 0;
 }
 
