@@ -24,7 +24,8 @@ EXACT = {
     "lost_completions", "dispatch_stalls", "depth_max", "inflight",
     "svc_hist_samples", "queue_hist_samples", "ops", "bio_based", "gone",
     "slaves", "holders", "device", "tier", "timing_source", "s1_coverage",
-    "busy_source",
+    "busy_source", "exact_sampled", "exact_sample_age_s", "exact_sample_s",
+    "exact_share",
 }
 # What the light tier counts (--counts-only): the rest it does not
 # measure, or times from the kernel's stamps.

@@ -20,14 +20,13 @@ static void usage(FILE *f)
 	bw_opts_help(f, BW_CMD_EXPORT);
 }
 
-enum { OPT_USER = 256, OPT_BPF_STATS, OPT_MAX_CONN, OPT_TUNE, OPT_BIO_CACHE, OPT_MAX_PER_IP,
-       OPT_WEB_CONFIG, OPT_EXACT };
+enum { OPT_USER = 256, OPT_BPF_STATS, OPT_MAX_CONN, OPT_TUNE, OPT_MAX_PER_IP, OPT_WEB_CONFIG };
 
 static int parse_args(int argc, char **argv, struct export_args *a)
 {
 	static const struct option opts[] = {
 		BW_WATCH_LONGOPTS,
-		BW_SLICE_LONGOPTS,
+		BW_TIER_LONGOPTS,
 		BW_STATE_LONGOPTS,
 		BW_TUNER_LONGOPTS,
 		{ "listen", required_argument, NULL, 'l' },
@@ -38,8 +37,6 @@ static int parse_args(int argc, char **argv, struct export_args *a)
 		{ "max-per-ip", required_argument, NULL, OPT_MAX_PER_IP },
 		{ "web.config.file", required_argument, NULL, OPT_WEB_CONFIG },
 		{ "tune", no_argument, NULL, OPT_TUNE },
-		{ "bio-cache", no_argument, NULL, OPT_BIO_CACHE },
-		{ "exact", no_argument, NULL, OPT_EXACT },
 		{ "tune-window", required_argument, NULL, BW_OPT_TUNE_WINDOW },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -106,12 +103,6 @@ static int parse_args(int argc, char **argv, struct export_args *a)
 			break;
 		case OPT_TUNE:
 			a->tune = true;
-			break;
-		case OPT_BIO_CACHE:
-			a->w.core.bio_cache = true;
-			break;
-		case OPT_EXACT:
-			a->w.core.exact = true;
 			break;
 		default:
 			return bw_opt_other(c, usage);

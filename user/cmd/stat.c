@@ -33,13 +33,13 @@ static void usage(FILE *f)
 	bw_opts_help(f, BW_CMD_STAT);
 }
 
-enum { OPT_MAX_DEV = 256, OPT_BIO_CACHE, OPT_VIRTIO, OPT_EXACT };
+enum { OPT_MAX_DEV = 256, OPT_VIRTIO };
 
 static int parse_args(int argc, char **argv, struct stat_args *a)
 {
 	static const struct option opts[] = {
 		BW_WATCH_LONGOPTS,
-		BW_SLICE_LONGOPTS,
+		BW_TIER_LONGOPTS,
 		BW_STATE_LONGOPTS,
 		{ "interval", required_argument, NULL, 'i' },
 		{ "count", required_argument, NULL, 'c' },
@@ -47,9 +47,7 @@ static int parse_args(int argc, char **argv, struct stat_args *a)
 		{ "streams", optional_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "max-devices", required_argument, NULL, OPT_MAX_DEV },
-		{ "bio-cache", no_argument, NULL, OPT_BIO_CACHE },
 		{ "virtio", no_argument, NULL, OPT_VIRTIO },
-		{ "exact", no_argument, NULL, OPT_EXACT },
 		{}
 	};
 	long n;
@@ -102,14 +100,8 @@ static int parse_args(int argc, char **argv, struct stat_args *a)
 			}
 			a->w.core.max_devices = (int)n;
 			break;
-		case OPT_BIO_CACHE:
-			a->w.core.bio_cache = true;
-			break;
 		case OPT_VIRTIO:
 			a->virtio = true;
-			break;
-		case OPT_EXACT:
-			a->w.core.exact = true;
 			break;
 		default:
 			return bw_opt_other(c, usage);

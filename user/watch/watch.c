@@ -66,9 +66,15 @@ int bw_watch_opt(struct bw_watch_opts *o, int c, const char *arg)
 	case BW_OPT_RAW_TP:
 		o->core.force_raw_tp = true;
 		return 1;
+	case BW_OPT_EXACT:
+		o->core.exact = true;
+		return 1;
 	case BW_OPT_EXACT_PERIOD:
 	case BW_OPT_EXACT_SLICE:
 		return slice_opt(o, c, arg);
+	case BW_OPT_BIO_CACHE:
+		o->core.bio_cache = true;
+		return 1;
 	case BW_OPT_VERSION:
 		bw_print_version(stdout);
 		exit(0);
@@ -638,8 +644,14 @@ static void slice_begin(struct bw_watch *w, __u64 now)
 	w->x_first = false;
 	w->x_start_ns = now;
 	w->x_next_ns = now + (__u64)(w->o->exact_period_s * 1e9);
-	if (bw_core_slice_begin(w->xcore))
+	if (bw_core_slice_begin(w->xcore)) {
+		/* Said once: the light tier goes on, without the exact tier's figures. */
+		bw_warn("exact slices off for this run: S1, P_eff, the class, depth and dispatch "
+			"stalls stay unknown (--exact measures them throughout)");
+		bw_core_close(w->xcore);
+		w->xcore = NULL;
 		return;
+	}
 	if (bw_core_snapshot(w->xcore, &first, 0)) {
 		bw_snap_free(&first);
 		bw_core_slice_end(w->xcore);

@@ -103,11 +103,13 @@ struct bw_watch {
  * first.  Their text is options.c's.
  */
 enum { BW_OPT_STATE_DIR = 1000, BW_OPT_NO_STATE, BW_OPT_BTF, BW_OPT_RAW_TP, BW_OPT_VERSION,
-       BW_OPT_EXACT_PERIOD, BW_OPT_EXACT_SLICE };
-/* stat's and export's: the exact tier's slices on the light tier. */
-#define BW_SLICE_LONGOPTS							\
+       BW_OPT_EXACT, BW_OPT_EXACT_PERIOD, BW_OPT_EXACT_SLICE, BW_OPT_BIO_CACHE };
+/* stat's and export's: the tiers (--exact, or the light tier's slices) and --bio-cache. */
+#define BW_TIER_LONGOPTS							\
+	{ "exact", no_argument, NULL, BW_OPT_EXACT },				\
 	{ "exact-period", required_argument, NULL, BW_OPT_EXACT_PERIOD },	\
-	{ "exact-slice", required_argument, NULL, BW_OPT_EXACT_SLICE }
+	{ "exact-slice", required_argument, NULL, BW_OPT_EXACT_SLICE },		\
+	{ "bio-cache", no_argument, NULL, BW_OPT_BIO_CACHE }
 #define BW_STATE_LONGOPTS							\
 	{ "state-dir", required_argument, NULL, BW_OPT_STATE_DIR },		\
 	{ "no-state", no_argument, NULL, BW_OPT_NO_STATE }
