@@ -504,7 +504,7 @@ static void heal_slot(struct bw_core *c, __u32 slot)
 	clear_rq_states(c, slot);
 }
 
-/* An array map's entries values into buf (keys: room for entries), in batches where the kernel has them. */
+/* The values of an array map's entries into buf (keys: room for as many), in batches where the kernel has them. */
 static void read_array(int fd, __u32 entries, size_t vsz, void *buf, __u32 *keys)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);

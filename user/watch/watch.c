@@ -642,8 +642,8 @@ static void slice_begin(struct bw_watch *w, __u64 now)
 	if (w->x_first && len < BW_EXACT_FIRST_S)
 		len = BW_EXACT_FIRST_S;
 	w->x_first = false;
-	w->x_start_ns = now;
-	w->x_next_ns = now + (__u64)(w->o->exact_period_s * 1e9);
+	w->x_restart_ns = now + (__u64)(w->o->exact_period_s * 1e9);
+	w->x_next_ns = w->x_restart_ns;
 	if (bw_core_slice_begin(w->xcore)) {
 		/* Said once: the light tier goes on, without the exact tier's figures. */
 		bw_warn("exact slices off for this run: S1, P_eff, the class, depth and dispatch "
@@ -667,15 +667,13 @@ static void slice_begin(struct bw_watch *w, __u64 now)
 
 static void slice_step(struct bw_watch *w, __u64 now)
 {
-	__u64 next = w->x_start_ns + (__u64)(w->o->exact_period_s * 1e9);
-
 	if (!slice_sample(w) && w->xprev.ts_ns < w->x_end_ns) {
 		slice_next(w);
 		return;
 	}
 	bw_core_slice_end(w->xcore);
 	w->x_on = false;
-	w->x_next_ns = next > now ? next : now;
+	w->x_next_ns = w->x_restart_ns > now ? w->x_restart_ns : now;
 }
 
 __u64 bw_watch_slices(struct bw_watch *w)

@@ -73,7 +73,8 @@ struct bw_watch {
 	bool x_on;			/* a slice is running */
 	bool x_first;			/* the next slice is the first */
 	__u64 x_next_ns;		/* the next slice event: a sample, an end or a start */
-	__u64 x_start_ns, x_end_ns;	/* the running (or last) slice's */
+	__u64 x_end_ns;			/* the running (or last) slice's end */
+	__u64 x_restart_ns;		/* when the next slice starts: a period after the last began */
 	__u64 x_total_ns;		/* time the exact tier has run */
 	__u64 start_ns;
 	struct bw_bio *bio;		/* bio-based devices (user/load/bio.c), or NULL */
