@@ -31,19 +31,65 @@ bw_run_cleanups() {
 	bw_cleanups=()
 }
 
+# A test's time limit: one that hangs is stopped, named and failed, and costs
+# no more than this (seconds; the runner's per-suite limit is the backstop).
+BW_TEST_LIMIT=${BW_TEST_LIMIT:-600}
+[ -z "${BW_VM_TIER:-}" ] || BW_TEST_LIMIT=${BW_VM_TEST_LIMIT:-1200}
+bw_watchdog=""
+
+# bw_watchdog_start: at BW_TEST_LIMIT, marks the test timed out and stops
+# what it waits on (the suite's children, so the foreground one returns),
+# then the suite itself: its TERM trap runs tearDown, which records a FAIL.
+bw_watchdog_start() {
+	local me=$$
+	rm -f "$BW_TMP/.timedout"
+	(
+		sleep "$BW_TEST_LIMIT"
+		echo "$BW_TEST_LIMIT" >"$BW_TMP/.timedout"
+		kill -TERM "$me"
+		for p in $(pgrep -P "$me"); do
+			[ "$p" = "$BASHPID" ] || kill -TERM "$p"
+		done
+	) >/dev/null 2>&1 &
+	bw_watchdog=$!
+}
+
+# The watchdog first (its sleep, killed first, would let it fire), then its sleep.
+bw_watchdog_stop() {
+	local s
+	[ -n "$bw_watchdog" ] || return 0
+	s=$(pgrep -P "$bw_watchdog")
+	kill "$bw_watchdog" 2>/dev/null
+	# shellcheck disable=SC2086
+	[ -z "$s" ] || kill $s 2>/dev/null
+	wait "$bw_watchdog" 2>/dev/null
+	bw_watchdog=""
+}
+
 setUp() {
 	bw_skipped=""
 	bw_moved=""
 	bw_cleanups=()
+	bw_test_t0=$SECONDS
+	bw_watchdog_start
 	[ "$(type -t bw_suite_setup)" = function ] && bw_suite_setup
 	return 0
 }
 
 tearDown() {
 	local result=PASS
+	bw_watchdog_stop
 	bw_run_cleanups
 	# shunit2 also calls tearDown from its exit trap, outside any test.
 	[ -n "${_shunit_test_:-}" ] || return 0
+	echo "  ($((SECONDS - bw_test_t0)) s)"
+	if [ -f "$BW_TMP/.timedout" ] && [ $((SECONDS - bw_test_t0)) -ge "$BW_TEST_LIMIT" ]; then
+		result=FAIL
+		bw_skipped=""
+		echo "FAIL $BW_SUITE:${_shunit_test_} (timed out after $(cat "$BW_TMP/.timedout") s)" >>"$BW_RESULTS"
+		echo "FAIL: $BW_SUITE:${_shunit_test_}: timed out after $(cat "$BW_TMP/.timedout") s" >&2
+		return 0
+	fi
 	if [ "${__shunit_testSuccess}" != "${SHUNIT_TRUE}" ]; then
 		result=FAIL
 	elif [ -n "$bw_moved" ]; then

@@ -21,6 +21,10 @@
 #   BW_VM_MATRIX_ACCEL   their -accel (tcg,thread=single: one host thread for
 #                 the guest's CPUs, which 6.12's text patching needs under
 #                 TCG, docs/kernels.md)
+#   BW_DEADLINE   a time (seconds since the epoch) by which the closing line
+#                 must be out (.ci/run sets it from CI's limit): each guest
+#                 boots only within it (VM_DEADLINE), the first leaving
+#                 BW_VM_MATRIX_RESERVE seconds (720) for each matrix guest
 #   BW_TESTS      "SUITE:TEST ...": of a suite named here, only these tests
 #                 (the host hands the guest the tests it moved there)
 #
@@ -42,6 +46,8 @@ BW_VM_SUITES=${BW_VM_SUITES:-test_truth test_biocache test_bio test_streams test
 BW_VM_MATRIX=${BW_VM_MATRIX-5.10 6.12}
 BW_VM_MATRIX_SUITES=${BW_VM_MATRIX_SUITES:-test_truth test_counts test_biocache}
 BW_VM_MATRIX_ACCEL=${BW_VM_MATRIX_ACCEL:-tcg,thread=single}
+BW_VM_MATRIX_RESERVE=${BW_VM_MATRIX_RESERVE:-720}
+BW_DEADLINE=${BW_DEADLINE:-0}
 
 run_id=r$$
 # A suite's time limit: 15 minutes, 30 in a guest (TCG runs the tuner's
@@ -104,6 +110,20 @@ run_suites() {
 			{ [ $rc -ne 0 ] && ! tail -n +"$((before + 1))" "$results" | grep -q '^FAIL'; }; then
 			echo "FAIL $(basename "$s" .sh) (suite exited $rc)" >>"$results"
 		fi
+		[ $rc -eq 0 ] || not_run "$s" "$before" "$rc"
+	done
+}
+
+# not_run SUITE BEFORE RC: after a suite stopped early (a test timed out, the
+# suite's own limit), each of its tests that left no line is a FAIL by name.
+not_run() {
+	local name t list
+	name=$(basename "$1" .sh)
+	list=$(tests_of "$name")
+	[ -n "$list" ] || list=$(sed -n 's/^\(test_[A-Za-z0-9_]*\)() *{.*/\1/p' "$1")
+	for t in $list; do
+		tail -n +"$(($2 + 1))" "$results" | grep -qE "^[A-Z]+ $name:$t( |\$)" ||
+			echo "FAIL $name:$t (not run: the suite stopped, exit status $3)" >>"$results"
 	done
 }
 
@@ -138,18 +158,19 @@ check_moved() {
 	mv "$2.kept" "$2"
 }
 
-# run_guest KVER SUITES MOVED [ACCEL]: SUITES in a guest on KVER, with the tests
-# MOVED there.  Its checks join this run's lines as vm-KVER/NAME; a kernel
+# run_guest KVER SUITES MOVED ACCEL RESERVE: SUITES in a guest on KVER, with
+# the tests MOVED there, ending RESERVE seconds before BW_DEADLINE if set.  Its checks join this run's lines as vm-KVER/NAME; a kernel
 # that cannot be fetched is one SKIP, a guest that does not boot or finish
 # one FAIL, with the reason.
 run_guest() {
-	local k=$1 suites=$2 mv=$3 tier=vm-$1 out line rc got s accel=${4:-${VM_ACCEL:-tcg}}
+	local k=$1 suites=$2 mv=$3 tier=vm-$1 out line rc got s accel=$4 dl=0
+	[ "$BW_DEADLINE" = 0 ] || dl=$((BW_DEADLINE - $5))
 	echo "== vm: $suites on $k (tools/vmtest.sh; BW_VM=0 skips it)"
 	[ -z "$mv" ] || echo "   moved here for BFQ: $mv"
 	out=build/vm/out/$k/results
 	rm -f "$out"
 	BW_TESTS=$mv VM_MODULES="${VM_MODULES:-}${mv:+ bfq}" BW_UNITS=0 VM_TIMEOUT=${VM_TIMEOUT:-3600} \
-		VM_ACCEL=$accel tools/vmtest.sh -s "$suites" "$k" 2>&1 | tee "$state/vm"
+		VM_DEADLINE=$dl VM_ACCEL=$accel tools/vmtest.sh -s "$suites" "$k" 2>&1 | tee "$state/vm"
 	rc=${PIPESTATUS[0]}
 	line=$(grep -E "^$k: " "$state/vm" | tail -n 1)
 	line=${line#"$k: "}
@@ -185,7 +206,7 @@ run_guest() {
 # run_vm: the VM tier: its suites on BW_VM_KERNEL, with the tests moved
 # there; then BW_VM_MATRIX_SUITES on each kernel of BW_VM_MATRIX.
 run_vm() {
-	local suites mv mvsuites s k all=1
+	local suites msuites mv mvsuites s k all=1 matrix=$BW_VM_MATRIX reserve
 	[ -z "${BW_VM_TIER:-}" ] || return 0	# this is the guest
 	suites=$(vm_suites "$BW_VM_SUITES")
 	mv=$(moved | paste -sd' ')
@@ -202,12 +223,13 @@ run_vm() {
 	for s in $mvsuites; do
 		echo " $suites " | grep -q " $s " || suites="$suites${suites:+ }$s"
 	done
-	[ -z "$suites" ] || run_guest "$BW_VM_KERNEL" "$suites" "$mv"
-	[ $all = 1 ] || return 0
-	suites=$(vm_suites "$BW_VM_MATRIX_SUITES")
-	[ -n "$suites" ] || return 0
-	for k in $BW_VM_MATRIX; do
-		run_guest "$k" "$suites" "" "$BW_VM_MATRIX_ACCEL"
+	msuites=$(vm_suites "$BW_VM_MATRIX_SUITES")
+	[ $all = 1 ] && [ -n "$msuites" ] || matrix=""
+	reserve=$(($(echo $matrix | wc -w) * BW_VM_MATRIX_RESERVE))
+	[ -z "$suites" ] || run_guest "$BW_VM_KERNEL" "$suites" "$mv" "${VM_ACCEL:-tcg}" "$reserve"
+	for k in $matrix; do
+		reserve=$((reserve - BW_VM_MATRIX_RESERVE))
+		run_guest "$k" "$msuites" "" "$BW_VM_MATRIX_ACCEL" "$reserve"
 	done
 }
 

@@ -24,6 +24,10 @@
 # Environment (or make's command line):
 #   VM_TIMEOUT  seconds per kernel, boot to power-off (1800: every suite
 #               takes about 17 minutes on 6.12 under TCG)
+#   VM_DEADLINE  a time (seconds since the epoch) no boot runs past: each
+#               boot's limit is the less of VM_TIMEOUT and what is left, and
+#               none starts with under VM_MIN_LEFT (180) left (a run with a
+#               limit of its own, such as CI's, ends with its results)
 #   VM_MEM VM_SMP VM_ACCEL VM_CPU   guest MiB (2048), CPUs (2), -accel (tcg), -cpu
 #   VM_SCRATCH  size of the scratch disk (8G)
 #   VM_MEMDISK  MiB of the brd ramdisk (ext4) given to the tests as BW_MEM_DIR,
@@ -63,6 +67,8 @@ ALL_KERNELS="5.10 6.1 6.12 host"
 INITRD_MODULES="virtio_pci 9pnet_virtio 9p overlay"
 
 VM_TIMEOUT=${VM_TIMEOUT:-1800}
+VM_DEADLINE=${VM_DEADLINE:-0}
+VM_MIN_LEFT=${VM_MIN_LEFT:-180}
 VM_MEM=${VM_MEM:-2048}
 VM_SMP=${VM_SMP:-2}
 VM_ACCEL=${VM_ACCEL:-tcg}
@@ -270,13 +276,13 @@ write_job() {
 }
 
 # qemu_run KVER OUT: one boot of the guest; QEMU_RC is qemu's exit status
-# (124: killed at VM_TIMEOUT).
+# (124: killed at its limit, TMO).
 qemu_run() {
 	dir=$VMDIR/$1 out=$2 rel=$(cat "$VMDIR/$1/release")
 	append="console=ttyS0 panic=-1 no_timer_check vmtest.root=$ROOT vmtest.out=$out"
 	append="$append vmtest.modules=$dir/root/lib/modules vmtest.boot=$dir/root/boot"
 	# shellcheck disable=SC3045 # dash has ulimit -l and -n
-	append="$append vmtest.timeout=$((VM_TIMEOUT - 60)) vmtest.memlock=$(ulimit -l) vmtest.nofile=$(ulimit -n)"
+	append="$append vmtest.timeout=$((TMO - 60)) vmtest.memlock=$(ulimit -l) vmtest.nofile=$(ulimit -n)"
 	# shellcheck disable=SC2086
 	append="$append vmtest.memdisk=$VM_MEMDISK vmtest.load=$(echo loop fuse zram dm-mod sd_mod $VM_MODULES | tr ' ' ',')"
 	set -- -accel "$VM_ACCEL" -smp "$VM_SMP" -m "$VM_MEM" -nographic -no-reboot \
@@ -300,10 +306,10 @@ qemu_run() {
 	rm -f "$out/qemu.rc" "$out/qemu.pid" "$out/hung" "$out/locked"
 	: >"$out/console.log"
 	if [ "$VM_VERBOSE" = 1 ]; then
-		{ timeout -k 10 "$VM_TIMEOUT" "$QEMU" "$@" </dev/null 2>"$out/qemu.err"; echo $? >"$out/qemu.rc"; } |
+		{ timeout -k 10 "$TMO" "$QEMU" "$@" </dev/null 2>"$out/qemu.err"; echo $? >"$out/qemu.rc"; } |
 			tee "$out/console.log" &
 	else
-		{ timeout -k 10 "$VM_TIMEOUT" "$QEMU" "$@" </dev/null >"$out/console.log" 2>"$out/qemu.err"; echo $? >"$out/qemu.rc"; } &
+		{ timeout -k 10 "$TMO" "$QEMU" "$@" </dev/null >"$out/console.log" 2>"$out/qemu.err"; echo $? >"$out/qemu.rc"; } &
 	fi
 	watch_first_output "$out" && watch_lockup "$out"
 	wait
@@ -313,7 +319,7 @@ qemu_run() {
 # watch_first_output OUT: stops the guest (OUT/hung says why) when its
 # kernel prints nothing within VM_FIRST_OUTPUT seconds: a boot that hangs
 # (a stock kernel on a KVM it cannot run on stops after "Probing EDD")
-# is said so at once, not at VM_TIMEOUT.
+# is said so at once, not at its limit.
 watch_first_output() {
 	t=0
 	while [ ! -f "$1/qemu.rc" ]; do
@@ -333,9 +339,13 @@ watch_first_output() {
 # can spin for good on code the kernel patched from another CPU (an int3
 # that is no longer there), or execute the int3 of a patch under way that
 # the kernel no longer expects (an oops at a tracepoint's site as it is
-# switched on), and the guest would sit until VM_TIMEOUT or die.
+# switched on), and the guest would sit until its limit or die.
+# Meanwhile it shows each result line of the guest's runner as it comes,
+# with the seconds since boot, so a long run's log says where it is.
 watch_lockup() {
+	shown=0 t0=$(date +%s)
 	while [ ! -f "$1/qemu.rc" ]; do
+		shown=$(show_results "$1" "$shown" "$t0")
 		w=$(grep -a -m 1 -E 'soft lockup - CPU#|Oops: int3' "$1/console.log" 2>/dev/null | tr -d '\r' |
 			sed 's/^\[[ 0-9.]*\] //' | cut -c 1-100)
 		if [ -n "$w" ]; then
@@ -345,6 +355,19 @@ watch_lockup() {
 		fi
 		sleep 2
 	done
+	show_results "$1" "$shown" "$t0" >/dev/null
+}
+
+# show_results OUT SHOWN T0: prints the guest's result lines after the first
+# SHOWN (to stderr, with the seconds since T0); prints how many there are.
+show_results() {
+	n=$(grep -c . "$1/results" 2>/dev/null || true)
+	n=${n:-0}
+	if [ "$n" -gt "$2" ]; then
+		sed -n "$(($2 + 1)),${n}p" "$1/results" |
+			sed "s/^/vmtest: $(basename "$1") +$(($(date +%s) - $3))s /" >&2
+	fi
+	echo "$n"
 }
 
 # kvm_note: with VM_ACCEL=kvm, what /dev/kvm is, for a guest that hung.
@@ -390,6 +413,16 @@ boot() {
 		"$(grep . "$dir/initrd.builtin" || echo none)); log in ${out#"$ROOT"/}/console.log"
 	start=$(date +%s) try=0 retried=""
 	while :; do
+		TMO=$VM_TIMEOUT
+		if [ "$VM_DEADLINE" != 0 ]; then
+			left=$((VM_DEADLINE - $(date +%s)))
+			if [ "$left" -lt "$VM_MIN_LEFT" ]; then
+				RESULT="FAILED (not booted: ${left}s left before the run's deadline (VM_DEADLINE)${retried:+$retried})"
+				STATUS=fail
+				return
+			fi
+			[ "$left" -ge "$TMO" ] || TMO=$left
+		fi
 		why=$(make_scratch "$kver") || { RESULT="FAILED to boot ($why)"; STATUS=fail; return; }
 		why=$(make_seed "$kver") || { RESULT="FAILED to boot ($why)"; STATUS=fail; return; }
 		qemu_run "$kver" "$out"
@@ -427,7 +460,7 @@ boot() {
 		if [ -f "$out/locked" ]; then
 			why="stopped: $(cat "$out/locked")"
 		elif [ "$QEMU_RC" = 124 ]; then
-			why="timed out after ${VM_TIMEOUT}s"
+			why="timed out after ${TMO}s"
 		elif [ -n "$killed" ]; then
 			why="qemu killed: $killed"
 		else
@@ -439,7 +472,7 @@ boot() {
 	jobrc=$(cat "$out/rc")
 	summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$out/output.log" | tail -n 1 || true)
 	if [ "$jobrc" = 124 ]; then
-		RESULT="FAILED (the job timed out in the guest after $((VM_TIMEOUT - 60))s${summary:+: $summary}; $times)"
+		RESULT="FAILED (the job timed out in the guest after $((TMO - 60))s${summary:+: $summary}; $times)"
 	elif [ -n "$summary" ]; then
 		RESULT="$summary ($times)"
 		case $summary in *" 0 failed,"*) [ "$jobrc" != 0 ] || STATUS=pass ;; esac
@@ -459,7 +492,7 @@ boot_why() {
 		tr -d '\r' | sed 's/^\[[ 0-9.]*\] //' || true)
 	if [ -n "$w" ]; then echo "$w"; return; fi
 	if [ "$2" = 124 ]; then
-		echo "timed out after ${VM_TIMEOUT}s; last console line: $(last_line "$1")"
+		echo "timed out after ${TMO}s; last console line: $(last_line "$1")"
 		return
 	fi
 	w=$(grep -v -m 1 -e 'warning:' -e 'terminating on signal' "$1/qemu.err" 2>/dev/null || true)

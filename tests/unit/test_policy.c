@@ -1108,6 +1108,40 @@ static void test_probe_stretches_on_a_slow_device(void)
 	CHECK(s.st.probe_cost_s > 1 && s.st.probe_cost_s < 2.2, "cost: %g s", s.st.probe_cost_s);
 }
 
+/* A slow spindle that reads 9% faster without idling: 20 requests a second, 22 at 0. */
+static double s_gain_at_0;
+
+static void near_tie_spindle(const struct sim *s, __u32 idle, struct phase *p)
+{
+	(void)s;
+	*p = idle ? (struct phase){ 5.0, NAN, 1.0, 0.1, BW_CLASS_UNKNOWN, 4, 4, 0 } :
+		    (struct phase){ 5.0 * (1 + s_gain_at_0), 0.9, 3.9, 0.1, BW_CLASS_UNKNOWN, 4, 4, 0 };
+}
+
+/*
+ * A probe's win within the windows' resolution (a request either way of
+ * the smaller count) is a tie, settled by P_eff; a win past it decides.
+ */
+static void test_probe_within_resolution(void)
+{
+	struct sim s;
+
+	s_gain_at_0 = 0.09;
+	sim_init(&s, 8000);
+	sim_run(&s, 6.0, near_tie_spindle);
+	CHECK(s.n[BW_TUNE_PROBE] == 1 && s.setting == 8000 && s.n[BW_TUNE_KEEP] == 0,
+	      "+9%% on 20 requests a second: a tie, idling back (setting %u)", s.setting);
+	CHECK(strstr(s.last.why, "within a request either way") &&
+	      strstr(s.last.why, "P_eff says shallow"), "why: %s", s.last.why);
+	CHECK(s.last.win.ios >= 40, "the probe gathered what resolves gain: %llu requests",
+	      (unsigned long long)s.last.win.ios);
+	s_gain_at_0 = 0.3;
+	sim_init(&s, 8000);
+	sim_run(&s, 6.0, near_tie_spindle);
+	CHECK(s.n[BW_TUNE_KEEP] == 1 && s.setting == 0, "+30%%: 0 kept (setting %u: %s)",
+	      s.setting, s.last.why);
+}
+
 static void test_evidence_unknown(void)
 {
 	struct bw_tune_win w;
@@ -1143,7 +1177,7 @@ int main(void)
 		UNIT(test_probe_damage_repaired),
 		UNIT(test_strict_dropped), UNIT(test_random_reads_ordered),
 		UNIT(test_evidence_unknown), UNIT(test_doubt_checked),
-		UNIT(test_probe_stretches_on_a_slow_device),
+		UNIT(test_probe_stretches_on_a_slow_device), UNIT(test_probe_within_resolution),
 	};
 
 	return unit_run("policy", tests, sizeof(tests) / sizeof(tests[0]));

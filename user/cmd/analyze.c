@@ -69,11 +69,6 @@ static void usage(FILE *f)
 	bw_opts_help(f, BW_CMD_ANALYZE);
 }
 
-enum {
-	OPT_FROM = 400, OPT_TO, OPT_NO_EXACT, OPT_HTML, OPT_PERFETTO, OPT_WHAT_IF, OPT_TABLE,
-	OPT_CSV_DIR,
-};
-
 static int parse_time(const char *s, double *v, const char *what)
 {
 	char *end;
@@ -86,101 +81,89 @@ static int parse_time(const char *s, double *v, const char *what)
 	return 0;
 }
 
+/* One of analyze's own options: 1 taken, 0 not its, -EINVAL on bad input. */
+static int take_opt(void *opts, int c, const char *arg)
+{
+	struct an_args *a = opts;
+
+	switch (c) {
+	case 'f':
+		if (!strcmp(arg, "text"))
+			a->fmt = FMT_TEXT;
+		else if (!strcmp(arg, "json"))
+			a->fmt = FMT_JSON;
+		else if (!strcmp(arg, "csv"))
+			a->fmt = FMT_CSV;
+		else {
+			bw_err("bad --format '%s': give text, json or csv", arg);
+			return -EINVAL;
+		}
+		return 1;
+	case 'j':
+		a->fmt = FMT_JSON;
+		return 1;
+	case 'd':
+		if (a->nnames >= BW_MAX_WATCH) {
+			bw_err("too many -d (at most %d)", BW_MAX_WATCH);
+			return -EINVAL;
+		}
+		a->names[a->nnames++] = arg;
+		return 1;
+	case 'i':
+		if (bw_parse_interval(arg, &a->ro.interval)) {
+			bw_err("bad interval '%s': give seconds between 0.01 and 86400",
+			       arg);
+			return -EINVAL;
+		}
+		return 1;
+	case 'a':
+		a->all_intervals = true;
+		return 1;
+	case BW_OPT_FROM:
+		if (parse_time(arg, &a->ro.from, "--from"))
+			return -EINVAL;
+		return 1;
+	case BW_OPT_TO:
+		if (parse_time(arg, &a->ro.to, "--to"))
+			return -EINVAL;
+		return 1;
+	case BW_OPT_NO_EXACT:
+		a->ro.exact = false;
+		return 1;
+	case BW_OPT_HTML:
+		a->html = arg;
+		return 1;
+	case BW_OPT_PERFETTO:
+		a->perfetto = arg;
+		return 1;
+	case BW_OPT_WHAT_IF:
+		a->what_if = true;
+		return 1;
+	case BW_OPT_TABLE:
+		for (a->table = 0; a->table < NR_TABLES; a->table++)
+			if (!strcmp(arg, table_names[a->table]))
+				break;
+		if (a->table == NR_TABLES) {
+			bw_err("bad --table '%s': give intervals, totals, latency, streams, "
+			       "outliers or what_if", arg);
+			return -EINVAL;
+		}
+		return 1;
+	case BW_OPT_CSV_DIR:
+		a->csv_dir = arg;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 static int parse_args(int argc, char **argv, struct an_args *a)
 {
-	static const struct option opts[] = {
-		{ "format", required_argument, NULL, 'f' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "device", required_argument, NULL, 'd' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "from", required_argument, NULL, OPT_FROM },
-		{ "to", required_argument, NULL, OPT_TO },
-		{ "no-exact", no_argument, NULL, OPT_NO_EXACT },
-		{ "html", required_argument, NULL, OPT_HTML },
-		{ "perfetto", required_argument, NULL, OPT_PERFETTO },
-		{ "what-if-tune", no_argument, NULL, OPT_WHAT_IF },
-		{ "table", required_argument, NULL, OPT_TABLE },
-		{ "csv-dir", required_argument, NULL, OPT_CSV_DIR },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
-	int c;
-
 	a->ro.exact = true;
 	a->ro.interval = 1;
 	a->table = -1;
-	while ((c = getopt_long(argc, argv, "f:jd:i:ah", opts, NULL)) != -1) {
-		switch (c) {
-		case 'f':
-			if (!strcmp(optarg, "text"))
-				a->fmt = FMT_TEXT;
-			else if (!strcmp(optarg, "json"))
-				a->fmt = FMT_JSON;
-			else if (!strcmp(optarg, "csv"))
-				a->fmt = FMT_CSV;
-			else {
-				bw_err("bad --format '%s': give text, json or csv", optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'j':
-			a->fmt = FMT_JSON;
-			break;
-		case 'd':
-			if (a->nnames >= BW_MAX_WATCH) {
-				bw_err("too many -d (at most %d)", BW_MAX_WATCH);
-				return -EINVAL;
-			}
-			a->names[a->nnames++] = optarg;
-			break;
-		case 'i':
-			if (bw_parse_interval(optarg, &a->ro.interval)) {
-				bw_err("bad interval '%s': give seconds between 0.01 and 86400",
-				       optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'a':
-			a->all_intervals = true;
-			break;
-		case OPT_FROM:
-			if (parse_time(optarg, &a->ro.from, "--from"))
-				return -EINVAL;
-			break;
-		case OPT_TO:
-			if (parse_time(optarg, &a->ro.to, "--to"))
-				return -EINVAL;
-			break;
-		case OPT_NO_EXACT:
-			a->ro.exact = false;
-			break;
-		case OPT_HTML:
-			a->html = optarg;
-			break;
-		case OPT_PERFETTO:
-			a->perfetto = optarg;
-			break;
-		case OPT_WHAT_IF:
-			a->what_if = true;
-			break;
-		case OPT_TABLE:
-			for (a->table = 0; a->table < NR_TABLES; a->table++)
-				if (!strcmp(optarg, table_names[a->table]))
-					break;
-			if (a->table == NR_TABLES) {
-				bw_err("bad --table '%s': give intervals, totals, latency, streams, "
-				       "outliers or what_if", optarg);
-				return -EINVAL;
-			}
-			break;
-		case OPT_CSV_DIR:
-			a->csv_dir = optarg;
-			break;
-		default:
-			return bw_opt_other(c, usage);
-		}
-	}
+	if (bw_opts_parse(argc, argv, BW_CMD_ANALYZE, usage, take_opt, a, NULL, NULL))
+		return -EINVAL;
 	if (optind >= argc) {
 		bw_err("no trace file given; see --help");
 		return -EINVAL;

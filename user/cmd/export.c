@@ -20,30 +20,52 @@ static void usage(FILE *f)
 	bw_opts_help(f, BW_CMD_EXPORT);
 }
 
-enum { OPT_USER = 256, OPT_BPF_STATS, OPT_MAX_CONN, OPT_TUNE, OPT_MAX_PER_IP, OPT_WEB_CONFIG };
+/* One of export's own options: 1 taken, 0 not its, -EINVAL on bad input. */
+static int take_opt(void *opts, int c, const char *arg)
+{
+	struct export_args *a = opts;
+
+	switch (c) {
+	case 'l':
+		a->listen = arg;
+		return 1;
+	case 'i':
+		if (bw_parse_interval(arg, &a->interval) || a->interval < 0.1) {
+			bw_err("bad interval '%s': give seconds between 0.1 and 86400", arg);
+			return -EINVAL;
+		}
+		return 1;
+	case BW_OPT_USER:
+		a->user = arg;
+		return 1;
+	case BW_OPT_BPF_STATS:
+		a->bpf_stats = true;
+		return 1;
+	case BW_OPT_MAX_CONN:
+		if (bw_parse_count(arg, &a->max_conn) || a->max_conn > 65536) {
+			bw_err("bad --max-connections '%s': give 1..65536", arg);
+			return -EINVAL;
+		}
+		return 1;
+	case BW_OPT_MAX_PER_IP:
+		if (bw_parse_count(arg, &a->max_per_ip) || a->max_per_ip > 65536) {
+			bw_err("bad --max-per-ip '%s': give 1..65536", arg);
+			return -EINVAL;
+		}
+		return 1;
+	case BW_OPT_WEB_CONFIG:
+		a->web_config = arg;
+		return 1;
+	case BW_OPT_TUNE:
+		a->tune = true;
+		return 1;
+	default:
+		return 0;
+	}
+}
 
 static int parse_args(int argc, char **argv, struct export_args *a)
 {
-	static const struct option opts[] = {
-		BW_WATCH_LONGOPTS,
-		BW_TIER_LONGOPTS,
-		BW_STATE_LONGOPTS,
-		BW_TUNER_LONGOPTS,
-		{ "listen", required_argument, NULL, 'l' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "user", required_argument, NULL, OPT_USER },
-		{ "bpf-stats", no_argument, NULL, OPT_BPF_STATS },
-		{ "max-connections", required_argument, NULL, OPT_MAX_CONN },
-		{ "max-per-ip", required_argument, NULL, OPT_MAX_PER_IP },
-		{ "web.config.file", required_argument, NULL, OPT_WEB_CONFIG },
-		{ "tune", no_argument, NULL, OPT_TUNE },
-		{ "tune-window", required_argument, NULL, BW_OPT_TUNE_WINDOW },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
-	bool tune_opt = false;
-	int c, err;
-
 	bw_watch_opts_init(&a->w);
 	bw_tuner_args_init(&a->t);
 	a->listen = ":" DEFAULT_PORT;
@@ -51,66 +73,10 @@ static int parse_args(int argc, char **argv, struct export_args *a)
 	a->user = "nobody";
 	a->max_conn = 4096;
 	a->max_per_ip = 64;
-	while ((c = getopt_long(argc, argv, "d:l:i:njvh", opts, NULL)) != -1) {
-		err = bw_watch_opt(&a->w, c, optarg);
-		if (err < 0)
-			return err;
-		if (err)
-			continue;
-		if (c == BW_OPT_TUNE_WINDOW) {
-			if (bw_tuner_set_window(&a->t, optarg))
-				return -EINVAL;
-			tune_opt = true;
-			continue;
-		}
-		err = bw_tuner_opt(&a->t, c, optarg);
-		if (err < 0)
-			return err;
-		if (err) {
-			tune_opt = true;
-			continue;
-		}
-		switch (c) {
-		case 'l':
-			a->listen = optarg;
-			break;
-		case 'i':
-			if (bw_parse_interval(optarg, &a->interval) || a->interval < 0.1) {
-				bw_err("bad interval '%s': give seconds between 0.1 and 86400", optarg);
-				return -EINVAL;
-			}
-			break;
-		case OPT_USER:
-			a->user = optarg;
-			break;
-		case OPT_BPF_STATS:
-			a->bpf_stats = true;
-			break;
-		case OPT_MAX_CONN:
-			if (bw_parse_count(optarg, &a->max_conn) || a->max_conn > 65536) {
-				bw_err("bad --max-connections '%s': give 1..65536", optarg);
-				return -EINVAL;
-			}
-			break;
-		case OPT_MAX_PER_IP:
-			if (bw_parse_count(optarg, &a->max_per_ip) || a->max_per_ip > 65536) {
-				bw_err("bad --max-per-ip '%s': give 1..65536", optarg);
-				return -EINVAL;
-			}
-			break;
-		case OPT_WEB_CONFIG:
-			a->web_config = optarg;
-			break;
-		case OPT_TUNE:
-			a->tune = true;
-			break;
-		default:
-			return bw_opt_other(c, usage);
-		}
-	}
-	if (bw_opt_rest(argc, argv))
+	if (bw_opts_parse(argc, argv, BW_CMD_EXPORT, usage, take_opt, a, &a->w, &a->t) ||
+	    bw_opt_rest(argc, argv))
 		return -EINVAL;
-	if (tune_opt && !a->tune) {
+	if (a->t.given && !a->tune) {
 		bw_err("tuner options need --tune");
 		return -EINVAL;
 	}

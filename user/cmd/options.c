@@ -4,8 +4,12 @@
  * order --help prints them in.  Defaults are spelled out, not computed:
  * tests/test_docs.sh compares this text with the man page and docs/.
  */
+#include <errno.h>
 #include <string.h>
 #include "cmd/options.h"
+#include "sys/sys.h"
+#include "watch/tuner.h"
+#include "watch/watch.h"
 
 #define S BW_CMD_STAT
 #define T BW_CMD_TUNE
@@ -34,73 +38,73 @@ const struct bw_optdoc bw_optdocs[] = {
 	{ S, 'j', "json", NULL, "one JSON object per interval (JSON Lines)" },
 	{ S, 's', "streams", "[=BY]",
 	  "also streams, per process (BY=process, the default) or per cgroup v2 (BY=cgroup); costs a hash lookup per I/O" },
-	{ S | E, 0, "exact", NULL,
+	{ S | E, BW_OPT_EXACT, "exact", NULL,
 	  "the exact tier throughout: issue and completion programs and the in-flight word, for exact busy time and, every interval, solo service time (S1), P_eff and the class, mean and maximum depth and dispatch stalls (about 3x the light tier's cost per I/O).  Default: the light tier, one completion program reading the kernel's own stamps, with the exact tier in slices (--exact-period); --streams and --tune imply --exact" },
-	{ S | E, 0, "exact-period", "SECS",
+	{ S | E, BW_OPT_EXACT_PERIOD, "exact-period", "SECS",
 	  "on the light tier, run the exact tier for a slice of every SECS seconds (default 20; 0: never), so that S1, P_eff, the class, depth and stalls stay known, marked sampled; the first slice lasts 3 s at least" },
-	{ S | E, 0, "exact-slice", "SECS", "how long each exact slice lasts (default 1)" },
-	{ S, 0, "max-devices", "N", "device slots to size the maps for, 1 to 1024" },
-	{ S, 0, "bio-cache", NULL,
+	{ S | E, BW_OPT_EXACT_SLICE, "exact-slice", "SECS", "how long each exact slice lasts (default 1)" },
+	{ S, BW_OPT_MAX_DEV, "max-devices", "N", "device slots to size the maps for, 1 to 1024" },
+	{ S, BW_OPT_BIO_CACHE, "bio-cache", NULL,
 	  "also the per-cpu bio alloc cache, per bio_set and CPU: exact hits and misses where fentry loads, else only the cache-flagged bios block_bio_queue shows (labelled)" },
-	{ S, 0, "virtio", NULL,
+	{ S, BW_OPT_VIRTIO, "virtio", NULL,
 	  "also virtio disks' ring buffers, direct or through an indirect descriptor (indirect share), where fentry loads" },
-	{ T, 0, "once", NULL,
+	{ T, BW_OPT_ONCE, "once", NULL,
 	  "decide from one window (probing if needed), leave the setting in place and exit (--restore puts it back)" },
-	{ E, 0, "user", "USER", "run as USER after loading BPF (default nobody)" },
-	{ E, 0, "bpf-stats", NULL,
+	{ E, BW_OPT_USER, "user", "USER", "run as USER after loading BPF (default nobody)" },
+	{ E, BW_OPT_BPF_STATS, "bpf-stats", NULL,
 	  "have the kernel count BPF run time while running (two clock reads per program run), for blkwise_bpf_run_seconds_total" },
-	{ E, 0, "max-connections", "N",
+	{ E, BW_OPT_MAX_CONN, "max-connections", "N",
 	  "concurrent HTTP connections, 1 to 65536 (default 4096; fewer if RLIMIT_NOFILE cannot hold them); a request's header must come within 5 s, a whole request within 10 s of the accept" },
-	{ E, 0, "max-per-ip", "N", "concurrent connections from one address (default 64)" },
-	{ E, 0, "web.config.file", "FILE",
+	{ E, BW_OPT_MAX_PER_IP, "max-per-ip", "N", "concurrent connections from one address (default 64)" },
+	{ E, BW_OPT_WEB_CONFIG, "web.config.file", "FILE",
 	  "TLS, client certificates, basic auth and headers, in Prometheus exporter-toolkit's format (read as root at start; SIGHUP re-reads users and headers)" },
-	{ E, 0, "bio-cache", NULL,
+	{ E, BW_OPT_BIO_CACHE, "bio-cache", NULL,
 	  "also blkwise_bio_cache_events_total: the per-cpu bio alloc cache per bio_set, method exact or tracepoint" },
-	{ E, 0, "tune", NULL,
+	{ E, BW_OPT_TUNE, "tune", NULL,
 	  "also tune BFQ idling, as blkwise tune does, in the same process; the options from --dry-run to --json are the tuner's and need --tune" },
 	{ T | E, 'n', "dry-run", NULL, "decide and log, write nothing" },
-	{ T | E, 0, "policy", "throughput|latency",
+	{ T | E, BW_OPT_POLICY, "policy", "throughput|latency",
 	  "throughput (default), or latency: idling must win by 20%" },
-	{ T | E, 0, "set-scheduler", "bfq", "switch devices to bfq first (put back on exit)" },
-	{ T | E, 0, "low-latency", "0|1", "set bfq's low_latency (put back on exit)" },
-	{ T | E, 0, "max-idle-us", "US",
+	{ T | E, BW_OPT_SCHED, "set-scheduler", "bfq", "switch devices to bfq first (put back on exit)" },
+	{ T | E, BW_OPT_LL, "low-latency", "0|1", "set bfq's low_latency (put back on exit)" },
+	{ T | E, BW_OPT_MAX_IDLE, "max-idle-us", "US",
 	  "ceiling of a nonzero slice_idle_us (default 8000, bfq's default)" },
-	{ T | E, 0, "strict-idle-us", "US",
+	{ T | E, BW_OPT_STRICT_IDLE, "strict-idle-us", "US",
 	  "the least nonzero slice_idle_us while strict_guarantees is on for sequential streams (default 20000): a reader later than it breaks the idling" },
-	{ T | E, 0, "no-strict", NULL,
+	{ T | E, BW_OPT_NO_STRICT, "no-strict", NULL,
 	  "never set bfq's strict_guarantees (tried, and kept only if faster, where BFQ stops idling although idling is set, after a probe of 0 that lost on a spindle, or where random sync reads queue in a shallow device)" },
-	{ T | E, 0, "run-dir", "DIR",
+	{ T | E, BW_OPT_RUN_DIR, "run-dir", "DIR",
 	  "where the values found and the locks are kept (default /run/blkwise)" },
-	{ E, 0, "tune-window", "SECS", "the tuner's measurement window (default 1)" },
+	{ E, BW_OPT_TUNE_WINDOW, "tune-window", "SECS", "the tuner's measurement window (default 1)" },
 	{ T, 'j', "json", NULL, "one JSON object per decision (JSON Lines)" },
 	{ E, 'j', "json", NULL, "the tuner's decisions as JSON Lines on standard output" },
-	{ T, 0, "restore", NULL,
+	{ T, BW_OPT_RESTORE, "restore", NULL,
 	  "put back what a tuner that did not exit cleanly changed (takes only -d, --run-dir and --verbose)" },
 	{ R, 't', "duration", "SECS", "stop after SECS seconds (default: on Ctrl-C or SIGTERM)" },
-	{ R, 0, "max-size", "SIZE", "stop once the file reaches SIZE (K, M, G suffixes)" },
-	{ R, 0, "buffer", "SIZE", "BPF ring buffer size, a power of two, 64K to 1G (default 16M)" },
+	{ R, BW_OPT_MAX_SIZE, "max-size", "SIZE", "stop once the file reaches SIZE (K, M, G suffixes)" },
+	{ R, BW_OPT_BUFFER, "buffer", "SIZE", "BPF ring buffer size, a power of two, 64K to 1G (default 16M)" },
 	{ A, 'f', "format", "FMT", "text (default), json (one object) or csv (one table)" },
-	{ A, 0, "table", "T",
+	{ A, BW_OPT_TABLE, "table", "T",
 	  "the table --format csv writes: intervals (default), totals, latency, streams, outliers or what_if" },
-	{ A, 0, "csv-dir", "DIR", "every table as DIR/T.csv (besides the chosen format)" },
+	{ A, BW_OPT_CSV_DIR, "csv-dir", "DIR", "every table as DIR/T.csv (besides the chosen format)" },
 	{ A, 'j', "json", NULL, "--format json" },
-	{ A, 0, "from", "T", "only events T seconds or more from the trace's start" },
-	{ A, 0, "to", "T", "only events less than T seconds from the trace's start" },
+	{ A, BW_OPT_FROM, "from", "T", "only events T seconds or more from the trace's start" },
+	{ A, BW_OPT_TO, "to", "T", "only events less than T seconds from the trace's start" },
 	{ A, 'a', "all", NULL, "text: every interval, idle ones too" },
-	{ A, 0, "no-exact", NULL,
+	{ A, BW_OPT_NO_EXACT, "no-exact", NULL,
 	  "one pass: percentiles from histogram buckets, up to 0.4% below the exact values" },
-	{ A, 0, "html", "FILE", "a self-contained HTML report with SVG charts" },
-	{ A, 0, "perfetto", "FILE", "Chrome trace-event JSON (ui.perfetto.dev)" },
-	{ A, 0, "what-if-tune", NULL, "the decisions blkwise tune's policy would have taken" },
-	{ S | T, 0, "state-dir", "DIR",
+	{ A, BW_OPT_HTML, "html", "FILE", "a self-contained HTML report with SVG charts" },
+	{ A, BW_OPT_PERFETTO, "perfetto", "FILE", "Chrome trace-event JSON (ui.perfetto.dev)" },
+	{ A, BW_OPT_WHAT_IF, "what-if-tune", NULL, "the decisions blkwise tune's policy would have taken" },
+	{ S | T, BW_OPT_STATE_DIR, "state-dir", "DIR",
 	  "where learned solo service times are kept (default /var/lib/blkwise)" },
-	{ E, 0, "state-dir", "DIR",
+	{ E, BW_OPT_STATE_DIR, "state-dir", "DIR",
 	  "where learned solo service times are kept (default /var/lib/blkwise; still saved after the drop to --user)" },
-	{ S | T | E, 0, "no-state", NULL, "neither read nor write learned solo service times" },
+	{ S | T | E, BW_OPT_NO_STATE, "no-state", NULL, "neither read nor write learned solo service times" },
 	{ S | T | E | R, 'v', "verbose", NULL, "libbpf messages, map memory, the attach chosen" },
-	{ S | T | E | R, 0, "btf", "FILE", "kernel BTF, when /sys/kernel/btf/vmlinux is missing" },
-	{ S | T | E | R, 0, "force-raw-tp", NULL, "raw_tp programs even where tp_btf loads" },
-	{ S | T | E | R, 0, "version", NULL, "version, git commit and libbpf version" },
+	{ S | T | E | R, BW_OPT_BTF, "btf", "FILE", "kernel BTF, when /sys/kernel/btf/vmlinux is missing" },
+	{ S | T | E | R, BW_OPT_RAW_TP, "force-raw-tp", NULL, "raw_tp programs even where tp_btf loads" },
+	{ S | T | E | R, BW_OPT_VERSION, "version", NULL, "version, git commit and libbpf version" },
 	{ S | T | E | R | A, 'h', "help", NULL, "these options, on standard output" },
 	{}
 };
@@ -111,8 +115,8 @@ static int print_left(FILE *f, const struct bw_optdoc *o)
 {
 	int n;
 
-	if (o->shrt)
-		n = fprintf(f, "  -%c%s", o->shrt, o->lng ? ", " : "");
+	if (o->val < BW_OPT_LONG_ONLY)
+		n = fprintf(f, "  -%c%s", o->val, o->lng ? ", " : "");
 	else
 		n = fprintf(f, "      ");
 	if (o->lng)
@@ -145,4 +149,52 @@ void bw_opts_help(FILE *f, unsigned int cmd)
 		}
 		fputc('\n', f);
 	}
+}
+
+void bw_opts_getopt(unsigned int cmd, struct bw_getopt *g)
+{
+	const struct bw_optdoc *o;
+	struct option *l = g->longs;
+	char *p = g->shorts;
+
+	for (o = bw_optdocs; o->help; o++) {
+		int has = !o->arg ? no_argument :
+			  strncmp(o->arg, "[=", 2) ? required_argument : optional_argument;
+
+		if (!(o->cmds & cmd))
+			continue;
+		if (o->val < BW_OPT_LONG_ONLY) {
+			*p++ = (char)o->val;
+			if (has != no_argument)
+				*p++ = ':';
+			if (has == optional_argument)
+				*p++ = ':';
+		}
+		if (o->lng && l < g->longs + BW_OPTS_MAX)
+			*l++ = (struct option){ o->lng, has, NULL, o->val };
+	}
+	*l = (struct option){ 0 };
+	*p = 0;
+}
+
+int bw_opts_parse(int argc, char **argv, unsigned int cmd, void (*usage)(FILE *f),
+		  int (*take)(void *a, int c, const char *arg), void *a,
+		  struct bw_watch_opts *w, struct bw_tuner_args *t)
+{
+	struct bw_getopt g;
+	int c, err;
+
+	bw_opts_getopt(cmd, &g);
+	while ((c = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
+		err = take(a, c, optarg);
+		if (!err && w)
+			err = bw_watch_opt(w, c, optarg);
+		if (!err && t)
+			err = bw_tuner_opt(t, c, optarg);
+		if (err < 0)
+			return -EINVAL;
+		if (!err)
+			return bw_opt_other(c, usage);
+	}
+	return 0;
 }

@@ -43,58 +43,46 @@ static void usage(FILE *f)
 	bw_opts_help(f, BW_CMD_RECORD);
 }
 
-enum { OPT_MAX_SIZE = 300, OPT_BUFFER };
+/* One of record's own options: 1 taken, 0 not its, -EINVAL on bad input. */
+static int take_opt(void *opts, int c, const char *arg)
+{
+	struct record_args *a = opts;
+
+	switch (c) {
+	case 'o':
+		a->out = arg;
+		return 1;
+	case 't':
+		if (bw_parse_interval(arg, &a->duration)) {
+			bw_err("bad duration '%s': give seconds between 0.01 and 86400", arg);
+			return -EINVAL;
+		}
+		return 1;
+	case BW_OPT_MAX_SIZE:
+		if (bw_parse_size(arg, &a->max_size) || a->max_size < 4096) {
+			bw_err("bad --max-size '%s': give a size of at least 4K (K, M, G)",
+			       arg);
+			return -EINVAL;
+		}
+		return 1;
+	case BW_OPT_BUFFER:
+		if (bw_parse_size(arg, &a->ring) || a->ring < 65536 ||
+		    a->ring > (1u << 30) || (a->ring & (a->ring - 1))) {
+			bw_err("bad --buffer '%s': give a power of two from 64K to 1G", arg);
+			return -EINVAL;
+		}
+		return 1;
+	default:
+		return 0;
+	}
+}
 
 static int parse_args(int argc, char **argv, struct record_args *a)
 {
-	static const struct option opts[] = {
-		BW_WATCH_LONGOPTS,
-		{ "output", required_argument, NULL, 'o' },
-		{ "duration", required_argument, NULL, 't' },
-		{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
-		{ "buffer", required_argument, NULL, OPT_BUFFER },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
-	int c, err;
-
 	a->ring = RING_DEFAULT;
 	bw_watch_opts_init(&a->w);
-	while ((c = getopt_long(argc, argv, "d:o:t:vh", opts, NULL)) != -1) {
-		err = bw_watch_opt(&a->w, c, optarg);
-		if (err < 0)
-			return err;
-		if (err)
-			continue;
-		switch (c) {
-		case 'o':
-			a->out = optarg;
-			break;
-		case 't':
-			if (bw_parse_interval(optarg, &a->duration)) {
-				bw_err("bad duration '%s': give seconds between 0.01 and 86400", optarg);
-				return -EINVAL;
-			}
-			break;
-		case OPT_MAX_SIZE:
-			if (bw_parse_size(optarg, &a->max_size) || a->max_size < 4096) {
-				bw_err("bad --max-size '%s': give a size of at least 4K (K, M, G)",
-				       optarg);
-				return -EINVAL;
-			}
-			break;
-		case OPT_BUFFER:
-			if (bw_parse_size(optarg, &a->ring) || a->ring < 65536 ||
-			    a->ring > (1u << 30) || (a->ring & (a->ring - 1))) {
-				bw_err("bad --buffer '%s': give a power of two from 64K to 1G", optarg);
-				return -EINVAL;
-			}
-			break;
-		default:
-			return bw_opt_other(c, usage);
-		}
-	}
-	if (bw_opt_rest(argc, argv))
+	if (bw_opts_parse(argc, argv, BW_CMD_RECORD, usage, take_opt, a, &a->w, NULL) ||
+	    bw_opt_rest(argc, argv))
 		return -EINVAL;
 	if (!a->out) {
 		bw_err("no output file: give -o FILE");

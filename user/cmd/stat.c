@@ -33,81 +33,65 @@ static void usage(FILE *f)
 	bw_opts_help(f, BW_CMD_STAT);
 }
 
-enum { OPT_MAX_DEV = 256, OPT_VIRTIO };
+/* One of stat's own options: 1 taken, 0 not its, -EINVAL on bad input. */
+static int take_opt(void *opts, int c, const char *arg)
+{
+	struct stat_args *a = opts;
+	long n;
+
+	switch (c) {
+	case 'i':
+		if (bw_parse_interval(arg, &a->interval)) {
+			bw_err("bad interval '%s': give seconds between 0.01 and 86400",
+			       arg);
+			return -EINVAL;
+		}
+		return 1;
+	case 'c':
+		if (bw_parse_count(arg, &a->count)) {
+			bw_err("bad count '%s': give a whole number > 0", arg);
+			return -EINVAL;
+		}
+		return 1;
+	case 'z':
+		a->hide_idle = true;
+		return 1;
+	case 'j':
+		a->json = true;
+		bw_json_errors = true;
+		return 1;
+	case 's':
+		a->w.core.streams = true;
+		if (!arg || !strcmp(arg, "process")) {
+			a->w.core.streams_by = BW_STREAMS_PROCESS;
+		} else if (!strcmp(arg, "cgroup")) {
+			a->w.core.streams_by = BW_STREAMS_CGROUP;
+		} else {
+			bw_err("bad --streams '%s': give process or cgroup", arg);
+			return -EINVAL;
+		}
+		return 1;
+	case BW_OPT_MAX_DEV:
+		if (bw_parse_count(arg, &n) || n > 1024) {
+			bw_err("bad --max-devices '%s': give 1..1024", arg);
+			return -EINVAL;
+		}
+		a->w.core.max_devices = (int)n;
+		return 1;
+	case BW_OPT_VIRTIO:
+		a->virtio = true;
+		return 1;
+	default:
+		return 0;
+	}
+}
 
 static int parse_args(int argc, char **argv, struct stat_args *a)
 {
-	static const struct option opts[] = {
-		BW_WATCH_LONGOPTS,
-		BW_TIER_LONGOPTS,
-		BW_STATE_LONGOPTS,
-		{ "interval", required_argument, NULL, 'i' },
-		{ "count", required_argument, NULL, 'c' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "streams", optional_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "max-devices", required_argument, NULL, OPT_MAX_DEV },
-		{ "virtio", no_argument, NULL, OPT_VIRTIO },
-		{}
-	};
-	long n;
-	int c, err;
-
 	a->interval = 1.0;
 	bw_watch_opts_init(&a->w);
-	while ((c = getopt_long(argc, argv, "d:i:c:zjs::vh", opts, NULL)) != -1) {
-		err = bw_watch_opt(&a->w, c, optarg);
-		if (err < 0)
-			return err;
-		if (err)
-			continue;
-		switch (c) {
-		case 'i':
-			if (bw_parse_interval(optarg, &a->interval)) {
-				bw_err("bad interval '%s': give seconds between 0.01 and 86400",
-				       optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'c':
-			if (bw_parse_count(optarg, &a->count)) {
-				bw_err("bad count '%s': give a whole number > 0", optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'z':
-			a->hide_idle = true;
-			break;
-		case 'j':
-			a->json = true;
-			bw_json_errors = true;
-			break;
-		case 's':
-			a->w.core.streams = true;
-			if (!optarg || !strcmp(optarg, "process")) {
-				a->w.core.streams_by = BW_STREAMS_PROCESS;
-			} else if (!strcmp(optarg, "cgroup")) {
-				a->w.core.streams_by = BW_STREAMS_CGROUP;
-			} else {
-				bw_err("bad --streams '%s': give process or cgroup", optarg);
-				return -EINVAL;
-			}
-			break;
-		case OPT_MAX_DEV:
-			if (bw_parse_count(optarg, &n) || n > 1024) {
-				bw_err("bad --max-devices '%s': give 1..1024", optarg);
-				return -EINVAL;
-			}
-			a->w.core.max_devices = (int)n;
-			break;
-		case OPT_VIRTIO:
-			a->virtio = true;
-			break;
-		default:
-			return bw_opt_other(c, usage);
-		}
-	}
-	if (bw_opt_rest(argc, argv))
+	if (bw_opts_parse(argc, argv, BW_CMD_STAT, usage, take_opt, a, &a->w, NULL) ||
+	    bw_opt_rest(argc, argv))
 		return -EINVAL;
 	return 0;
 }

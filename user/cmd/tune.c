@@ -14,6 +14,7 @@ struct tune_args {
 	struct bw_watch_opts w;
 	struct bw_tuner_args t;
 	bool once, restore;
+	bool other;		/* an option --restore has no use for */
 };
 
 static void usage(FILE *f)
@@ -35,52 +36,42 @@ static void usage(FILE *f)
 	bw_opts_help(f, BW_CMD_TUNE);
 }
 
-enum { OPT_ONCE = 256, OPT_RESTORE };
+/*
+ * One of tune's own options: 1 taken, 0 not its, -EINVAL on bad input.
+ * Sees every option first: --restore takes only -d, --run-dir and -v.
+ */
+static int take_opt(void *opts, int c, const char *arg)
+{
+	struct tune_args *a = opts;
+
+	if (c != 'd' && c != 'v' && c != BW_OPT_RUN_DIR && c != BW_OPT_RESTORE)
+		a->other = true;
+	bw_json_errors = a->t.json;	/* from -j on, errors are JSON lines too */
+	switch (c) {
+	case 'i':
+		return bw_tuner_set_window(&a->t, arg) ?: 1;
+	case BW_OPT_ONCE:
+		a->once = true;
+		return 1;
+	case BW_OPT_RESTORE:
+		a->restore = true;
+		return 1;
+	default:
+		return 0;
+	}
+}
 
 static int parse_args(int argc, char **argv, struct tune_args *a)
 {
-	static const struct option opts[] = {
-		BW_WATCH_LONGOPTS,
-		BW_STATE_LONGOPTS,
-		BW_TUNER_LONGOPTS,
-		{ "interval", required_argument, NULL, 'i' },
-		{ "once", no_argument, NULL, OPT_ONCE },
-		{ "restore", no_argument, NULL, OPT_RESTORE },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
-	bool other = false;	/* an option --restore has no use for */
-	int c, err;
+	int err;
 
 	bw_watch_opts_init(&a->w);
 	bw_tuner_args_init(&a->t);
-	while ((c = getopt_long(argc, argv, "d:i:njvh", opts, NULL)) != -1) {
-		if (c != 'd' && c != 'v' && c != BW_OPT_RUN_DIR && c != OPT_RESTORE)
-			other = true;
-		err = bw_watch_opt(&a->w, c, optarg) ?: bw_tuner_opt(&a->t, c, optarg);
-		bw_json_errors = a->t.json;	/* from -j on, errors are JSON lines too */
-		if (err < 0)
-			return err;
-		if (err)
-			continue;
-		switch (c) {
-		case 'i':
-			if (bw_tuner_set_window(&a->t, optarg))
-				return -EINVAL;
-			break;
-		case OPT_ONCE:
-			a->once = true;
-			break;
-		case OPT_RESTORE:
-			a->restore = true;
-			break;
-		default:
-			return bw_opt_other(c, usage);
-		}
-	}
-	if (bw_opt_rest(argc, argv))
+	err = bw_opts_parse(argc, argv, BW_CMD_TUNE, usage, take_opt, a, &a->w, &a->t);
+	bw_json_errors = a->t.json;
+	if (err || bw_opt_rest(argc, argv))
 		return -EINVAL;
-	if (a->restore && other) {
+	if (a->restore && a->other) {
 		bw_err("--restore takes only -d, --run-dir and --verbose");
 		return -EINVAL;
 	}

@@ -318,12 +318,5 @@ void bw_bt_close(struct bw_btreader *b)
 
 void bw_bt_source(struct bw_btreader *b, struct bw_tsource *s)
 {
-	s->next = bt_next;
-	s->rewind = bt_rewind;
-	s->ctx = b;
-	s->info = &b->info;
-	s->devs = b->devs;
-	s->lost = b->lost;
-	s->truncated = &b->truncated;
-	s->err = b->err;
+	*s = BW_TSOURCE_OF(b, bt_next, bt_rewind);
 }

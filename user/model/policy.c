@@ -23,9 +23,10 @@
  *     a time keeps the device at depth ~1; or between the shallow and deep
  *     marks) and two or more streams compete,
  *     probe: the other setting for probe_s (longer on a slow device, until
- *     it has min_ios completions: PROBE_STRETCH), measured after settle_s, and
- *     compared with the window just before.  Throughput that differs by
- *     more than `gain` decides; a tie leaves the setting a clear
+ *     it has the completions to resolve `gain`: PROBE_STRETCH), measured
+ *     after settle_s, and compared with the window just before.  Throughput
+ *     that differs by more than `gain`, and by more than the two windows'
+ *     resolution (a request either way: resolution()), decides; a tie leaves the setting a clear
  *     measurement chose last (a 0.5 s probe of idling cannot show
  *     idling's gain: BFQ takes 1-2 s to idle well), else goes to P_eff's
  *     class as seen with idling off (the probe's window for a probe of 0,
@@ -102,28 +103,42 @@
 #define LOST_DEPTH 1.35
 #define LOST_WINDOWS 2
 /*
- * A probe's window goes on past probe_s until it holds min_ios completions,
- * up to this many times probe_s: a slow device (a spindle serving 256 KiB
- * requests at 20 MB/s completes under 40 a second, fewer with idling off)
- * would otherwise leave too little I/O to compare in half a second.
+ * A probe's window goes on past probe_s until it holds enough completions
+ * to resolve `gain` (probe_ios()), up to this many times probe_s: a slow
+ * device (a spindle serving 256 KiB requests at 20 MB/s completes under 40
+ * a second, fewer with idling off) would otherwise leave too little I/O to
+ * compare in half a second.
  */
 #define PROBE_STRETCH 4
 
+/*
+ * A window of n completions measures throughput to within one request
+ * either way: 1/n.  Two windows compared, 2/n of the smaller; a difference
+ * within that is a tie, whatever `gain` says (on a slow device, or a
+ * guest whose own path jitters, 0.5 s holds 20 requests: a 9% "win" was
+ * two of them).
+ */
+static double resolution(__u64 a, __u64 b)
+{
+	__u64 n = a < b ? a : b;
+
+	return n ? 2.0 / (double)n : INFINITY;
+}
+
+/* Completions a probe's window gathers, stretch allowing: what resolves gain. */
+static __u64 probe_ios(const struct bw_tune_cfg *cfg)
+{
+	__u64 n = (__u64)ceil(2.0 / cfg->gain);
+
+	return n > cfg->min_ios ? n : cfg->min_ios;
+}
+
 const struct bw_tune_cfg bw_tune_cfg_default = {
 	.policy = BW_POLICY_THROUGHPUT,
-	.max_idle_us = 8000,
-	.min_idle_us = 4000,
-	.strict_idle_us = 20000,
-	.window_s = 1.0,
-	.settle_s = 0.1,
-	.trial_settle_s = 2.0,
-	.repair_patience_s = 20.0,
-	.repair_retry_s = 40,
-	.probe_s = 0.5,
-	.probe_every_s = 300,
-	.dwell_s = 10,
-	.gain = 0.05,
-	.min_ios = 20,
+	.max_idle_us = 8000, .min_idle_us = 4000, .strict_idle_us = 20000,
+	.window_s = 1.0, .settle_s = 0.1, .min_ios = 20, .gain = 0.05,
+	.probe_s = 0.5, .probe_every_s = 300, .dwell_s = 10,
+	.trial_settle_s = 2.0, .repair_patience_s = 20.0, .repair_retry_s = 40,
 };
 
 const char *bw_tune_action_name(enum bw_tune_action a)
@@ -566,8 +581,9 @@ static void end_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 {
 	double mp = bw_tune_win_mbps(p), mb = bw_tune_win_mbps(&st->base);
 	double rel = mb > 0 ? mp / mb - 1 : NAN, peff = bw_tune_win_peff(p);
+	double res = resolution(p->ios, st->base.ios);
 	double need = cfg->gain;
-	bool keep, idle_probe = st->probe_to != 0, slower = rel < -cfg->gain;
+	bool keep, idle_probe = st->probe_to != 0, slower = rel < -fmax(cfg->gain, res);
 	const char *how;
 	/*
 	 * A tie leaves what a clear measurement chose; else it goes to the
@@ -582,6 +598,8 @@ static void end_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 		need = 4 * cfg->gain;
 	if (cfg->policy == BW_POLICY_LATENCY && !idle_probe)
 		need = -cfg->gain;
+	if (need >= 0 && need < res)
+		need = res;
 	if (p->ios < cfg->min_ios || st->base.ios < cfg->min_ios || isnan(rel)) {
 		keep = false;
 		how = "too little I/O to compare";
@@ -611,7 +629,8 @@ static void end_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 	d->after = keep ? st->probe_to : st->probe_from;
 	d->base = st->base;
 	snprintf(d->why, sizeof(d->why), "probe of %u us: %.1f MB/s vs %.1f MB/s at %u us "
-		 "(%+.0f%%, %s): %s", st->probe_to, mp, mb, st->probe_from, rel * 100, how,
+		 "(%+.0f%%%s, %s): %s", st->probe_to, mp, mb, st->probe_from, rel * 100,
+		 res > cfg->gain && fabs(rel) <= res ? ", within a request either way" : "", how,
 		 keep ? "keeping it" : "going back");
 	/* What the probe showed of the device itself, for the store. */
 	if (!idle_probe && peff >= BW_DEEP_AT)
@@ -621,7 +640,7 @@ static void end_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 	d->learned_peff = peff;
 	/* Decided by throughput on the workload idling is about: the device's verdict. */
 	if (cfg->policy == BW_POLICY_THROUGHPUT && st->base.sync_seq >= 2 && mp > 0 &&
-	    (rel > cfg->gain || slower)) {
+	    (rel > need || slower)) {
 		d->verdict_learned = true;
 		d->verdict_us = d->after;
 		d->verdict_gain = keep ? rel : mb / mp - 1;
@@ -943,7 +962,7 @@ bool bw_tune_step(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 	if (st->win.secs + 1e-9 < (st->phase == BW_PH_PROBE ? cfg->probe_s : cfg->window_s))
 		return false;
 	/* A probe on a slow device goes on until it has enough to compare, up to 4x. */
-	if (st->phase == BW_PH_PROBE && st->win.ios < cfg->min_ios &&
+	if (st->phase == BW_PH_PROBE && st->win.ios < probe_ios(cfg) &&
 	    st->win.secs + 1e-9 < PROBE_STRETCH * cfg->probe_s)
 		return false;
 	w = st->win;

@@ -389,12 +389,5 @@ static int src_rewind(void *ctx)
 
 void bw_tr_source(struct bw_treader *r, struct bw_tsource *s)
 {
-	s->next = src_next;
-	s->rewind = src_rewind;
-	s->ctx = r;
-	s->info = &r->info;
-	s->devs = r->devs;
-	s->lost = r->lost;
-	s->truncated = &r->truncated;
-	s->err = r->err;
+	*s = BW_TSOURCE_OF(r, src_next, src_rewind);
 }

@@ -132,6 +132,15 @@ struct bw_tsource {
 	char *err;		/* the last error or warning, one line */
 };
 
+/*
+ * The source of reader r, whatever its kind: every reader holds info,
+ * devs, lost, truncated and err under these names.
+ */
+#define BW_TSOURCE_OF(r, next_fn, rewind_fn)					\
+	((struct bw_tsource){ .next = (next_fn), .rewind = (rewind_fn), .ctx = (r),	\
+			      .info = &(r)->info, .devs = (r)->devs, .lost = (r)->lost,	\
+			      .truncated = &(r)->truncated, .err = (r)->err })
+
 struct bw_treader {
 	FILE *f;
 	const char *name;

@@ -142,7 +142,7 @@ static int opt_number(struct bw_tuner_args *a, int c, const char *arg)
 	return 1;
 }
 
-int bw_tuner_opt(struct bw_tuner_args *a, int c, const char *arg)
+static int tuner_opt(struct bw_tuner_args *a, int c, const char *arg)
 {
 	switch (c) {
 	case 'n':
@@ -179,6 +179,15 @@ int bw_tuner_opt(struct bw_tuner_args *a, int c, const char *arg)
 	default:
 		return 0;
 	}
+}
+
+int bw_tuner_opt(struct bw_tuner_args *a, int c, const char *arg)
+{
+	int err = tuner_opt(a, c, arg);
+
+	if (err > 0)
+		a->given = true;
+	return err;
 }
 
 static void path_of(const char *run_dir, const char *name, const char *ext, char *buf,

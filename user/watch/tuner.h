@@ -22,27 +22,18 @@ struct bw_tuner_args {
 	const char *run_dir;
 	const char *set_sched;	/* --set-scheduler */
 	int low_latency;	/* --low-latency; -1: leave it */
+	bool given;		/* bw_tuner_opt took an option */
 };
 
 /*
- * The options the tuner takes wherever it runs.  A subcommand puts
- * BW_TUNER_LONGOPTS in its table (and "nj" in its short options) and
- * passes what getopt returns to bw_tuner_opt.
+ * The options the tuner takes wherever it runs.  A subcommand passes
+ * what getopt returns to bw_tuner_opt; the getopt values below are its
+ * (getopt's tables are cmd/options.c's).
  */
 enum {
 	BW_OPT_POLICY = 1100, BW_OPT_RUN_DIR, BW_OPT_SCHED, BW_OPT_LL, BW_OPT_MAX_IDLE,
 	BW_OPT_TUNE_WINDOW, BW_OPT_NO_STRICT, BW_OPT_STRICT_IDLE,
 };
-#define BW_TUNER_LONGOPTS							\
-	{ "dry-run", no_argument, NULL, 'n' },					\
-	{ "policy", required_argument, NULL, BW_OPT_POLICY },			\
-	{ "json", no_argument, NULL, 'j' },					\
-	{ "run-dir", required_argument, NULL, BW_OPT_RUN_DIR },			\
-	{ "set-scheduler", required_argument, NULL, BW_OPT_SCHED },		\
-	{ "low-latency", required_argument, NULL, BW_OPT_LL },			\
-	{ "max-idle-us", required_argument, NULL, BW_OPT_MAX_IDLE },		\
-	{ "strict-idle-us", required_argument, NULL, BW_OPT_STRICT_IDLE },	\
-	{ "no-strict", no_argument, NULL, BW_OPT_NO_STRICT }
 void bw_tuner_args_init(struct bw_tuner_args *a);
 /* 1 when c was one of those (and is taken), 0 when not, -EINVAL on bad input. */
 int bw_tuner_opt(struct bw_tuner_args *a, int c, const char *arg);

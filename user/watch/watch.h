@@ -98,28 +98,12 @@ struct bw_watch {
 /*
  * The options every watching subcommand takes: -d, -v, --btf,
  * --force-raw-tp, --version; and those that learn S1 (stat, tune,
- * export) --state-dir and --no-state.  A subcommand puts
- * BW_WATCH_LONGOPTS (and BW_STATE_LONGOPTS) in its table and "d:v" in
- * its short options, and passes what getopt returns to bw_watch_opt
- * first.  Their text is options.c's.
+ * export) --state-dir and --no-state.  A subcommand passes what getopt
+ * returns to bw_watch_opt first; the getopt values below are its.  Their
+ * text, and getopt's tables, are cmd/options.c's.
  */
 enum { BW_OPT_STATE_DIR = 1000, BW_OPT_NO_STATE, BW_OPT_BTF, BW_OPT_RAW_TP, BW_OPT_VERSION,
        BW_OPT_EXACT, BW_OPT_EXACT_PERIOD, BW_OPT_EXACT_SLICE, BW_OPT_BIO_CACHE };
-/* stat's and export's: the tiers (--exact, or the light tier's slices) and --bio-cache. */
-#define BW_TIER_LONGOPTS							\
-	{ "exact", no_argument, NULL, BW_OPT_EXACT },				\
-	{ "exact-period", required_argument, NULL, BW_OPT_EXACT_PERIOD },	\
-	{ "exact-slice", required_argument, NULL, BW_OPT_EXACT_SLICE },		\
-	{ "bio-cache", no_argument, NULL, BW_OPT_BIO_CACHE }
-#define BW_STATE_LONGOPTS							\
-	{ "state-dir", required_argument, NULL, BW_OPT_STATE_DIR },		\
-	{ "no-state", no_argument, NULL, BW_OPT_NO_STATE }
-#define BW_WATCH_LONGOPTS							\
-	{ "device", required_argument, NULL, 'd' },				\
-	{ "verbose", no_argument, NULL, 'v' },					\
-	{ "btf", required_argument, NULL, BW_OPT_BTF },				\
-	{ "force-raw-tp", no_argument, NULL, BW_OPT_RAW_TP },			\
-	{ "version", no_argument, NULL, BW_OPT_VERSION }
 void bw_watch_opts_init(struct bw_watch_opts *o);
 /* 1 when c was one of those (and is taken), 0 when not, -EINVAL on bad input. */
 int bw_watch_opt(struct bw_watch_opts *o, int c, const char *arg);
