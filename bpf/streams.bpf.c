@@ -2,7 +2,8 @@
 /*
  * blkwise streams: per device and submitter (a process, or a cgroup) the
  * depth, think time, seekiness and sync share a CFQ/BFQ-style scheduler
- * would see, attributed at Q while the submitter is current.
+ * would see, attributed at Q: a process while it is current; a cgroup as
+ * the kernel charges the request (its bio's blkg: owner_cgroup()).
  *
  * Design.  A concern of its own, loaded only with --streams, so the core
  * pays nothing for it otherwise.  Its programs are the Q (and merge) ones;
@@ -147,6 +148,37 @@ static __always_inline struct bw_rq_state *q_entry(const struct bw_rqv *v, __u32
 	return st;
 }
 
+/*
+ * The cgroup a request is charged to: its bio's blkg's, the owner io.stat,
+ * io.max and io.latency use (for a buffered write, the cgroup that dirtied
+ * the page, set by wbc_init_bio(), not the flusher that submits it).  The
+ * current task's v2 cgroup where the request has no bio or no blkg (a
+ * flush), where the kernel has no blkg (CONFIG_BLK_CGROUP off), or where
+ * the io controller is on a v1 hierarchy (hierarchy_id 0 is v2's: a v1
+ * cgroup's id is another tree's).  Counted either way (bw_scount).
+ */
+static __always_inline __u64 owner_cgroup(struct request *rq, struct bw_scount *sc)
+{
+	struct blkcg_gq *blkg;
+	struct cgroup *cg;
+
+	if (!bpf_core_field_exists(((struct bio *)0)->bi_blkg))
+		goto task;
+	blkg = BPF_CORE_READ(rq, bio, bi_blkg);
+	if (!blkg)
+		goto task;
+	cg = BPF_CORE_READ(blkg, blkcg, css.cgroup);
+	if (!cg || BPF_CORE_READ(cg, root, hierarchy_id))
+		goto task;
+	if (sc)
+		sc->owner_bio++;
+	return BPF_CORE_READ(cg, kn, id);
+task:
+	if (sc)
+		sc->owner_task++;
+	return bpf_get_current_cgroup_id();
+}
+
 static __always_inline void on_queue(struct request *rq, const struct bw_rqv *v)
 {
 	struct bw_rq_state *st;
@@ -175,7 +207,7 @@ static __always_inline void on_queue(struct request *rq, const struct bw_rqv *v)
 	if (skip & BW_SKIP_S_STREAM)
 		return;
 	skey.by = stream_by;
-	skey.id = stream_by == BW_STREAMS_CGROUP ? bpf_get_current_cgroup_id() :
+	skey.id = stream_by == BW_STREAMS_CGROUP ? owner_cgroup(rq, sc) :
 						   bpf_get_current_pid_tgid() >> 32;
 	s = stream_get(&skey);
 	if (!s) {

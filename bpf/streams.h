@@ -18,7 +18,10 @@
 
 #include "core.h"
 
-/* What a stream is: the submitting process (tgid) or its cgroup (v2 id). */
+/*
+ * What a stream is: the submitting process (tgid), or the cgroup (v2 id)
+ * the kernel charges the request to: its bio's blkg's (bpf/streams.bpf.c).
+ */
 enum bw_stream_by {
 	BW_STREAMS_PROCESS,
 	BW_STREAMS_CGROUP,
@@ -36,6 +39,8 @@ struct bw_scount {
 	__u64 c_events;
 	__u64 stale;		/* a request seen at Q again before its C */
 	__u64 no_room;		/* per-request table or stream map full */
+	__u64 owner_bio;	/* by cgroup: Qs charged to the cgroup of the bio's blkg */
+	__u64 owner_task;	/* by cgroup: Qs charged to the current task's (no blkg) */
 };
 
 #ifdef __bpf__

@@ -223,6 +223,17 @@ bw_loop() {
 	printf -v "$_var" '%s' "$(basename "$_dev")"
 }
 
+# bw_ext4 VAR DEV: a new ext4 on DEV, mounted (unmounted at cleanup); its
+# mount point goes into VAR.
+bw_ext4() {
+	local _mnt=$BW_TMP/mnt.$2
+	mkfs.ext4 -q -E lazy_itable_init=0,lazy_journal_init=0 /dev/"$2" || return 1
+	mkdir -p "$_mnt"
+	mount /dev/"$2" "$_mnt" || return 1
+	bw_on_cleanup "umount $_mnt 2>/dev/null"
+	printf -v "$1" '%s' "$_mnt"
+}
+
 # bw_settle DEV: returns once the device's diskstats stopped moving for 0.5 s.
 bw_settle() {
 	local a b i

@@ -52,11 +52,7 @@ test_fsync_ext4() {
 	local dev out s0 s1 mnt fsyncs ds_writes
 	bw_require fio jq mkfs.ext4 || return 0
 	bw_loop dev 256 shm || { fail "loop device"; return; }
-	mkfs.ext4 -q -E lazy_itable_init=0,lazy_journal_init=0 /dev/"$dev" || { fail "mkfs"; return; }
-	mnt=$BW_TMP/mnt
-	mkdir -p "$mnt"
-	mount /dev/"$dev" "$mnt" || { fail "mount"; return; }
-	bw_on_cleanup "umount $mnt 2>/dev/null"
+	bw_ext4 mnt "$dev" || { fail "ext4 on $dev"; return; }
 	out=$BW_TMP/ext4.json
 	bw_stat_start_quiet "$out" "$dev" -i 0.5 || { fail "blkwise start"; return; }
 	s0=$BW_S0
@@ -137,11 +133,7 @@ test_merges_ext4_buffered() {
 	bw_require fio jq mkfs.ext4 || return 0
 	bw_loop dev 256 shm || { fail "loop device"; return; }
 	echo mq-deadline >/sys/block/"$dev"/queue/scheduler
-	mkfs.ext4 -q -E lazy_itable_init=0,lazy_journal_init=0 /dev/"$dev" || { fail "mkfs"; return; }
-	mnt=$BW_TMP/mnt
-	mkdir -p "$mnt"
-	mount /dev/"$dev" "$mnt" || { fail "mount"; return; }
-	bw_on_cleanup "umount $mnt 2>/dev/null"
+	bw_ext4 mnt "$dev" || { fail "ext4 on $dev"; return; }
 	out=$BW_TMP/merges.json
 	bw_stat_start_quiet "$out" "$dev" -i 0.5 || { fail "blkwise start"; return; }
 	s0=$BW_S0

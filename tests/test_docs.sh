@@ -4,7 +4,8 @@
 # man page's options, the options getopt really accepts and the options
 # block of docs/COMMAND.md (written by tools/sync-docs.sh) are held to it.
 # Links between the pages resolve, and nothing in the tree reads as a
-# development log or points outside the repository.  Needs no root.
+# development log or points outside the repository.  Needs no root, but
+# for the examples' check (a loop device).
 . "$(dirname "$0")/lib.sh"
 
 DOC_CMDS="stat tune export record analyze"
@@ -124,6 +125,60 @@ test_cited_paths_exist() {
 	assertEquals "paths cited that are not in the tree" "" "$bad"
 }
 
+# The examples against this build (the README's tour blocks are written by
+# tools/tour.sh --write): every stat table header shown in README.md and
+# docs/ is the one stat prints (analyze's, with its t_s column, too); a
+# device object of a "stat --json" example has the keys stat prints; every
+# option a "$ blkwise CMD ..." line uses is one CMD's --help lists.
+test_examples_match_the_build() {
+	local dev bad
+	[ "$(id -u)" = 0 ] || { bw_skip "needs root: the build's own table and JSON, from a loop device"; return 0; }
+	bw_loop dev 16 tmp || { fail "loop device"; return; }
+	"$BW_BIN" stat -d "$dev" -c 1 -i 0.2 >"$BW_TMP/ex.txt" 2>/dev/null
+	"$BW_BIN" stat -d "$dev" -c 1 -i 0.2 --json >"$BW_TMP/ex.json" 2>/dev/null
+	for c in $DOC_CMDS; do
+		"$BW_BIN" "$c" --help >"$BW_TMP/opts.$c"
+	done
+	bad=$(cd "$BW_ROOT" && python3 - "$BW_TMP" README.md docs/*.md <<'PY'
+import json, re, sys
+tmp, files = sys.argv[1], sys.argv[2:]
+header = next(l for l in open(tmp + "/ex.txt").read().split("\n") if l.startswith("Device "))
+dev0 = json.loads(open(tmp + "/ex.json").read().split("\n")[0])["devices"][0]
+keys, opkeys = set(dev0), set(dev0["ops"])
+opts = {}
+for c in ("stat", "tune", "export", "record", "analyze"):
+	h = open("%s/opts.%s" % (tmp, c)).read()
+	opts[c] = set(re.findall(r"(?m)^  (-[a-zA-Z])\b", h)) | set(re.findall(r"(?m)^  (?:-[a-zA-Z], )?(--[a-z][a-z.-]*)", h)) | set(re.findall(r"(?m)^      (--[a-z][a-z.-]*)", h))
+bad, n = [], {"header": 0, "json": 0, "cmd": 0}
+for f in files:
+	for i, l in enumerate(open(f).read().split("\n"), 1):
+		where = "%s:%d" % (f, i)
+		h = re.sub(r"^ +t_s ", "", l)
+		if h.startswith("Device ") and " r/s " in h and " svc_ms " in h:
+			n["header"] += 1
+			if h.rstrip() != header.rstrip():
+				bad.append("%s: header %r, the build prints %r" % (where, h.strip(), header.strip()))
+		if l.startswith('{"timestamp"') and '"devices"' in l:
+			n["json"] += 1
+			d = json.loads(l)["devices"][0]
+			for want, got, what in ((keys, set(d), "keys"), (opkeys, set(d.get("ops", {})), "ops")):
+				if got != want:
+					bad.append("%s: JSON %s %s missing, %s not printed" %
+						   (where, what, sorted(want - got), sorted(got - want)))
+		m = re.match(r"\$ (?:timeout [^ ]+ [0-9]+ )?blkwise ([a-z]+)(.*)", l)
+		if m and m.group(1) in opts:
+			n["cmd"] += 1
+			for o in re.findall(r"(?:^| )(--[a-z][a-z.-]*|-[a-zA-Z])(?=[ =]|$)", m.group(2)):
+				if o not in opts[m.group(1)]:
+					bad.append("%s: blkwise %s has no %s" % (where, m.group(1), o))
+if not all(n.values()):
+	bad.append("nothing of a kind to check: %s" % n)
+print("\n".join(bad))
+PY
+)
+	assertEquals "examples that differ from the build" "" "$bad"
+}
+
 # No development-log wording and nothing outside the repository.
 test_no_log_wording() {
 	local hits where
@@ -131,6 +186,10 @@ test_no_log_wording() {
 	hits=$(cd "$BW_ROOT" && {
 		git grep -nIiE 'this session|this round|this host|I could not|I have not|we could not|seed 0[0-9][0-9]|[(]issue [0-9]+|issue [0-9]+[)]|(fixed|added|removed|since|until|in|see|by|per|what) issue [0-9]+' -- $where
 		git grep -nIE '\.\./shared|DESIGN\.md' -- $where
+		# A manual's figures say their command, build and machine, not
+		# their day or the host they ran on (the build's own --version
+		# line, "blkwise 0.4.0 (commit ...)", is how a build is named).
+		git grep -nIP '(busier|quieter|another|same) day\b|build before|<this build>|/work/|(?<!\d \()\bcommit [0-9a-f]{7,}\b' -- README.md docs man dashboards
 	} 2>/dev/null | grep -v '^tests/test_docs.sh:' | head -20)
 	assertEquals "development-log wording" "" "$hits"
 }

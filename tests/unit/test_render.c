@@ -136,17 +136,17 @@ static int csv_cells(const char *line)
  */
 static void test_csv(void)
 {
-	struct bw_stream_interval s = { .tgid = 42, .comm = "a,\"b\" c", .ios = 3,
+	struct bw_stream_interval s = { .tgid = 42, .comm = "a,\"b\" c", .ios = 3, .bytes = 12288,
 					.depth = NAN, .think_ms = 0.5 };
 	struct bw_interval iv = { .name = "md127", .slaves = "loop4 loop5", .p_eff = NAN,
 				  .svc_mean_ms = 1.5 };
 	char *out = render(stream_csv, &s), *row;
 
 	row = out + strcspn(out, "\n") + 1;
-	CHECK(!strncmp(out, "device,pid,comm,ios,ios_per_s,depth_mean,", 41), "header: %s", out);
+	CHECK(!strncmp(out, "device,pid,comm,ios,bytes,ios_per_s,depth_mean,", 47), "header: %s", out);
 	CHECK(!strncmp(row, "loop1,42,\"a,\"\"b\"\" c\",3,", strlen("loop1,42,\"a,\"\"b\"\" c\",3,")),
 	      "quoted comm: %s", row);
-	CHECK(strstr(row, ",3,0.00,,0,0.5000,"), "NaN depth is an empty cell: %s", row);
+	CHECK(strstr(row, ",3,12288,0.00,,0,0.5000,"), "NaN depth is an empty cell: %s", row);
 	CHECK(csv_cells(out) == csv_cells(row), "as many cells as names: %d, %d", csv_cells(out),
 	      csv_cells(row));
 	CHECK(!strstr(out, "nan"), "no nan: %s", out);

@@ -133,6 +133,8 @@ void bw_streams_epoch(struct bw_streams *st);
 /* Up to max streams, open busy periods closed at now_ns; how many, or -errno. */
 int bw_streams_read(struct bw_streams *st, struct bw_stream_snap *out, int max, __u64 now_ns);
 void bw_streams_print(const struct bw_streams *st, FILE *f);
+/* By cgroup: Qs charged to their bio's cgroup, and to the current task's; 0 or -errno. */
+int bw_streams_owners(const struct bw_streams *st, __u64 *bio, __u64 *task);
 
 /* biocache.c: bpf/biocache.bpf.c.  *out is set even when nothing loads: the snapshot says why. */
 struct bw_bc;

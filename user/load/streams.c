@@ -143,12 +143,35 @@ void bw_streams_print(const struct bw_streams *st, FILE *f)
 			t.c_events += pc[i].c_events;
 			t.stale += pc[i].stale;
 			t.no_room += pc[i].no_room;
+			t.owner_bio += pc[i].owner_bio;
+			t.owner_task += pc[i].owner_task;
 		}
 	}
 	free(pc);
-	fprintf(f, "blkwise: streams by %s, Q from %s; Q %llu, C %llu, stale %llu, no room %llu\n",
+	fprintf(f, "blkwise: streams by %s, Q from %s; Q %llu, C %llu, stale %llu, no room %llu",
 		st->skel->rodata->stream_by == BW_STREAMS_CGROUP ? "cgroup" : "process",
 		st->fallback ? "block_rq_insert/block_rq_issue (fallback)" : "block_io_start",
 		(unsigned long long)t.q_events, (unsigned long long)t.c_events,
 		(unsigned long long)t.stale, (unsigned long long)t.no_room);
+	if (st->skel->rodata->stream_by == BW_STREAMS_CGROUP)
+		fprintf(f, "; charged to the bio's cgroup %llu, to the current task's %llu",
+			(unsigned long long)t.owner_bio, (unsigned long long)t.owner_task);
+	fputc('\n', f);
+}
+
+int bw_streams_owners(const struct bw_streams *st, __u64 *bio, __u64 *task)
+{
+	struct bw_scount *pc = calloc(st->ncpus, sizeof(*pc));
+	__u32 zero = 0;
+	int i, err = -ENOMEM;
+
+	*bio = *task = 0;
+	if (pc && !(err = bpf_map_lookup_elem(st->scount_fd, &zero, pc) ? -errno : 0)) {
+		for (i = 0; i < st->ncpus; i++) {
+			*bio += pc[i].owner_bio;
+			*task += pc[i].owner_task;
+		}
+	}
+	free(pc);
+	return err;
 }

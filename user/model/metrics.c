@@ -362,6 +362,7 @@ void bw_stream_compute(const struct bw_stream *prev, const struct bw_stream *cur
 	queued = cur->queued - prev->queued;
 	area = cur->area_ns - prev->area_ns;
 	o->ios = ios;
+	o->bytes = cur->bytes - prev->bytes;
 	o->ios_per_s = ratio(ios, secs);
 	o->depth = ratio(area, busy);
 	o->depth_max = cur->max_depth;

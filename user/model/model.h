@@ -211,6 +211,7 @@ struct bw_stream_interval {
 	double sync_pct;
 	bool deep;
 	__u64 ios;
+	__u64 bytes;		/* of the requests completed */
 };
 /* busy_ns of both must already include their open period (bw_streams_read). */
 void bw_stream_compute(const struct bw_stream *prev, const struct bw_stream *cur, double secs,

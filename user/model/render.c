@@ -268,6 +268,7 @@ void bw_render_json_stream(struct bw_json *j, const char *dev, const struct bw_s
 		bw_json_str(j, "comm", s->comm);
 	}
 	bw_json_u64(j, "ios", s->ios);
+	bw_json_u64(j, "bytes", s->bytes);
 	bw_json_num(j, "ios_per_s", s->ios_per_s, 2);
 	bw_json_num(j, "depth_mean", s->depth, 3);
 	bw_json_u64(j, "depth_max", s->depth_max);

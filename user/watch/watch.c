@@ -537,6 +537,26 @@ static const struct bw_stream *find_stream(const struct bw_stream_snap *v, int n
 	return NULL;
 }
 
+/*
+ * By cgroup, said once: where no request has carried its bio's cgroup
+ * (no blkg on this kernel, or the io controller on cgroup v1), each is
+ * charged to the cgroup of the task that submitted it, and a buffered
+ * write to the flusher's.
+ */
+static void say_owner(struct bw_watch *w)
+{
+	__u64 bio, task;
+
+	if (w->owner_said || w->o->core.streams_by != BW_STREAMS_CGROUP ||
+	    bw_streams_owners(w->st, &bio, &task) || !task)
+		return;
+	w->owner_said = true;
+	if (!bio)
+		bw_warn("streams by cgroup: requests carry no cgroup of their own here (no "
+			"blkg, or the io controller is on cgroup v1): each is charged to the "
+			"submitting task's cgroup v2, a buffered write to the flusher's");
+}
+
 static void sample_streams(struct bw_watch *w, __u64 now)
 {
 	struct bw_stream_snap *tmp;
@@ -547,6 +567,8 @@ static void sample_streams(struct bw_watch *w, __u64 now)
 	if (!out)
 		return;
 	w->streams = out;
+	if (n)
+		say_owner(w);
 	for (i = 0; i < n; i++) {
 		const struct bw_stream_snap *s = &w->scur[i];
 		struct bw_watch_stream *o = &w->streams[w->nstreams];

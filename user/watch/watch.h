@@ -70,6 +70,7 @@ struct bw_watch {
 	struct bw_core *core;
 	struct bw_core *xcore;		/* the exact tier's slices, beside the light tier, or NULL */
 	struct bw_snap xprev;		/* its last snapshot */
+	bool owner_said;		/* streams by cgroup: whose cgroup, said */
 	bool x_on;			/* a slice is running */
 	bool x_first;			/* the next slice is the first */
 	__u64 x_next_ns;		/* the next slice event: a sample, an end or a start */
