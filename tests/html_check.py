@@ -8,7 +8,8 @@ DOM is Chromium's --dump-dom of the page (after its script ran), PNG its
 same trace.  Every chart must have drawn data, ticks on both axes with
 labels and units, and pixels of its data's colour where the DOM says the
 chart is; the heatmap's rows must cover the data's latencies (not 1 us to
-minutes), with a colour legend and its p50/p99 lines.  Prints one line per
+minutes), with a colour legend and its p50/p99 lines; no title, legend item
+or axis label may be cut or overlap another (check_layout).  Prints one line per
 chart; exit 1 on the first failed check.
 """
 import json
@@ -140,6 +141,25 @@ def points(path):
     return len(re.findall(r"[ML]", path.attrs.get("d", "")))
 
 
+def check_layout(kind, chart, w, h):
+    """The title, the legend's items and the axis labels, as Chromium drew
+    them (the page's data-layout: [kind, x, y, width, height] each): all
+    inside the chart, and no two overlapping."""
+    boxes = json.loads(chart.attrs.get("data-layout", "[]"))
+    kinds = {b[0] for b in boxes}
+    if not {"title", "legend", "axis"} <= kinds:
+        fail(f"{kind}: layout has {sorted(kinds)}, not a title, a legend and axis labels")
+    for b in boxes:
+        x, y, bw, bh = b[1:]
+        if bw <= 0 or x < -0.5 or y < -0.5 or x + bw > w + 0.5 or y + bh > h + 0.5:
+            fail(f"{kind}: {b[0]} at {b[1:]} is cut by the {w:g}x{h:g} chart")
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            if (a[1] < b[1] + b[3] - 0.5 and b[1] < a[1] + a[3] - 0.5 and
+                    a[2] < b[2] + b[4] - 0.5 and b[2] < a[2] + a[4] - 0.5):
+                fail(f"{kind}: {a[0]} at {a[1:]} overlaps {b[0]} at {b[1:]}")
+
+
 def main():
     dom_path, png_path, width, an_path = sys.argv[1:5]
     determined = "--determined" in sys.argv
@@ -188,6 +208,7 @@ def main():
             fail(f"{kind}: axis labels {units}")
         if len(svg.find(cls="grid")[0].find("line")) < 4:
             fail(f"{kind}: no gridlines")
+        check_layout(kind, c, sw, float(svg.attrs["height"]))
         box = [int(v) for v in c.attrs["data-box"].split(",")]
         if kind == "heatmap":
             cells = svg.find("g", "cells")[0].find("rect")

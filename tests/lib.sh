@@ -40,18 +40,23 @@ bw_watchdog=""
 # bw_watchdog_start: at BW_TEST_LIMIT, marks the test timed out and stops
 # what it waits on (the suite's children, so the foreground one returns),
 # then the suite itself: its TERM trap runs tearDown, which records a FAIL.
+# It is not a child of the suite's shell (started from a command
+# substitution, which exits at once), so a test's own "wait" or "%1" never
+# meets it.
 bw_watchdog_start() {
 	local me=$$
 	rm -f "$BW_TMP/.timedout"
-	(
-		sleep "$BW_TEST_LIMIT"
-		echo "$BW_TEST_LIMIT" >"$BW_TMP/.timedout"
-		kill -TERM "$me"
-		for p in $(pgrep -P "$me"); do
-			[ "$p" = "$BASHPID" ] || kill -TERM "$p"
-		done
-	) >/dev/null 2>&1 &
-	bw_watchdog=$!
+	bw_watchdog=$(
+		(
+			sleep "$BW_TEST_LIMIT"
+			echo "$BW_TEST_LIMIT" >"$BW_TMP/.timedout"
+			kill -TERM "$me"
+			for p in $(pgrep -P "$me"); do
+				kill -TERM "$p"
+			done
+		) >/dev/null 2>&1 &
+		echo $!
+	)
 }
 
 # The watchdog first (its sleep, killed first, would let it fire), then its sleep.
@@ -62,7 +67,6 @@ bw_watchdog_stop() {
 	kill "$bw_watchdog" 2>/dev/null
 	# shellcheck disable=SC2086
 	[ -z "$s" ] || kill $s 2>/dev/null
-	wait "$bw_watchdog" 2>/dev/null
 	bw_watchdog=""
 }
 

@@ -251,10 +251,12 @@ an_chromium() {
 		timeout 120 chromium "${flags[@]}" --screenshot="$3.png" "file://$1" >/dev/null 2>&1
 }
 
-# --html in headless Chromium at a laptop's and a wide screen's width: every
-# chart drawn with data, ticks, units and gridlines (tests/html_check.py,
-# by DOM and by pixels), the heatmap's rows over the data's latencies with a
-# colour legend and p50/p99, the title naming the trace, no type under 12 px.
+# --html in headless Chromium at a narrow window's, a laptop's and a wide
+# screen's width: every chart drawn with data, ticks, units and gridlines
+# (tests/html_check.py, by DOM and by pixels), the heatmap's rows over the
+# data's latencies with a colour legend and p50/p99, the title naming the
+# trace, no type under 12 px, and no chart's title, legend item or axis
+# label cut or overlapping another, as Chromium laid them out.
 test_html_report() {
 	local n w out html
 	an_require jq python3 chromium || return 0
@@ -263,7 +265,7 @@ test_html_report() {
 		"$BW_BIN" analyze "$DATA/$n" --json --html "$html" >"$BW_TMP/$n.json"
 		assertEquals "$n: analyze --html exit" 0 $?
 		assertFalse "$n: self-contained" "grep -qiE '(src|href)=\"?(https?:|//)' $html"
-		for w in 1366 2560; do
+		for w in 600 1366 2560; do
 			an_chromium "$html" "$w" "$BW_TMP/$n.$w" || { fail "$n: chromium at $w px"; continue; }
 			out=$(python3 "$BW_ROOT/tests/html_check.py" "$BW_TMP/$n.$w.dom" \
 				"$BW_TMP/$n.$w.png" "$w" "$BW_TMP/$n.json" 2>&1)

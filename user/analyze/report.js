@@ -8,6 +8,7 @@
 	var D = JSON.parse(document.getElementById('bw-data').textContent);
 	var NS = 'http://www.w3.org/2000/svg';
 	var M = { l: 74, r: 18, t: 30, b: 46 };
+	var LEGEND_ROW = 20;	/* the legend's row, between the title and the plot */
 	var CLS = { deep: '#2e8b57', shallow: '#e08a1e', unknown: '#b8bcc8' };
 
 	function el(p, tag, a, text) {
@@ -59,15 +60,50 @@
 		return span < 2 ? { k: 1e3, name: 'ms' } : { k: 1, name: 's' };
 	}
 
+	/*
+	 * A chart's frame: its title, wrapped at words to the chart's width as
+	 * drawn (one line per 18 px), then a row of its own for the legend
+	 * (legend()), then the plot: nothing of the three can meet another at
+	 * any width, and the svg grows by what the title's extra lines take.
+	 */
 	function frame(div, title, h) {
 		var w = Math.max(320, div.clientWidth);
 		div.innerHTML = '';
-		var svg = el(div, 'svg', { width: w, height: h, viewBox: '0 0 ' + w + ' ' + h,
-					  role: 'img', 'aria-label': title });
+		var svg = el(div, 'svg', { width: w, height: h, role: 'img', 'aria-label': title });
 		el(svg, 'title', {}, title);
-		el(svg, 'text', { x: 4, y: 18, 'font-size': 15, 'font-weight': 600,
-				  class: 'chart-title' }, title);
-		return { svg: svg, w: w, h: h, x0: M.l, x1: w - M.r, y0: h - M.b, y1: M.t };
+		var t = el(svg, 'text', { x: 4, y: 18, 'font-size': 15, 'font-weight': 600,
+					  class: 'chart-title' }), lines = 1;
+		var words = title.split(' '), span = el(t, 'tspan', { x: 4 }, words[0]);
+		for (var i = 1; i < words.length; i++) {
+			var was = span.textContent;
+			span.textContent = was + ' ' + words[i];
+			if (span.getComputedTextLength() > w - 8) {
+				span.textContent = was;
+				span = el(t, 'tspan', { x: 4, dy: 18 }, words[i]);
+				lines++;
+			}
+		}
+		var extra = (lines - 1) * 18 + LEGEND_ROW;
+		h += extra;
+		svg.setAttribute('height', h);
+		svg.setAttribute('viewBox', '0 0 ' + w + ' ' + h);
+		return { svg: svg, w: w, h: h, x0: M.l, x1: w - M.r, y0: h - M.b, y1: M.t + extra,
+			 legendY: 18 * lines + 16 };
+	}
+
+	/* Title, legend and axis labels as drawn: [kind, x, y, width, height] each. */
+	function layout(svg) {
+		var out = [];
+		[['chart-title', 'title'], ['legend', 'legend'], ['axis-label', 'axis']].forEach(function (c) {
+			var ns = svg.querySelectorAll('.' + c[0] + (c[0] === 'legend' ? ' text' : ''));
+			for (var i = 0; i < ns.length; i++) {
+				var b = ns[i].getBoundingClientRect(), o = svg.getBoundingClientRect();
+				out.push([c[1], b.left - o.left, b.top - o.top, b.width, b.height].map(function (v) {
+					return typeof v === 'number' ? Math.round(v * 10) / 10 : v;
+				}));
+			}
+		});
+		return out;
 	}
 
 	/* Axes, ticks, gridlines and labels; sx, sy map data to pixels. */
@@ -199,13 +235,14 @@
 					   'stroke-width': width || 2 });
 	}
 
+	/* The legend, right-aligned on its row (frame()), each item as wide as its text is drawn. */
 	function legend(f, items) {
 		var g = el(f.svg, 'g', { class: 'legend' }), x = f.x1;
 		items.slice().reverse().forEach(function (it) {
-			var w = 26 + it[1].length * 7.2;
-			x -= w + 10;
-			el(g, 'rect', { x: x, y: 8, width: 16, height: 4, fill: it[0] });
-			el(g, 'text', { x: x + 21, y: 15, 'font-size': 13 }, it[1]);
+			var t = el(g, 'text', { y: f.legendY, 'font-size': 13 }, it[1]);
+			x -= 21 + t.getComputedTextLength() + 12;
+			t.setAttribute('x', x + 21);
+			el(g, 'rect', { x: x, y: f.legendY - 7, width: 16, height: 4, fill: it[0] });
 		});
 	}
 
@@ -357,7 +394,7 @@
 			var y = f.y0 - Math.log(1 + v) / Math.log(1 + max) * (f.y0 - f.y1);
 			el(lg, 'text', { x: lx + 18, y: y + 4, 'font-size': 12 }, fmt(v));
 		});
-		el(lg, 'text', { x: lx - 8, y: f.y1 - 10, 'font-size': 12 }, 'per cell');
+		el(lg, 'text', { x: lx - 8, y: f.y1 - 14, 'font-size': 12 }, 'per cell');
 		markers(f, d, ts.sx);
 	}
 
@@ -420,6 +457,7 @@
 		for (var i = 0; i < cs.length; i++) {
 			var d = D.devices[+cs[i].getAttribute('data-dev')];
 			draw[cs[i].getAttribute('data-kind')](cs[i], d);
+			cs[i].setAttribute('data-layout', JSON.stringify(layout(cs[i].querySelector('svg'))));
 			var r = cs[i].getBoundingClientRect();
 			cs[i].setAttribute('data-box', [r.left + window.scrollX, r.top + window.scrollY,
 						       r.width, r.height].map(Math.round).join(','));
