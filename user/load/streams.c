@@ -131,23 +131,33 @@ int bw_streams_read(struct bw_streams *st, struct bw_stream_snap *out, int max, 
 	return n;
 }
 
-void bw_streams_print(const struct bw_streams *st, FILE *f)
+/* The per-CPU counters of rare events, summed; 0 or -errno (t then zero). */
+static int sum_counts(const struct bw_streams *st, struct bw_scount *t)
 {
-	struct bw_scount *pc = calloc(st->ncpus, sizeof(*pc)), t = { 0 };
+	struct bw_scount *pc = calloc(st->ncpus, sizeof(*pc));
 	__u32 zero = 0;
-	int i;
+	int i, err = -ENOMEM;
 
-	if (pc && !bpf_map_lookup_elem(st->scount_fd, &zero, pc)) {
+	memset(t, 0, sizeof(*t));
+	if (pc && !(err = bpf_map_lookup_elem(st->scount_fd, &zero, pc) ? -errno : 0)) {
 		for (i = 0; i < st->ncpus; i++) {
-			t.q_events += pc[i].q_events;
-			t.c_events += pc[i].c_events;
-			t.stale += pc[i].stale;
-			t.no_room += pc[i].no_room;
-			t.owner_bio += pc[i].owner_bio;
-			t.owner_task += pc[i].owner_task;
+			t->q_events += pc[i].q_events;
+			t->c_events += pc[i].c_events;
+			t->stale += pc[i].stale;
+			t->no_room += pc[i].no_room;
+			t->owner_bio += pc[i].owner_bio;
+			t->owner_task += pc[i].owner_task;
 		}
 	}
 	free(pc);
+	return err;
+}
+
+void bw_streams_print(const struct bw_streams *st, FILE *f)
+{
+	struct bw_scount t;
+
+	sum_counts(st, &t);
 	fprintf(f, "blkwise: streams by %s, Q from %s; Q %llu, C %llu, stale %llu, no room %llu",
 		st->skel->rodata->stream_by == BW_STREAMS_CGROUP ? "cgroup" : "process",
 		st->fallback ? "block_rq_insert/block_rq_issue (fallback)" : "block_io_start",
@@ -161,17 +171,10 @@ void bw_streams_print(const struct bw_streams *st, FILE *f)
 
 int bw_streams_owners(const struct bw_streams *st, __u64 *bio, __u64 *task)
 {
-	struct bw_scount *pc = calloc(st->ncpus, sizeof(*pc));
-	__u32 zero = 0;
-	int i, err = -ENOMEM;
+	struct bw_scount t;
+	int err = sum_counts(st, &t);
 
-	*bio = *task = 0;
-	if (pc && !(err = bpf_map_lookup_elem(st->scount_fd, &zero, pc) ? -errno : 0)) {
-		for (i = 0; i < st->ncpus; i++) {
-			*bio += pc[i].owner_bio;
-			*task += pc[i].owner_task;
-		}
-	}
-	free(pc);
+	*bio = t.owner_bio;
+	*task = t.owner_task;
 	return err;
 }

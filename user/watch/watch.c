@@ -548,9 +548,9 @@ static void say_owner(struct bw_watch *w)
 	__u64 bio, task;
 
 	if (w->owner_said || w->o->core.streams_by != BW_STREAMS_CGROUP ||
-	    bw_streams_owners(w->st, &bio, &task) || !task)
+	    bw_streams_owners(w->st, &bio, &task) || !(bio || task))
 		return;
-	w->owner_said = true;
+	w->owner_said = true;	/* decided at the first requests: read once */
 	if (!bio)
 		bw_warn("streams by cgroup: requests carry no cgroup of their own here (no "
 			"blkg, or the io controller is on cgroup v1): each is charged to the "
