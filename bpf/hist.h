@@ -60,4 +60,34 @@ static inline __attribute__((always_inline)) unsigned int bw_bucket(unsigned lon
 	return idx < nbuckets ? idx : nbuckets - 1;
 }
 
+/*
+ * The exported latency histogram (Prometheus): 61 bounds, three per
+ * octave (8, 11 and 13 eighths of each power of two) from 8 units to 2^23
+ * (8 us to 8.6 s), each a bucket boundary of the histogram above, so the
+ * count below a bound is exact.  bw_expo_bound(i) is bound i;
+ * bw_expo_bucket(u) is the index of the bounded bucket a value falls in:
+ * how many bounds are at or below u (0 to BW_EXPO_LAT_BOUNDS), for a
+ * histogram kept at export resolution (bpf/cgio.bpf.c).
+ */
+#define BW_EXPO_LAT_BOUNDS 61
+
+static inline __attribute__((always_inline)) unsigned int bw_expo_bound(int i)
+{
+	unsigned int m = 3 + (unsigned int)i / 3, j = (unsigned int)i % 3;
+
+	return (j == 0 ? 8u : j == 1 ? 11u : 13u) << (m - 3);
+}
+
+static inline __attribute__((always_inline)) unsigned int bw_expo_bucket(unsigned long long u)
+{
+	unsigned int m, top, c;
+
+	if (u < 8)
+		return 0;
+	m = bw_ilog2(u);
+	top = (unsigned int)(u >> (m - 3));	/* 8..15: u's eighths of 2^m */
+	c = 3 * (m - 3) + 1 + (top >= 11) + (top >= 13);
+	return c < BW_EXPO_LAT_BOUNDS ? c : BW_EXPO_LAT_BOUNDS;
+}
+
 #endif /* BLKWISE_HIST_H */

@@ -31,6 +31,8 @@ struct bw_rqv {
 	__u32 flags;		/* cmd_flags */
 	__u32 data_len;
 	__u32 nr_seg;
+	__u64 owner;		/* the cgroup of the first bio's blkg (kn id); 0: none */
+	__u32 owner_root;	/* its hierarchy's id: 0 is cgroup v2's */
 };
 
 #define BW_RQV_KEY	(1u << 0)	/* rqk */
@@ -45,6 +47,34 @@ struct bw_rqv {
 #define BW_RQV_START	(1u << 9)
 #define BW_RQV_SECTOR	(1u << 10)
 #define BW_RQV_IOSTART	(1u << 11)
+#define BW_RQV_OWNER	(1u << 12)	/* owner, owner_root */
+
+/*
+ * The cgroup a request is charged to: its first bio's blkg's, the owner
+ * io.stat, io.max and io.latency use (for a buffered write, the cgroup that
+ * dirtied the page, set by wbc_init_bio(), not the flusher that submits
+ * it), in the hierarchy of the io controller (*root: 0 for cgroup v2).  0
+ * where the request has no bio or no blkg (a flush), or the kernel no blkg
+ * at all (CONFIG_BLK_CGROUP off).  bw_rqv_btf reads the same chain by plain
+ * loads.
+ */
+static __always_inline __u64 bw_rq_owner(struct request *rq, __u32 *root)
+{
+	struct blkcg_gq *blkg;
+	struct cgroup *cg;
+
+	*root = 0;
+	if (!bpf_core_field_exists(((struct bio *)0)->bi_blkg))
+		return 0;
+	blkg = BPF_CORE_READ(rq, bio, bi_blkg);
+	if (!blkg)
+		return 0;
+	cg = BPF_CORE_READ(blkg, blkcg, css.cgroup);
+	if (!cg)
+		return 0;
+	*root = BPF_CORE_READ(cg, root, hierarchy_id);
+	return BPF_CORE_READ(cg, kn, id);
+}
 
 /*
  * A kernel address as a number to hash.  A tp_btf argument stays a pointer
@@ -94,6 +124,18 @@ static __always_inline void bw_rqv_btf(struct request *rq, struct bw_rqv *v, con
 		v->sector = rq->__sector;
 	if (want & BW_RQV_IOSTART)
 		v->io_start_ns = rq->io_start_time_ns;
+	if (want & BW_RQV_OWNER) {
+		struct bio *bio = rq->bio;
+		struct blkcg_gq *blkg = NULL;
+		struct cgroup *cg = NULL;
+
+		if (bio && bpf_core_field_exists(bio->bi_blkg))
+			blkg = bio->bi_blkg;
+		if (blkg)
+			cg = blkg->blkcg->css.cgroup;
+		v->owner = cg ? cg->kn->id : 0;
+		v->owner_root = cg ? cg->root->hierarchy_id : 0;
+	}
 }
 
 /* raw_tp: every load is a probe read, the queue's address read once. */
@@ -130,6 +172,8 @@ static __always_inline void bw_rqv_raw(struct request *rq, struct bw_rqv *v, con
 		v->sector = BPF_CORE_READ(rq, __sector);
 	if (want & BW_RQV_IOSTART)
 		v->io_start_ns = BPF_CORE_READ(rq, io_start_time_ns);
+	if (want & BW_RQV_OWNER)
+		v->owner = bw_rq_owner(rq, &v->owner_root);
 }
 
 /*

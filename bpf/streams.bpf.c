@@ -149,30 +149,23 @@ static __always_inline struct bw_rq_state *q_entry(const struct bw_rqv *v, __u32
 }
 
 /*
- * The cgroup a request is charged to: its bio's blkg's, the owner io.stat,
- * io.max and io.latency use (for a buffered write, the cgroup that dirtied
- * the page, set by wbc_init_bio(), not the flusher that submits it).  The
- * current task's v2 cgroup where the request has no bio or no blkg (a
- * flush), where the kernel has no blkg (CONFIG_BLK_CGROUP off), or where
- * the io controller is on a v1 hierarchy (hierarchy_id 0 is v2's: a v1
- * cgroup's id is another tree's).  Counted either way (bw_scount).
+ * The cgroup a stream is charged to: the request's owner (bw_rq_owner,
+ * bpf/rq.bpf.h: its bio's blkg's cgroup) where that is a cgroup v2 one;
+ * else the current task's v2 cgroup: the request has no bio or no blkg (a
+ * flush), the kernel has no blkg (CONFIG_BLK_CGROUP off), or the io
+ * controller is on a v1 hierarchy (a v1 cgroup's id is another tree's).
+ * Counted either way (bw_scount).
  */
 static __always_inline __u64 owner_cgroup(struct request *rq, struct bw_scount *sc)
 {
-	struct blkcg_gq *blkg;
-	struct cgroup *cg;
+	__u32 root;
+	__u64 id = bw_rq_owner(rq, &root);
 
-	if (!bpf_core_field_exists(((struct bio *)0)->bi_blkg))
-		goto task;
-	blkg = BPF_CORE_READ(rq, bio, bi_blkg);
-	if (!blkg)
-		goto task;
-	cg = BPF_CORE_READ(blkg, blkcg, css.cgroup);
-	if (!cg || BPF_CORE_READ(cg, root, hierarchy_id))
+	if (!id || root)
 		goto task;
 	if (sc)
 		sc->owner_bio++;
-	return BPF_CORE_READ(cg, kn, id);
+	return id;
 task:
 	if (sc)
 		sc->owner_task++;

@@ -524,3 +524,73 @@ bw_tune_bg() {
 	bw_bg_start "$out" "tuning" "$BW_BIN" tune --json --run-dir "$BW_TMP/run" \
 		--state-dir "$BW_TMP/state" "$@"
 }
+
+# ---- cgroups ----
+
+# The cgroup v2 mount (/sys/fs/cgroup, or .../unified on a hybrid setup).
+cg_mount() { awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts; }
+
+# The mount of the hierarchy that holds the io controller, the one a
+# request's blkg names: cgroup v2 where io is on it, else v1's blkio (a
+# hybrid host); empty when neither.
+cg_io_mount() {
+	if cg_has io; then
+		cg_mount
+	else
+		awk '$3 == "cgroup" && $4 ~ /(^|,)blkio(,|$)/ { print $2; exit }' /proc/mounts
+	fi
+}
+
+# cg_make VAR NAME [MOUNT]: a new cgroup under MOUNT (the v2 mount); its
+# path below the mount (as blkwise prints it) goes into VAR.  NAME may
+# name a child of one made before (A/inner).  Removed at cleanup.
+cg_make() {
+	local _mnt=${3:-$(cg_mount)} _dir
+	case $2 in
+	*/*) _dir=$_mnt$2 ;;
+	*) _dir=$_mnt/blkwise-test-$2.$$ ;;
+	esac
+	mkdir "$_dir" || return 1
+	bw_on_cleanup "rmdir $_dir 2>/dev/null"
+	printf -v "$1" '%s' "${_dir#"$_mnt"}"
+}
+
+# cg_has CTRL: whether controller CTRL is on cgroup v2 here.
+cg_has() { grep -qw "$1" "$(cg_mount)/cgroup.controllers" 2>/dev/null; }
+
+# cg_enable CTRL...: the controllers on for the root's children (turned off
+# again at cleanup where this turned them on), so that the kernel charges
+# a child's I/O to the child itself rather than to the root.
+cg_enable() {
+	local c sc added=""
+	sc=$(cg_mount)/cgroup.subtree_control
+	for c in "$@"; do
+		grep -qw "$c" "$sc" && continue
+		echo "+$c" >"$sc" || return 1
+		added="$added -$c"
+	done
+	[ -z "$added" ] || bw_on_cleanup "echo '${added# }' >$sc"
+}
+
+# cg_run CGROUP_PATH CMD...: CMD run inside the cgroup (of CG_MOUNT, the
+# v2 mount by default).
+cg_run() {
+	local cg=${CG_MOUNT:-$(cg_mount)}$1
+	shift
+	sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$cg" "$@"
+}
+
+# cg_wbytes CGROUP_PATH DEV: the bytes io.stat (v2) charges CGROUP_PATH for writes to DEV.
+cg_wbytes() {
+	local mm
+	mm=$(cat /sys/block/"$2"/dev)
+	awk -v mm="$mm" '$1 == mm { for (i = 2; i <= NF; i++) if ($i ~ /^wbytes=/) { sub(/^wbytes=/, "", $i); print $i; exit } }' \
+		"$(cg_mount)$1/io.stat"
+	true
+}
+
+# cg_metric FILE NAME CGROUP OP: a per-cgroup sample of a scraped page ("" when absent).
+cg_metric() {
+	awk -v n="$2" -v l="cgroup=\"$3\",op=\"$4\"" \
+		'index($1, n "{") == 1 && index($1, l) { print $2; exit }' "$1"
+}

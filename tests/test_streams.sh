@@ -8,44 +8,6 @@
 st_sum() { jq -s "[.[].streams[]? | select($2) | .$3] | add // 0" "$1"; }
 st_max() { jq -s "[.[].streams[]? | select($2) | .$3] | max // 0" "$1"; }
 
-# The cgroup v2 mount (/sys/fs/cgroup, or .../unified on a hybrid setup).
-cg_mount() { awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts; }
-
-# cg_make VAR NAME: a new cgroup under the v2 mount; its path below the
-# mount (as blkwise prints it) goes into VAR.  Removed at cleanup.
-cg_make() {
-	local _mnt _dir
-	_mnt=$(cg_mount)
-	_dir=$_mnt/blkwise-test-$2.$$
-	mkdir "$_dir" || return 1
-	bw_on_cleanup "rmdir $_dir"
-	printf -v "$1" '%s' "${_dir#"$_mnt"}"
-}
-
-# cg_has CTRL: whether controller CTRL is on cgroup v2 here.
-cg_has() { grep -qw "$1" "$(cg_mount)/cgroup.controllers" 2>/dev/null; }
-
-# cg_enable CTRL...: the controllers on for the root's children (turned off
-# again at cleanup where this turned them on), so that the kernel charges
-# a child's I/O to the child itself rather than to the root.
-cg_enable() {
-	local c sc added=""
-	sc=$(cg_mount)/cgroup.subtree_control
-	for c in "$@"; do
-		grep -qw "$c" "$sc" && continue
-		echo "+$c" >"$sc" || return 1
-		added="$added -$c"
-	done
-	[ -z "$added" ] || bw_on_cleanup "echo '${added# }' >$sc"
-}
-
-# cg_run CGROUP_PATH CMD...: CMD run inside the cgroup.
-cg_run() {
-	local cg=$(cg_mount)$1
-	shift
-	sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$cg" "$@"
-}
-
 # Two fio jobs in two cgroups read as two streams, each with its own
 # requests (fio's count, exactly) and depth: the libaio job at iodepth 16
 # keeps several in flight, the psync one never more than one.
@@ -101,15 +63,6 @@ test_streams_two_cgroups() {
 		"$(jq -s "[.[].streams[]? | select(.cgroup == \"$a\") | .cgroup_id][0]" "$out")"
 }
 
-# cg_wbytes CGROUP_PATH DEV: the bytes io.stat charges CGROUP_PATH for writes to DEV.
-cg_wbytes() {
-	local mm
-	mm=$(cat /sys/block/"$2"/dev)
-	awk -v mm="$mm" '$1 == mm { for (i = 2; i <= NF; i++) if ($i ~ /^wbytes=/) { sub(/^wbytes=/, "", $i); print $i; exit } }' \
-		"$(cg_mount)$1/io.stat"
-	true
-}
-
 # Buffered writes from two cgroups, submitted by the flusher, stream under
 # the cgroup the kernel charges them to (the bio's blkg), as io.stat counts
 # them: each cgroup's write bytes within 2% of its io.stat wbytes.  Charged
@@ -117,36 +70,70 @@ cg_wbytes() {
 # root.  Needs cgroup v2 with the io and memory controllers (cgroup
 # writeback): the 6.1 guest has them; a host whose io controller is on v1
 # (blkio) skips.
-test_streams_buffered_writes_by_owner() {
-	local dev out mnt a b wa wb sa sb
-	bw_require jq mkfs.ext4 || return 0
-	[ -n "$(cg_mount)" ] || { bw_skip "no cgroup v2 mount"; return 0; }
-	cg_has io || { bw_skip "the io controller is not on cgroup v2 here (cgroup writeback needs it; the VM tier has it)"; return 0; }
-	cg_has memory || { bw_skip "the memory controller is not on cgroup v2 here (cgroup writeback needs it)"; return 0; }
-	cg_enable io memory || { fail "enabling io and memory for the root's children"; return; }
-	bw_loop dev 160 shm || { fail "loop device"; return; }
-	bw_ext4 mnt "$dev" || { fail "ext4 on $dev"; return; }
-	cg_make a wa || { fail "mkdir cgroup"; return; }
-	cg_make b wb || { fail "mkdir cgroup"; return; }
-	out=$BW_TMP/wb.json
-	bw_stat_start "$out" -d "$dev" -i 0.5 --streams=cgroup || { fail "blkwise start"; return; }
-	# Buffered: dirtied here, written back by the flusher at sync.
-	cg_run "$a" dd if=/dev/zero of="$mnt/a" bs=1M count=48 status=none
-	cg_run "$b" dd if=/dev/zero of="$mnt/b" bs=1M count=24 status=none
+# wb_setup: what buffered writes by owner need (cgroup v2 with io and memory
+# on for the root's children), a loop device with ext4 and two cgroups:
+# WB_DEV, WB_MNT, WB_A, WB_B; 1 (after skipping or failing) when not.
+wb_setup() {
+	bw_require jq mkfs.ext4 || return 1
+	[ -n "$(cg_mount)" ] || { bw_skip "no cgroup v2 mount"; return 1; }
+	cg_has io || { bw_skip "the io controller is not on cgroup v2 here (cgroup writeback needs it; the VM tier has it)"; return 1; }
+	cg_has memory || { bw_skip "the memory controller is not on cgroup v2 here (cgroup writeback needs it)"; return 1; }
+	cg_enable io memory || { fail "enabling io and memory for the root's children"; return 1; }
+	bw_loop WB_DEV 160 shm || { fail "loop device"; return 1; }
+	bw_ext4 WB_MNT "$WB_DEV" || { fail "ext4 on $WB_DEV"; return 1; }
+	cg_make WB_A wa || { fail "mkdir cgroup"; return 1; }
+	cg_make WB_B wb || { fail "mkdir cgroup"; return 1; }
+}
+
+# wb_write: 48 MiB from WB_A, 24 MiB from WB_B, buffered: dirtied here,
+# written back by the flusher at sync.
+wb_write() {
+	cg_run "$WB_A" dd if=/dev/zero of="$WB_MNT/a" bs=1M count=48 status=none
+	cg_run "$WB_B" dd if=/dev/zero of="$WB_MNT/b" bs=1M count=24 status=none
 	sync
 	sleep 1.5
+}
+
+# wb_check WHAT BYTES_A BYTES_B: each within 2% of its cgroup's io.stat wbytes.
+wb_check() {
+	local wa wb
+	wa=$(cg_wbytes "$WB_A" "$WB_DEV")
+	wb=$(cg_wbytes "$WB_B" "$WB_DEV")
+	echo "  $WB_A: io.stat wbytes ${wa:-none}, $1 $2 bytes; $WB_B: io.stat wbytes ${wb:-none}, $1 $3 bytes"
+	assertTrue "$WB_A wrote through the page cache (io.stat ${wa:-none})" "[ ${wa:-0} -ge $((40 << 20)) ]"
+	assertTrue "$WB_B wrote through the page cache (io.stat ${wb:-none})" "[ ${wb:-0} -ge $((20 << 20)) ]"
+	assertTrue "$WB_A: $1 bytes $2 within 2% of io.stat's ${wa:-0}" "bw_within ${2:-0} ${wa:-0} 2"
+	assertTrue "$WB_B: $1 bytes $3 within 2% of io.stat's ${wb:-0}" "bw_within ${3:-0} ${wb:-0} 2"
+}
+
+test_streams_buffered_writes_by_owner() {
+	local out
+	wb_setup || return 0
+	out=$BW_TMP/wb.json
+	bw_stat_start "$out" -d "$WB_DEV" -i 0.5 --streams=cgroup || { fail "blkwise start"; return; }
+	wb_write
 	bw_stat_stop INT
 	assertEquals "blkwise exit status" 0 $?
-	wa=$(cg_wbytes "$a" "$dev")
-	wb=$(cg_wbytes "$b" "$dev")
-	sa=$(st_sum "$out" ".cgroup == \"$a\"" bytes)
-	sb=$(st_sum "$out" ".cgroup == \"$b\"" bytes)
-	echo "  $a: io.stat wbytes ${wa:-none}, stream $sa bytes; $b: io.stat wbytes ${wb:-none}, stream $sb bytes"
 	echo "  all streams: $(jq -sc '[.[].streams[]? | {cgroup, bytes}] | group_by(.cgroup) | map({(.[0].cgroup // "gone"): (map(.bytes) | add)}) | add' "$out")"
-	assertTrue "$a wrote through the page cache (io.stat ${wa:-none})" "[ ${wa:-0} -ge $((40 << 20)) ]"
-	assertTrue "$b wrote through the page cache (io.stat ${wb:-none})" "[ ${wb:-0} -ge $((20 << 20)) ]"
-	assertTrue "$a: stream bytes $sa within 2% of io.stat's ${wa:-0}" "bw_within $sa ${wa:-0} 2"
-	assertTrue "$b: stream bytes $sb within 2% of io.stat's ${wb:-0}" "bw_within $sb ${wb:-0} 2"
+	wb_check stream "$(st_sum "$out" ".cgroup == \"$WB_A\"" bytes)" \
+		"$(st_sum "$out" ".cgroup == \"$WB_B\"" bytes)"
+}
+
+# The same writes through export --cgroups: blkwise_cgroup_bytes_total
+# of each cgroup within 2% of its io.stat wbytes.
+test_cgroups_exported_buffered_writes() {
+	local port m
+	wb_setup || return 0
+	bw_require curl || return 0
+	port=$(bw_free_port)
+	bw_bg_start "$BW_TMP/ex.out" "serving" "$BW_BIN" export --listen 127.0.0.1:"$port" \
+		--no-state -d "$WB_DEV" --cgroups || { fail "export start"; return; }
+	wb_write
+	m=$BW_TMP/m.txt
+	curl -s "http://127.0.0.1:$port/metrics" >"$m"
+	grep '^blkwise_cgroup_bytes_total' "$m" | sed 's/^/    /'
+	wb_check exported "$(cg_metric "$m" blkwise_cgroup_bytes_total "$WB_A" write)" \
+		"$(cg_metric "$m" blkwise_cgroup_bytes_total "$WB_B" write)"
 }
 
 # run_q_counts SCHED FALLBACK [DEV [MIN_DEPTH]]: a process stream's requests

@@ -69,6 +69,7 @@ blkwise         | $BLKWISE stat --no-state -d $DEV -i 1 --exact-period 0
 blkwise_default | $BLKWISE stat --no-state -d $DEV -i 1 --exact-period 1 --exact-slice 0.05
 blkwise_exact   | $BLKWISE stat --no-state --exact -d $DEV -i 1
 blkwise_streams | $BLKWISE stat --no-state --streams -d $DEV -i 1
+export_cgroups  | $BLKWISE export --no-state -d $DEV -i 1 --exact-period 0 --cgroups --listen 127.0.0.1:19796
 biolatency      | biolatency -d $DEV 600
 bpftrace        | bpftrace -e "$BT_PROG"
 record          | $BLKWISE record -d $DEV -o $WORK/record.bwt
@@ -892,6 +893,7 @@ SUMMARY=$(jq -s --argjson mem "$MEM_JSON" --argjson order "$ORDER" \
 		{what: "floor_rqfields / floor (the completion-only design over two empty programs)", ratio: ratio(get("main"; "qd32"; "floor_rqfields"); get("main"; "qd32"; "floor")), max: null},
 		{what: "blkwise_streams / floor_streams_clock", ratio: ratio(get("main"; "qd32"; "blkwise_streams"); get("main"; "qd32"; "floor_streams_clock")), max: $ts},
 		{what: "blkwise_streams / blkwise", ratio: ratio(get("main"; "qd32"; "blkwise_streams"); get("main"; "qd32"; "blkwise")), max: $tsc},
+		{what: "export --cgroups (light tier and the cgroups program) / blkwise (light tier)", ratio: ratio(get("main"; "qd32"; "export_cgroups"); get("main"; "qd32"; "blkwise")), max: null},
 		{what: "record / floor_record", ratio: ratio(get("main"; "qd32"; "record"); get("main"; "qd32"; "floor_record")), max: $tr},
 		{what: "blkwise / biolatency", ratio: ratio(get("main"; "qd32"; "blkwise"); get("main"; "qd32"; "biolatency")), max: $tp},
 		{what: "blkwise / bpftrace", ratio: ratio(get("main"; "qd32"; "blkwise"); get("main"; "qd32"; "bpftrace")), max: null},

@@ -15,15 +15,15 @@ static void test_bounds(void)
 	double lo, hi;
 	int i;
 
-	CHECK(bw_expo_lat_bound(0) == 8 && bw_expo_lat_bound(1) == 11 && bw_expo_lat_bound(3) == 16,
+	CHECK(bw_expo_bound(0) == 8 && bw_expo_bound(1) == 11 && bw_expo_bound(3) == 16,
 	      "starts 8, 11, 13, 16");
-	CHECK(bw_expo_lat_bound(BW_EXPO_LAT_BOUNDS - 1) == 1u << 23, "ends at 2^23 units");
+	CHECK(bw_expo_bound(BW_EXPO_LAT_BOUNDS - 1) == 1u << 23, "ends at 2^23 units");
 	for (i = 0; i < BW_EXPO_LAT_BOUNDS; i++) {
-		unsigned int b = bw_expo_lat_bound(i);
+		unsigned int b = bw_expo_bound(i);
 
 		bw_bucket_bounds(bw_bucket(b, BW_LAT_BUCKETS), &lo, &hi);
 		CHECK(lo == b, "bound %u is a bucket boundary (bucket starts at %g)", b, lo);
-		CHECK(i == 0 || b > bw_expo_lat_bound(i - 1), "bounds rise");
+		CHECK(i == 0 || b > bw_expo_bound(i - 1), "bounds rise");
 	}
 	for (i = 0; i < BW_EXPO_SEG_BOUNDS; i++) {
 		unsigned int b = bw_expo_seg_bounds[i] + 1;
@@ -31,6 +31,37 @@ static void test_bounds(void)
 		bw_bucket_bounds(bw_bucket(b, BW_SEG_BUCKETS), &lo, &hi);
 		CHECK(lo == b, "segments <= %u is exact", b - 1);
 	}
+}
+
+/* How many bounds are at or below u, counted one by one. */
+static unsigned int bounds_at_or_below(unsigned long long u)
+{
+	unsigned int n = 0;
+	int i;
+
+	for (i = 0; i < BW_EXPO_LAT_BOUNDS; i++)
+		n += bw_expo_bound(i) <= u;
+	return n;
+}
+
+/* The export-resolution bucket of a value, as bpf/cgio.bpf.c bins it. */
+static void test_expo_bucket(void)
+{
+	unsigned long long u;
+	int i, bad = 0;
+
+	for (u = 0; u < 70000; u++)
+		bad += bw_expo_bucket(u) != bounds_at_or_below(u);
+	for (i = 0; i < BW_EXPO_LAT_BOUNDS; i++) {
+		unsigned int b = bw_expo_bound(i);
+
+		bad += bw_expo_bucket(b) != (unsigned int)i + 1;
+		bad += bw_expo_bucket(b - 1) != (unsigned int)i;
+	}
+	for (u = 1; u < (1ULL << 40); u = u * 3 + 1)
+		bad += bw_expo_bucket(u) != bounds_at_or_below(u);
+	CHECK(bad == 0, "bucket = bounds at or below the value (%d wrong)", bad);
+	CHECK(bw_expo_bucket(1ULL << 40) == BW_EXPO_LAT_BOUNDS, "beyond the last bound: the last bucket");
 }
 
 static double urand(void)
@@ -96,7 +127,7 @@ static void check_dist(enum dist d, double median_ns)
 	}
 	qsort(v, N, sizeof(v[0]), cmp_double);
 	for (i = 0; i < BW_EXPO_LAT_BOUNDS; i++) {
-		unsigned int b = bw_expo_lat_bound(i);
+		unsigned int b = bw_expo_bound(i);
 		__u64 below = 0;
 		int k;
 
@@ -278,7 +309,8 @@ static void test_labels(void)
 int main(void)
 {
 	static const struct unit_test tests[] = {
-		UNIT(test_bounds), UNIT(test_quantiles), UNIT(test_render), UNIT(test_presence),
+		UNIT(test_bounds), UNIT(test_expo_bucket), UNIT(test_quantiles), UNIT(test_render),
+		UNIT(test_presence),
 		UNIT(test_labels),
 	};
 

@@ -13,6 +13,7 @@ static void usage(FILE *f)
 		"                      [--state-dir DIR | --no-state] [--bpf-stats]\n"
 		"                      [--max-connections N] [--max-per-ip N] [--bio-cache]\n"
 		"                      [--exact | --exact-period SECS [--exact-slice SECS]]\n"
+		"                      [--cgroups[=DEPTH] [--cgroup-path PATH] [--cgroups-max N]]\n"
 		"                      [--web.config.file FILE] [--tune [TUNE OPTIONS]] [-v]\n"
 		"                      [--btf FILE] [--force-raw-tp]\n"
 		"Serves the block layer's metrics to Prometheus: GET /metrics (text format, or\n"
@@ -24,6 +25,7 @@ static void usage(FILE *f)
 static int take_opt(void *opts, int c, const char *arg)
 {
 	struct export_args *a = opts;
+	long n;
 
 	switch (c) {
 	case 'l':
@@ -59,6 +61,30 @@ static int take_opt(void *opts, int c, const char *arg)
 	case BW_OPT_TUNE:
 		a->tune = true;
 		return 1;
+	case BW_OPT_CGROUPS:
+		a->w.core.cgroups = true;
+		if (arg && (bw_parse_count(arg, &n) || n > 64)) {
+			bw_err("bad --cgroups depth '%s': give 1..64 path components", arg);
+			return -EINVAL;
+		}
+		a->cg.depth = arg ? (int)n : 0;
+		return 1;
+	case BW_OPT_CGROUP_PATH:
+		if (arg[0] != '/') {
+			bw_err("bad --cgroup-path '%s': give a path from the hierarchy's root, as /a/b", arg);
+			return -EINVAL;
+		}
+		a->cg.under = arg;
+		a->cg_given = true;
+		return 1;
+	case BW_OPT_CGROUPS_MAX:
+		if (bw_parse_count(arg, &n) || n > 100000) {
+			bw_err("bad --cgroups-max '%s': give 1..100000", arg);
+			return -EINVAL;
+		}
+		a->cg.max = (int)n;
+		a->cg_given = true;
+		return 1;
 	default:
 		return 0;
 	}
@@ -73,9 +99,14 @@ static int parse_args(int argc, char **argv, struct export_args *a)
 	a->user = "nobody";
 	a->max_conn = 4096;
 	a->max_per_ip = 64;
+	a->cg.max = 100;
 	if (bw_opts_parse(argc, argv, BW_CMD_EXPORT, usage, take_opt, a, &a->w, &a->t) ||
 	    bw_opt_rest(argc, argv))
 		return -EINVAL;
+	if (a->cg_given && !a->w.core.cgroups) {
+		bw_err("--cgroup-path and --cgroups-max need --cgroups");
+		return -EINVAL;
+	}
 	if (a->t.given && !a->tune) {
 		bw_err("tuner options need --tune");
 		return -EINVAL;

@@ -350,6 +350,8 @@ static int render(struct export_ctx *x, __u64 t0)
 		.attach = bw_core_attach_mode(x->w.core), .start_unix = x->start_unix,
 	};
 	struct bw_bc_snap bc = {};
+	struct bw_cg_rows cg = {};
+	struct bw_expo_cg ecg;
 	char *text = NULL, *om = NULL;
 	size_t tl = 0, ol = 0;
 	int i, n = 0, nrows, err = -ENOMEM;
@@ -358,6 +360,12 @@ static int render(struct export_ctx *x, __u64 t0)
 		goto out;
 	if (x->a->w.core.bio_cache && !bw_watch_bio_cache(&x->w, &bc))
 		s.bio_cache = &bc;
+	if (x->a->w.core.cgroups && !bw_watch_cgroups(&x->w, &x->a->cg, &cg)) {
+		ecg = (struct bw_expo_cg){ .rows = cg.rows, .dev = (const char (*)[BW_NAME_LEN])cg.names,
+					   .n = cg.n, .omitted = cg.omitted,
+					   .no_room = cg.counts.no_room, .hierarchy = cg.hierarchy };
+		s.cgroups = &ecg;
+	}
 	tuner_figures(x);
 	nrows = bw_watch_rows(&x->w, rows);
 	for (i = 0; i < nrows; i++)
@@ -387,6 +395,7 @@ static int render(struct export_ctx *x, __u64 t0)
 		err = 0;
 out:
 	bw_bc_snap_free(&bc);
+	bw_cg_rows_free(&cg);
 	free(rows);
 	free(d);
 	free(pr);

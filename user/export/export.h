@@ -25,6 +25,8 @@ struct export_args {
 	bool bpf_stats;
 	long max_conn, max_per_ip;
 	const char *web_config;
+	struct bw_cg_select cg;	/* with w.core.cgroups */
+	bool cg_given;		/* --cgroup-path or --cgroups-max */
 };
 
 /* export.c: serves until SIGTERM; an exit code (BW_EXIT_*). */

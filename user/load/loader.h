@@ -11,6 +11,7 @@
 #include "sys/sys.h"
 #include "streams.h"
 #include "biocache.h"
+#include "cgroups.h"
 
 struct bpf_object;
 struct bpf_program;
@@ -25,6 +26,7 @@ struct bw_core_opts {
 	enum bw_stream_by streams_by;	/* with streams: process (default) or cgroup */
 	bool verbose;
 	bool bio_cache;		/* also bpf/biocache.bpf.c (bw_watch_bio_cache) */
+	bool cgroups;		/* also bpf/cgroups.bpf.c (bw_watch_cgroups) */
 	int max_devices;	/* 0: sized from the devices present */
 	int nr_watch;		/* 0: every device */
 	__u32 watch[BW_MAX_WATCH];
@@ -135,6 +137,23 @@ int bw_streams_read(struct bw_streams *st, struct bw_stream_snap *out, int max, 
 void bw_streams_print(const struct bw_streams *st, FILE *f);
 /* By cgroup: Qs charged to their bio's cgroup, and to the current task's; 0 or -errno. */
 int bw_streams_owners(const struct bw_streams *st, __u64 *bio, __u64 *task);
+
+/* cgroups.c: bpf/cgroups.bpf.c, per device, op and owning cgroup. */
+struct bw_cg_series {
+	struct bw_cg_key key;
+	struct bw_cg_val v;	/* summed over CPUs */
+};
+struct bw_cgio;
+int bw_cgio_open(struct bw_cgio **out, const struct bw_core_opts *o,
+		 const struct bw_load_env *env);
+void bw_cgio_close(struct bw_cgio *c);
+struct bpf_object *bw_cgio_obj(const struct bw_cgio *c);
+/* Up to max series; how many. */
+int bw_cgio_read(struct bw_cgio *c, struct bw_cg_series *out, int max);
+/* A cgroup that went: its series deleted. */
+void bw_cgio_forget(struct bw_cgio *c, __u64 cgroup);
+/* Its rare events, summed over CPUs; 0 or -errno. */
+int bw_cgio_counts(const struct bw_cgio *c, struct bw_cg_count *t);
 
 /* biocache.c: bpf/biocache.bpf.c.  *out is set even when nothing loads: the snapshot says why. */
 struct bw_bc;

@@ -14,6 +14,7 @@
 #include "core.h"
 #include "biocache.h"
 #include "virtio.h"
+#include "cgroups.h"
 
 #define BW_NAME_LEN 32
 #define BW_MAX_WATCH 256
@@ -421,5 +422,28 @@ struct bw_prog_stat {
 	__u64 run_ns;
 	__u64 run_cnt;
 };
+
+/* cgrollup.c: per-cgroup series for the exporter (export --cgroups) */
+#define BW_CG_PATH_LEN 256
+struct bw_cg_row {
+	__u32 dev;
+	int op;
+	char path[BW_CG_PATH_LEN];	/* "/" for the root, and for I/O with no owner */
+	struct bw_cg_val v;
+};
+struct bw_cg_select {
+	int depth;		/* components of a path kept; 0: all */
+	const char *under;	/* only cgroups at or under this path; NULL: all */
+	int max;		/* cgroups published at most; 0: no limit */
+};
+/* path cut to its first depth components; depth 0: as is. */
+void bw_cg_cut(char *path, int depth);
+bool bw_cg_under(const char *path, const char *top);
+/*
+ * The n rows selected, cut and merged in place; how many remain.  Beyond
+ * sel->max cgroups those with fewer requests are left out: how many in
+ * *omitted.
+ */
+int bw_cg_rollup(struct bw_cg_row *r, int n, const struct bw_cg_select *sel, int *omitted);
 
 #endif /* BLKWISE_MODEL_H */

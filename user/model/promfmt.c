@@ -112,14 +112,6 @@ const unsigned int bw_expo_seg_bounds[BW_EXPO_SEG_BOUNDS] = { 1, 2, 4, 8, 15, 31
  * distributions, 2% typically; two per octave reached 33% (see
  * tests/unit/test_promfmt.c).
  */
-unsigned int bw_expo_lat_bound(int i)
-{
-	static const unsigned int eighths[] = { 8, 11, 13 };
-	unsigned int m = 3 + (unsigned int)i / 3;
-
-	return eighths[i % 3] << (m - 3);
-}
-
 __u64 bw_hist_below(const __u64 *hist, unsigned int nbuckets, unsigned int b)
 {
 	unsigned int i, end = bw_bucket(b, nbuckets);
@@ -130,32 +122,59 @@ __u64 bw_hist_below(const __u64 *hist, unsigned int nbuckets, unsigned int b)
 	return n;
 }
 
-static void le_labels(char *buf, size_t len, const char *dev, const char *op, const char *le)
+/* Labels of a device's (cg NULL) or a cgroup's series; le NULL: none. */
+static void lat_labels(char *buf, size_t len, const char *dev, const char *cg, const char *op,
+		       const char *le)
 {
-	bw_prom_labels(buf, len, "device", dev, "op", op, "le", le, NULL);
+	if (cg && le)
+		bw_prom_labels(buf, len, "device", dev, "cgroup", cg, "op", op, "le", le, NULL);
+	else if (cg)
+		bw_prom_labels(buf, len, "device", dev, "cgroup", cg, "op", op, NULL);
+	else if (le)
+		bw_prom_labels(buf, len, "device", dev, "op", op, "le", le, NULL);
+	else
+		bw_prom_labels(buf, len, "device", dev, "op", op, NULL);
 }
 
-static void hist_lat(struct bw_prom *p, const char *name, const char *dev, const char *op,
-		     const __u64 *hist, __u64 count, __u64 sum_ns)
+static void le_labels(char *buf, size_t len, const char *dev, const char *op, const char *le)
+{
+	lat_labels(buf, len, dev, NULL, op, le);
+}
+
+/*
+ * A latency histogram's samples: below[i] requests under bound i
+ * (bw_expo_bound), count in all, their sum in ns.
+ */
+static void hist_lat_below(struct bw_prom *p, const char *name, const char *dev, const char *cg,
+			   const char *op, const __u64 *below, __u64 count, __u64 sum_ns)
 {
 	char sample[96], l[BW_PROM_LABELS], le[32];
 	int i;
 
 	snprintf(sample, sizeof(sample), "%s_bucket", name);
 	for (i = 0; i < BW_EXPO_LAT_BOUNDS; i++) {
-		unsigned int b = bw_expo_lat_bound(i);
-
-		snprintf(le, sizeof(le), "%.9g", ldexp((double)b, BW_LAT_SHIFT) / 1e9);
-		le_labels(l, sizeof(l), dev, op, le);
-		bw_prom_u64(p, sample, l, bw_hist_below(hist, BW_LAT_BUCKETS, b));
+		snprintf(le, sizeof(le), "%.9g", ldexp((double)bw_expo_bound(i), BW_LAT_SHIFT) / 1e9);
+		lat_labels(l, sizeof(l), dev, cg, op, le);
+		bw_prom_u64(p, sample, l, below[i]);
 	}
-	le_labels(l, sizeof(l), dev, op, "+Inf");
+	lat_labels(l, sizeof(l), dev, cg, op, "+Inf");
 	bw_prom_u64(p, sample, l, count);
-	bw_prom_labels(l, sizeof(l), "device", dev, "op", op, NULL);
+	lat_labels(l, sizeof(l), dev, cg, op, NULL);
 	snprintf(sample, sizeof(sample), "%s_sum", name);
 	bw_prom_val(p, sample, l, sum_ns / 1e9);
 	snprintf(sample, sizeof(sample), "%s_count", name);
 	bw_prom_u64(p, sample, l, count);
+}
+
+static void hist_lat(struct bw_prom *p, const char *name, const char *dev, const char *op,
+		     const __u64 *hist, __u64 count, __u64 sum_ns)
+{
+	__u64 below[BW_EXPO_LAT_BOUNDS];
+	int i;
+
+	for (i = 0; i < BW_EXPO_LAT_BOUNDS; i++)
+		below[i] = bw_hist_below(hist, BW_LAT_BUCKETS, bw_expo_bound(i));
+	hist_lat_below(p, name, dev, NULL, op, below, count, sum_ns);
 }
 
 static void hist_seg(struct bw_prom *p, const char *dev, const char *op,
@@ -619,6 +638,62 @@ static void presence(struct bw_prom *p, const struct bw_expo_self *s)
 	}
 }
 
+/* ---- per cgroup (export --cgroups) ---- */
+
+static void cg_counter(struct bw_prom *p, const struct bw_expo_cg *c, const char *name,
+		       bool bytes, const char *help)
+{
+	char sample[96], l[BW_PROM_LABELS];
+	int i;
+
+	bw_prom_family(p, name, BW_PROM_COUNTER, help);
+	snprintf(sample, sizeof(sample), "%s_total", name);
+	for (i = 0; i < c->n; i++) {
+		const struct bw_cg_row *r = &c->rows[i];
+
+		lat_labels(l, sizeof(l), c->dev[i], r->path, bw_op_names[r->op], NULL);
+		bw_prom_u64(p, sample, l, bytes ? r->v.bytes : r->v.ios);
+	}
+}
+
+static void cgroups(struct bw_prom *p, const struct bw_expo_cg *c)
+{
+	__u64 below[BW_EXPO_LAT_BOUNDS];
+	char l[BW_PROM_LABELS];
+	int i, b;
+
+	bw_prom_family(p, "blkwise_cgroups", BW_PROM_INFO,
+		       "Per-cgroup series: the hierarchy whose cgroups they name (that of the io "
+		       "controller: cgroup2, or v1's blkio).");
+	bw_prom_labels(l, sizeof(l), "hierarchy", c->hierarchy ? c->hierarchy : "none", NULL);
+	bw_prom_u64(p, "blkwise_cgroups_info", l, 1);
+	cg_counter(p, c, "blkwise_cgroup_requests", false,
+		   "Completed requests, by the cgroup the kernel charged (the bio's blkg); a "
+		   "request with no owner (a flush) under /.");
+	cg_counter(p, c, "blkwise_cgroup_bytes", true,
+		   "Bytes of completed requests, by the cgroup the kernel charged.");
+	bw_prom_family(p, "blkwise_cgroup_service_seconds", BW_PROM_HISTOGRAM,
+		       "Service time (D2C) by the cgroup the kernel charged, of requests with the "
+		       "kernel's issue stamp.");
+	for (i = 0; i < c->n; i++) {
+		const struct bw_cg_row *r = &c->rows[i];
+		__u64 run = 0;
+
+		for (b = 0; b < BW_EXPO_LAT_BOUNDS; b++) {
+			run += r->v.hist[b];
+			below[b] = run;
+		}
+		hist_lat_below(p, "blkwise_cgroup_service_seconds", c->dev[i], r->path,
+			       bw_op_names[r->op], below, r->v.timed, r->v.d2c_ns);
+	}
+	bw_prom_family(p, "blkwise_cgroups_omitted", BW_PROM_GAUGE,
+		       "Cgroups with I/O left out by --cgroups-max (those with the fewest requests).");
+	bw_prom_u64(p, "blkwise_cgroups_omitted", "", (__u64)c->omitted);
+	bw_prom_family(p, "blkwise_cgroup_uncounted_requests", BW_PROM_COUNTER,
+		       "Completions no cgroup series counted: the series map was full.");
+	bw_prom_u64(p, "blkwise_cgroup_uncounted_requests_total", "", c->no_room);
+}
+
 void bw_expo_render(struct bw_prom *p, const struct bw_expo_self *s, const struct bw_expo_dev *d,
 		    int n)
 {
@@ -627,6 +702,8 @@ void bw_expo_render(struct bw_prom *p, const struct bw_expo_self *s, const struc
 	devices(p, d, n);
 	if (s->bio_cache)
 		bio_cache(p, s->bio_cache);
+	if (s->cgroups)
+		cgroups(p, s->cgroups);
 }
 
 void bw_expo_render_scrapes(struct bw_prom *p, __u64 scrapes, double dur_sum, __u64 dur_count)

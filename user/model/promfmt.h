@@ -32,10 +32,8 @@ void bw_prom_val(struct bw_prom *p, const char *sample, const char *labels, doub
 void bw_prom_eof(struct bw_prom *p);
 
 /* Exported histogram bounds, in the BPF histograms' units. */
-#define BW_EXPO_LAT_BOUNDS 61	/* 8 .. 2^23 units of 1024 ns, three per octave */
 #define BW_EXPO_SEG_BOUNDS 9
 extern const unsigned int bw_expo_seg_bounds[BW_EXPO_SEG_BOUNDS];
-unsigned int bw_expo_lat_bound(int i);
 /* Requests below bound b (a bucket boundary) of a histogram. */
 __u64 bw_hist_below(const __u64 *hist, unsigned int nbuckets, unsigned int b);
 
@@ -68,6 +66,15 @@ struct bw_expo_presence {
 	bool present;
 };
 
+/* Per-cgroup series (export --cgroups), selected and merged (bw_cg_rollup). */
+struct bw_expo_cg {
+	const struct bw_cg_row *rows;
+	const char (*dev)[BW_NAME_LEN];	/* each row's device name */
+	int n, omitted;
+	__u64 no_room;			/* completions the full map did not count */
+	const char *hierarchy;		/* "cgroup2", "blkio", NULL: none mounted */
+};
+
 struct bw_expo_self {
 	const char *version, *commit, *libbpf, *attach;
 	const struct bw_prog_stat *progs;
@@ -78,6 +85,7 @@ struct bw_expo_self {
 	long open_fds;
 	const struct bw_bc_snap *bio_cache;	/* NULL: not asked for (--bio-cache) */
 	const struct bw_expo_presence *presence;	/* named devices, and any shown */
+	const struct bw_expo_cg *cgroups;	/* NULL: not asked for (--cgroups) */
 	int npresence;
 };
 

@@ -64,15 +64,25 @@ bool bw_bfq_available(void);
 #define BW_NO_BFQ "this kernel has no BFQ (CONFIG_IOSCHED_BFQ is not set and no bfq module " \
 	"can be loaded): idling cannot be steered here"
 
-/* cgroup.c: cgroup v2 ids to paths */
+/*
+ * cgroup.c: cgroup ids to paths, in the cgroup v2 hierarchy, or with io set
+ * (before the first lookup) in the one that holds the io controller: v2
+ * where it is enabled there, else v1's blkio mount.
+ */
 struct bw_cgroups {
 	struct { __u64 id; char *path; } *e;
 	int n, cap;
+	bool io;
+	bool v1;		/* mnt is v1's blkio */
 	char mnt[512];
 	__s64 walked_at;
 };
-/* The path of a cgroup under the cgroup2 mount ("/" for the root), or NULL. */
+/* The path of a cgroup under its mount ("/" for the root), or NULL. */
 const char *bw_cgroup_path(struct bw_cgroups *c, __u64 id);
+/* Whether cgroup id is still there at path (a stat, no walk). */
+bool bw_cgroup_alive(const struct bw_cgroups *c, __u64 id, const char *path);
+/* Which hierarchy c resolves in: "cgroup2", "blkio" (v1), or NULL when none is mounted. */
+const char *bw_cgroups_hierarchy(struct bw_cgroups *c);
 void bw_cgroups_free(struct bw_cgroups *c);
 
 #endif /* BLKWISE_SYS_H */

@@ -207,6 +207,10 @@ static int open_others(struct bw_watch *w)
 	err = o->streams ? bw_streams_open(&w->st, o, env) : 0;
 	if (err)
 		return err;
+	err = o->cgroups ? bw_cgio_open(&w->cg, o, env) : 0;
+	if (err)
+		return err;
+	w->cg_paths.io = true;
 	return o->bio_cache ? bw_bc_open(&w->bc, env, o->verbose) : 0;
 }
 
@@ -222,6 +226,8 @@ static int objects(const struct bw_watch *w, struct bpf_object **objs)
 		objs[n++] = bw_bio_obj(w->bio);
 	if (w->st)
 		objs[n++] = bw_streams_obj(w->st);
+	if (w->cg)
+		objs[n++] = bw_cgio_obj(w->cg);
 	if (bw_bc_obj(w->bc))
 		objs[n++] = bw_bc_obj(w->bc);
 	return n;
@@ -229,7 +235,7 @@ static int objects(const struct bw_watch *w, struct bpf_object **objs)
 
 static void print_memory(const struct bw_watch *w, FILE *f)
 {
-	struct bpf_object *objs[5];
+	struct bpf_object *objs[6];
 	int n = objects(w, objs);
 
 	bw_core_print_memory(w->core, objs + 1, n - 1, f);
@@ -241,12 +247,132 @@ static void print_memory(const struct bw_watch *w, FILE *f)
 
 int bw_watch_prog_stats(const struct bw_watch *w, struct bw_prog_stat *out, int max)
 {
-	struct bpf_object *objs[5];
+	struct bpf_object *objs[6];
 	int i, nobj = objects(w, objs), n = 0;
 
 	for (i = 0; i < nobj && n >= 0; i++)
 		n = bw_obj_prog_stats(objs[i], out, max, n);
 	return n;
+}
+
+/*
+ * A cgroup's path while it is there.  One that is gone (its path no more
+ * its directory) has its series deleted; one not found yet (made since
+ * the last walk, at most a second ago) is left for the next sample, and
+ * deleted if it stays unknown for CG_UNKNOWN_NS (made and removed between
+ * two walks).
+ */
+#define CG_UNKNOWN_NS (10ULL * 1000000000ULL)
+
+static __u64 *cg_unknown_since(struct bw_watch *w, __u64 id)
+{
+	void *n;
+	int i;
+
+	for (i = 0; i < w->ncg_ids; i++)
+		if (w->cg_ids[i].id == id)
+			return &w->cg_ids[i].since;
+	n = realloc(w->cg_ids, (w->ncg_ids + 1) * sizeof(*w->cg_ids));
+	if (!n)
+		return NULL;
+	w->cg_ids = n;
+	w->cg_ids[w->ncg_ids].id = id;
+	w->cg_ids[w->ncg_ids].since = 0;
+	return &w->cg_ids[w->ncg_ids++].since;
+}
+
+static const char *cg_path(struct bw_watch *w, __u64 id, __u64 now)
+{
+	const char *path;
+	__u64 *since;
+
+	if (!id)
+		return "/";	/* no owner: the root's */
+	path = bw_cgroup_path(&w->cg_paths, id);
+	if (path && bw_cgroup_alive(&w->cg_paths, id, path))
+		return path;
+	since = cg_unknown_since(w, id);
+	if (since && !*since)
+		*since = now;
+	if (path || !since || now - *since >= CG_UNKNOWN_NS) {
+		bw_cgio_forget(w->cg, id);
+		if (since)
+			*since = 0;
+	}
+	return NULL;
+}
+
+static void cg_dev_name(struct bw_watch *w, __u32 dev, char *out, size_t len)
+{
+	struct bw_watch_dev *d = bw_watch_dev(w, dev);
+
+	if (d && d->info.name[0])
+		snprintf(out, len, "%s", d->info.name);
+	else
+		snprintf(out, len, "%u:%u", dev >> 20, dev & 0xfffff);
+}
+
+/* The series into w->cg_buf, grown until they fit; how many, or -ENOMEM. */
+static int cg_read(struct bw_watch *w)
+{
+	int n;
+
+	for (;;) {
+		n = w->cg_cap ? bw_cgio_read(w->cg, w->cg_buf, w->cg_cap) : 0;
+		if (n < w->cg_cap || w->cg_cap >= BW_CG_READ_MAX)
+			return n;
+		free(w->cg_buf);
+		w->cg_cap = w->cg_cap ? w->cg_cap * 2 : 64;
+		w->cg_buf = calloc(w->cg_cap, sizeof(*w->cg_buf));
+		if (!w->cg_buf) {
+			w->cg_cap = 0;
+			return -ENOMEM;
+		}
+	}
+}
+
+int bw_watch_cgroups(struct bw_watch *w, const struct bw_cg_select *sel, struct bw_cg_rows *out)
+{
+	struct bw_cg_series *s;
+	__u64 now = bw_now_ns();
+	int i, n, m = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!w->cg)
+		return 0;
+	n = cg_read(w);
+	if (n < 0)
+		return n;
+	s = w->cg_buf;
+	out->rows = calloc(n ? n : 1, sizeof(*out->rows));
+	out->names = calloc(n ? n : 1, sizeof(*out->names));
+	if (!out->rows || !out->names) {
+		bw_cg_rows_free(out);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		const char *path = cg_path(w, s[i].key.cgroup, now);
+
+		if (!path)
+			continue;
+		out->rows[m].dev = s[i].key.dev;
+		out->rows[m].op = (int)s[i].key.op;
+		snprintf(out->rows[m].path, sizeof(out->rows[m].path), "%s", path);
+		out->rows[m++].v = s[i].v;
+	}
+	out->n = bw_cg_rollup(out->rows, m, sel, &out->omitted);
+	for (i = 0; i < out->n; i++)
+		cg_dev_name(w, out->rows[i].dev, out->names[i], sizeof(out->names[i]));
+	bw_cgio_counts(w->cg, &out->counts);
+	out->hierarchy = bw_cgroups_hierarchy(&w->cg_paths);
+	return 0;
+}
+
+void bw_cg_rows_free(struct bw_cg_rows *r)
+{
+	free(r->rows);
+	free(r->names);
+	memset(r, 0, sizeof(*r));
 }
 
 int bw_watch_bio_cache(const struct bw_watch *w, struct bw_bc_snap *s)
@@ -851,6 +977,7 @@ void bw_watch_close(struct bw_watch *w)
 	bw_streams_close(w->st);
 	bw_bio_close(w->bio);
 	bw_bc_close(w->bc);
+	bw_cgio_close(w->cg);
 	bw_core_close(w->xcore);
 	bw_core_close(w->core);
 	bw_snap_free(&w->prev);
@@ -861,5 +988,8 @@ void bw_watch_close(struct bw_watch *w)
 	free(w->scur);
 	free(w->streams);
 	bw_cgroups_free(&w->cgroups);
+	bw_cgroups_free(&w->cg_paths);
+	free(w->cg_ids);
+	free(w->cg_buf);
 	memset(w, 0, sizeof(*w));
 }

@@ -89,6 +89,12 @@ struct bw_watch {
 	struct bw_watch_stream *streams;	/* the last interval's, with I/O */
 	int nstreams;
 	struct bw_cgroups cgroups;
+	struct bw_cgio *cg;		/* with cgroups (user/load/cgroups.c), or NULL */
+	struct bw_cgroups cg_paths;	/* its ids, in the io controller's hierarchy */
+	struct { __u64 id, since; } *cg_ids;	/* ids not found, since when */
+	int ncg_ids;
+	struct bw_cg_series *cg_buf;	/* the last read of its series */
+	int cg_cap;
 	struct bw_s1_store store;
 	bool store_warned;
 	bool dirty;		/* the store has something new to write */
@@ -116,6 +122,18 @@ int bw_watch_resolve(struct bw_watch *w, struct bw_watch_opts *o);
  * the options and devices ask for), the first snapshot; 0 or -errno.
  */
 int bw_watch_start(struct bw_watch *w);
+/* Per-cgroup series (export --cgroups), selected and merged (user/model/cgrollup.c). */
+#define BW_CG_READ_MAX 16384
+struct bw_cg_rows {
+	struct bw_cg_row *rows;
+	char (*names)[BW_NAME_LEN];	/* each row's device */
+	int n, omitted;
+	struct bw_cg_count counts;
+	const char *hierarchy;		/* where the ids were found: "cgroup2", "blkio"; NULL: off */
+};
+/* out filled (n 0 without --cgroups); 0 or -ENOMEM.  Free with bw_cg_rows_free. */
+int bw_watch_cgroups(struct bw_watch *w, const struct bw_cg_select *sel, struct bw_cg_rows *out);
+void bw_cg_rows_free(struct bw_cg_rows *r);
 /* Between samples more than BW_REFRESH_NS apart: keeps 32-bit histogram buckets from wrapping. */
 int bw_watch_refresh(struct bw_watch *w);
 /* Up to max loaded programs of every object; how many, or -errno. */
