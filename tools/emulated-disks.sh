@@ -7,7 +7,9 @@
 # a script that has set TMP (its scratch directory) and die().
 
 FD=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/fakedisk.sh
-DISK_OPTS="service_us=100,xfer_us_per_mib=8000,seek_us=1000,seek_us_per_gib=30720,size_mb=1024"
+# DISK_SCALE=K: every time constant K times (tools/fakedisk.sh's scale=K),
+# for a TCG guest, whose own path per request is milliseconds.
+DISK_OPTS="service_us=100,xfer_us_per_mib=8000,seek_us=1000,seek_us_per_gib=30720,size_mb=1024,scale=${DISK_SCALE:-1}"
 
 # disks_check CMD...: root, the commands named, and tools/fakedisk built.
 disks_check() {

@@ -5,7 +5,11 @@
 #   tools/fakedisk.sh down DIR              detach, unmount, stop, remove DIR
 #
 # MOUNT_OPTS is the daemon's -o list, e.g. service_us=2000,parallel=4 (RAID-0)
-# or service_us=2000,parallel=4,dispatch=any (first free server).
+# or service_us=2000,parallel=4,dispatch=any (first free server), and one of
+# this script's own: scale=K multiplies the time constants (service_us,
+# xfer_us_per_mib, seek_us, seek_us_per_gib, hold_us) by K, a slower disk
+# for a slow machine (a TCG guest, whose own path per request is
+# milliseconds: tools/disk-path.sh).
 # The daemon's pid and log live next to DIR, in DIR.fakedisk.pid and
 # DIR.fakedisk.log, because DIR itself is covered by the mount.
 set -eu
@@ -111,9 +115,27 @@ up_fail() {
 	exit 1
 }
 
+# scaled OPTS: OPTS with scale=K applied to the time constants and taken out.
+scaled() {
+	echo "$1" | awk -v RS=, -v ORS=, '
+		{ sub(/\n$/, "") }
+		/^scale=/ { k = substr($0, 7); next }
+		$0 != "" { o[++n] = $0 }
+		END {
+			if (k == "") k = 1
+			for (i = 1; i <= n; i++) {
+				if (o[i] ~ /^(service_us|xfer_us_per_mib|seek_us|seek_us_per_gib|hold_us)=/) {
+					split(o[i], kv, "=")
+					o[i] = kv[1] "=" int(kv[2] * k + 0.5)
+				}
+				print o[i]
+			}
+		}' | sed 's/,$//'
+}
+
 up() {
 	dir=$1
-	opts=$2
+	opts=$(scaled "$2")
 	log=$dir.fakedisk.log
 
 	[ "$(id -u)" -eq 0 ] || die "up needs root (losetup)"
