@@ -460,14 +460,12 @@ static void classes(struct bw_prom *p, const struct bw_expo_dev *d, int n)
 	}
 }
 
-static void tuner(struct bw_prom *p, const struct bw_expo_dev *d, int n)
+static void tune_decisions(struct bw_prom *p, const struct bw_expo_dev *d, int n)
 {
 	static const char *const names[] = { NULL, "set", "probe", "keep", "revert", "repair" };
 	char l[BW_PROM_LABELS];
 	int i, a;
 
-	dev_series(p, d, n, "blkwise_tune_enabled", BW_PROM_GAUGE,
-		   "1 when the device is being tuned (export --tune).", get_tuned);
 	bw_prom_family(p, "blkwise_tune_decisions", BW_PROM_COUNTER,
 		       "Tuner decisions by action (export --tune).");
 	for (i = 0; i < n; i++) {
@@ -477,62 +475,95 @@ static void tuner(struct bw_prom *p, const struct bw_expo_dev *d, int n)
 			bw_prom_u64(p, "blkwise_tune_decisions_total", l, d[i].tune->actions[a]);
 		}
 	}
-	dev_series(p, d, n, "blkwise_tune_probes", BW_PROM_COUNTER,
-		   "Probes of another idling setting (export --tune).", get_probes);
-	dev_series(p, d, n, "blkwise_tune_probe_seconds", BW_PROM_COUNTER,
-		   "Time spent probing (export --tune).", get_probe_s);
 }
+
+/*
+ * The per-device families, in the page's order, each declared once: one
+ * number per device (get), one per device and op (field), or families of
+ * their own (write).
+ */
+struct dev_family {
+	const char *name;
+	enum bw_prom_type t;
+	const char *help;
+	double (*get)(const struct bw_expo_dev *);
+	int field;		/* enum op_field + 1; 0: not per op */
+	void (*write)(struct bw_prom *p, const struct bw_expo_dev *d, int n);
+};
+
+#define OPS(nm, f, h) { .name = nm, .t = BW_PROM_COUNTER, .help = h, .field = (f) + 1 }
+#define SERIES(nm, ty, h, g) { .name = nm, .t = ty, .help = h, .get = g }
+#define WRITE(w) { .write = w }
+
+static const struct dev_family dev_families[] = {
+	WRITE(device_info),
+	OPS("blkwise_requests", F_IOS,
+	    "Completed requests, as /proc/diskstats counts them (writes include "
+	    "blkwise_fsync_writes)."),
+	SERIES("blkwise_fsync_writes", BW_PROM_COUNTER,
+	       "Empty flush writes (an fsync's): completed as writes, never issued, so "
+	       "with no service time.", get_fsync),
+	OPS("blkwise_bytes", F_BYTES, "Bytes of completed requests."),
+	OPS("blkwise_errors", F_ERRORS, "Requests completed with an error."),
+	OPS("blkwise_requeues", F_REQUEUES, "Requests requeued."),
+	OPS("blkwise_merges", F_MERGES,
+	    "Bio and request merges the block layer traces (diskstats also counts "
+	    "multi-range discard merges)."),
+	WRITE(histograms),
+	SERIES("blkwise_device_busy_seconds", BW_PROM_COUNTER,
+	       "Time with at least one request in flight (the light tier: the kernel's "
+	       "io_ticks, kept in whole jiffies).", get_busy),
+	SERIES("blkwise_dispatch_stall_seconds", BW_PROM_COUNTER,
+	       "Time with requests waiting to be dispatched (inserted or requeued, not "
+	       "issued) while fewer than the device's largest observed depth were in flight.",
+	       get_stall_s),
+	SERIES("blkwise_dispatch_stalls", BW_PROM_COUNTER,
+	       "Dispatch stall episodes begun (see blkwise_dispatch_stall_seconds).", get_stalls),
+	SERIES("blkwise_inflight_requests", BW_PROM_GAUGE,
+	       "Requests dispatched and not completed.", get_inflight),
+	SERIES("blkwise_depth_mean", BW_PROM_GAUGE,
+	       "Mean requests in flight while busy, over the last interval (the light "
+	       "tier: the last exact slice's sample).", get_depth),
+	SERIES("blkwise_effective_parallelism", BW_PROM_GAUGE,
+	       "P_eff over the last interval (the light tier: the last exact slice's "
+	       "sample): solo-equivalent work per busy second; absent while undetermined.",
+	       get_peff),
+	SERIES("blkwise_solo_work_seconds", BW_PROM_COUNTER,
+	       "Sum of S1 over completed requests whose S1 is known.", get_work),
+	SERIES("blkwise_solo_known_requests", BW_PROM_COUNTER,
+	       "Completed requests whose S1 is known.", get_known),
+	WRITE(solo_times),
+	WRITE(classes),
+	WRITE(state_sources),
+	SERIES("blkwise_bfq_slice_idle_seconds", BW_PROM_GAUGE,
+	       "BFQ's slice_idle_us, in seconds.", get_idle),
+	SERIES("blkwise_lost_completions", BW_PROM_COUNTER,
+	       "Requests whose completion was never seen.", get_lost),
+	SERIES("blkwise_unmatched_completions", BW_PROM_COUNTER,
+	       "Completions whose dispatch was not seen (issued before attach).", get_unmatched),
+	SERIES("blkwise_tune_enabled", BW_PROM_GAUGE,
+	       "1 when the device is being tuned (export --tune).", get_tuned),
+	WRITE(tune_decisions),
+	SERIES("blkwise_tune_probes", BW_PROM_COUNTER,
+	       "Probes of another idling setting (export --tune).", get_probes),
+	SERIES("blkwise_tune_probe_seconds", BW_PROM_COUNTER,
+	       "Time spent probing (export --tune).", get_probe_s),
+};
 
 static void devices(struct bw_prom *p, const struct bw_expo_dev *d, int n)
 {
-	device_info(p, d, n);
-	op_counter(p, d, n, "blkwise_requests", F_IOS,
-		   "Completed requests, as /proc/diskstats counts them (writes include "
-		   "blkwise_fsync_writes).");
-	dev_series(p, d, n, "blkwise_fsync_writes", BW_PROM_COUNTER,
-		   "Empty flush writes (an fsync's): completed as writes, never issued, so "
-		   "with no service time.", get_fsync);
-	op_counter(p, d, n, "blkwise_bytes", F_BYTES, "Bytes of completed requests.");
-	op_counter(p, d, n, "blkwise_errors", F_ERRORS, "Requests completed with an error.");
-	op_counter(p, d, n, "blkwise_requeues", F_REQUEUES, "Requests requeued.");
-	op_counter(p, d, n, "blkwise_merges", F_MERGES,
-		   "Bio and request merges the block layer traces (diskstats also counts "
-		   "multi-range discard merges).");
-	histograms(p, d, n);
-	dev_series(p, d, n, "blkwise_device_busy_seconds", BW_PROM_COUNTER,
-		   "Time with at least one request in flight (the light tier: the kernel's "
-		   "io_ticks, kept in whole jiffies).", get_busy);
-	dev_series(p, d, n, "blkwise_dispatch_stall_seconds", BW_PROM_COUNTER,
-		   "Time with requests waiting to be dispatched (inserted or requeued, not "
-		   "issued) while fewer than the device's largest observed depth were in flight.",
-		   get_stall_s);
-	dev_series(p, d, n, "blkwise_dispatch_stalls", BW_PROM_COUNTER,
-		   "Dispatch stall episodes begun (see blkwise_dispatch_stall_seconds).",
-		   get_stalls);
-	dev_series(p, d, n, "blkwise_inflight_requests", BW_PROM_GAUGE,
-		   "Requests dispatched and not completed.", get_inflight);
-	dev_series(p, d, n, "blkwise_depth_mean", BW_PROM_GAUGE,
-		   "Mean requests in flight while busy, over the last interval (the light "
-		   "tier: the last exact slice's sample).", get_depth);
-	dev_series(p, d, n, "blkwise_effective_parallelism", BW_PROM_GAUGE,
-		   "P_eff over the last interval (the light tier: the last exact slice's "
-		   "sample): solo-equivalent work per busy second; absent while undetermined.",
-		   get_peff);
-	dev_series(p, d, n, "blkwise_solo_work_seconds", BW_PROM_COUNTER,
-		   "Sum of S1 over completed requests whose S1 is known.", get_work);
-	dev_series(p, d, n, "blkwise_solo_known_requests", BW_PROM_COUNTER,
-		   "Completed requests whose S1 is known.", get_known);
-	solo_times(p, d, n);
-	classes(p, d, n);
-	state_sources(p, d, n);
-	dev_series(p, d, n, "blkwise_bfq_slice_idle_seconds", BW_PROM_GAUGE,
-		   "BFQ's slice_idle_us, in seconds.", get_idle);
-	dev_series(p, d, n, "blkwise_lost_completions", BW_PROM_COUNTER,
-		   "Requests whose completion was never seen.", get_lost);
-	dev_series(p, d, n, "blkwise_unmatched_completions", BW_PROM_COUNTER,
-		   "Completions whose dispatch was not seen (issued before attach).",
-		   get_unmatched);
-	tuner(p, d, n);
+	const struct dev_family *f;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(dev_families) / sizeof(dev_families[0]); i++) {
+		f = &dev_families[i];
+		if (f->write)
+			f->write(p, d, n);
+		else if (f->field)
+			op_counter(p, d, n, f->name, f->field - 1, f->help);
+		else
+			dev_series(p, d, n, f->name, f->t, f->help, f->get);
+	}
 }
 
 /* ---- the exporter itself ---- */
