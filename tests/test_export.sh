@@ -251,6 +251,47 @@ test_cgroups_by_owner() {
 	assertEquals "$b's stay" "$fb" "$(cg_metric "$m" blkwise_cgroup_requests_total "$b" write)"
 }
 
+# The page and the contract (dashboards/README.md) name the same series:
+# every family the exporter serves, with --cgroups and --bio-cache, is
+# listed there, and every listed one is served (those of --tune, which
+# needs BFQ, by the families' table in user/model/promfmt.c alone).
+test_every_family_documented() {
+	local dev bad
+	ex_require || return 0
+	bw_loop dev 16 shm || { fail "loop"; return; }
+	ex_start "$BW_TMP/f.out" -d "$dev" --cgroups --bio-cache --exact || { fail "export start"; return; }
+	dd if=/dev/"$dev" of=/dev/null bs=4k count=64 iflag=direct status=none
+	curl -s "$EX_URL/metrics" >"$BW_TMP/f.txt"
+	bad=$(python3 - "$BW_TMP/f.txt" "$BW_ROOT/dashboards/README.md" "$BW_ROOT/user/model/promfmt.c" <<'PY'
+import re, sys
+page, readme, src = (open(f).read() for f in sys.argv[1:])
+suffix = {"counter": [""], "histogram": ["_bucket", "_sum", "_count"],
+	  "summary": ["_sum", "_count"], "gauge": [""]}
+served = set()
+for name, kind in re.findall(r"^# TYPE (\S+) (\S+)$", page, re.M):
+	served.update(name + s for s in suffix.get(kind, [""]))
+listed = set()
+for row in readme.split("\n"):
+	cols = row.split("|")
+	if len(cols) < 5 or not cols[1].strip().startswith("`"):
+		continue
+	kind = (cols[2].split() or [""])[0]
+	for name in re.findall(r"`((?:blkwise|process)_[a-z0-9_]*)`", cols[1]):
+		if kind in ("histogram", "summary"):
+			listed.update(name + s for s in suffix[kind])
+		else:
+			listed.add(name)
+tune = set(n + s for n in re.findall(r'"(blkwise_tune_[a-z_]+)"', src) for s in ("", "_total"))
+for n in sorted(served - listed):
+	print("served, not in dashboards/README.md:", n)
+for n in sorted(listed - served - tune):
+	print("in dashboards/README.md, not served:", n)
+PY
+) || bad="$bad (the check failed: $?)"
+	echo "  $(grep -c '^# TYPE' "$BW_TMP/f.txt") families served"
+	assertEquals "the page and the contract agree" "" "$bad"
+}
+
 # 50 concurrent scrapers for 30 s: no errors, bounded RSS; the latency.
 test_load() {
 	local rss0 rss1
