@@ -99,12 +99,13 @@ static int parse_args(int argc, char **argv, struct stat_args *a)
 static void report_streams(struct bw_watch *w, struct bw_json *j)
 {
 	bool header = false;
-	int i;
+	int i, n;
+	const struct bw_watch_stream *st = bw_watch_streams(w, &n);
 
 	if (j)
 		bw_json_arr(j, "streams");
-	for (i = 0; i < w->nstreams; i++) {
-		const struct bw_watch_stream *s = &w->streams[i];
+	for (i = 0; i < n; i++) {
+		const struct bw_watch_stream *s = &st[i];
 		const char *name = s->dev && s->dev->info.name[0] ? s->dev->info.name : "?";
 
 		if (j) {
@@ -165,13 +166,13 @@ static void report(struct stat_args *a, struct bw_watch *w, struct bw_watch_dev 
 		bw_json_begin(&j, stdout);
 		bw_json_obj(&j, NULL);
 		bw_json_str(&j, "timestamp", stamp);
-		bw_json_num(&j, "interval_s", w->secs, 3);
+		bw_json_num(&j, "interval_s", bw_watch_secs(w), 3);
 		bw_json_arr(&j, "devices");
 	} else {
 		if (!legend_shown)
 			bw_render_legend(stdout);
 		legend_shown = true;
-		printf("\n%s  interval %.3f s\n", stamp, w->secs);
+		printf("\n%s  interval %.3f s\n", stamp, bw_watch_secs(w));
 		bw_render_header(stdout);
 	}
 	for (i = 0; i < n; i++) {
@@ -245,20 +246,20 @@ static int run(struct stat_args *a, struct bw_watch *w)
 		err = sleep_interval(w, (__u64)(a->interval * 1e9));
 		if (err && err != -EINTR)
 			break;
-		t0 = w->prev.ts_ns;
+		t0 = bw_watch_snapshot(w)->ts_ns;
 		alive = bw_watch_sample(w);
 		if (alive < 0) {
 			err = alive;
 			break;
 		}
 		free(rows);
-		rows = calloc(w->ndevs ? w->ndevs : 1, sizeof(*rows));
+		rows = calloc(bw_watch_ndevs(w) ?: 1, sizeof(*rows));
 		if (!rows) {
 			err = -ENOMEM;
 			break;
 		}
 		/* On a signal, report the partial interval so no completion is lost. */
-		if (w->prev.ts_ns - t0 > 1000000 || !bw_exiting)
+		if (bw_watch_snapshot(w)->ts_ns - t0 > 1000000 || !bw_exiting)
 			report(a, w, rows);
 		err = 0;
 		if (a->w.core.nr_watch && !alive) {
@@ -274,24 +275,12 @@ static int run(struct stat_args *a, struct bw_watch *w)
 	return err == -EINTR ? 0 : err;
 }
 
-/* The tier, as the start says it. */
-static const char *tier_text(const struct bw_watch_opts *o, const struct bw_watch *w)
-{
-	static char buf[96];
-
-	if (!bw_core_light(w->core))
-		return "exact tier";
-	if (!w->xcore)
-		return "light tier";
-	snprintf(buf, sizeof(buf), "light tier, exact slices of %g s every %g s",
-		 o->exact_slice_s, o->exact_period_s);
-	return buf;
-}
-
 int cmd_stat(int argc, char **argv)
 {
 	struct stat_args *a = calloc(1, sizeof(*a));
 	struct bw_watch w = {};
+	char tbuf[96];
+	const char *tier;
 	int ret = BW_EXIT_RUNTIME;
 
 	if (!a) {
@@ -315,14 +304,16 @@ int cmd_stat(int argc, char **argv)
 		if (bw_vio_why(a->vio))
 			bw_warn("virtio descriptor counts off: %s", bw_vio_why(a->vio));
 	}
-	if (a->w.core.verbose && bw_core_light(w.core))
+	tier = bw_watch_tier_text(&w, tbuf, sizeof(tbuf));
+	if (a->w.core.verbose && strncmp(tier, "exact", 5))
 		bw_warn("light tier: busy time from the kernel's io_ticks; %s",
-			w.xcore ? "S1, P_eff, the class, depth and dispatch stalls sampled by "
-				  "the exact tier's slices (marked ~)" :
-				  "S1, P_eff, the class, depth and dispatch stalls need --exact");
+			strcmp(tier, "light tier") ?
+				"S1, P_eff, the class, depth and dispatch stalls sampled by "
+				"the exact tier's slices (marked ~)" :
+				"S1, P_eff, the class, depth and dispatch stalls need --exact");
 	bw_warn("watching %s (%s, %s); Ctrl-C to stop",
 		a->w.core.nr_watch ? "the named devices" : "every device",
-		bw_core_attach_mode(w.core), tier_text(&a->w, &w));
+		bw_watch_attach_mode(&w), tier);
 	if (!bw_bfq_available())
 		bw_warn("the class says whether idling helps, but %s", BW_NO_BFQ);
 	if (!run(a, &w))

@@ -172,8 +172,8 @@ static void accumulate(struct export_ctx *x)
 {
 	int i;
 
-	for (i = 0; i < x->w.ndevs; i++) {
-		const struct bw_watch_dev *s = &x->w.devs[i];
+	for (i = 0; i < bw_watch_ndevs(&x->w); i++) {
+		const struct bw_watch_dev *s = bw_watch_dev_at(&x->w, i);
 		struct export_dev *e;
 
 		if (s->row != BW_ROW_SHOW)
@@ -235,7 +235,7 @@ static const struct bw_expo_tune *tune_of(struct export_ctx *x, __u32 dev)
 static void fill_dev(struct export_ctx *x, const struct bw_watch_dev *s, double secs,
 		     struct bw_expo_dev *d)
 {
-	const struct bw_snap_dev *cum = bw_snap_find(&x->w.prev, s->dev);
+	const struct bw_snap_dev *cum = bw_snap_find(bw_watch_snapshot(&x->w), s->dev);
 	struct export_dev *e = edev(x, s->dev);
 	struct bw_interval iv;
 
@@ -327,8 +327,8 @@ static int presence_of(const struct export_ctx *x, struct bw_expo_presence *p)
 {
 	int i, n = 0;
 
-	for (i = 0; i < x->w.ndevs; i++) {
-		const struct bw_watch_dev *s = &x->w.devs[i];
+	for (i = 0; i < bw_watch_ndevs(&x->w); i++) {
+		const struct bw_watch_dev *s = bw_watch_dev_at(&x->w, i);
 
 		if (!s->info.name[0] || (!s->named && s->row == BW_ROW_HIDE && !s->dropped))
 			continue;
@@ -341,13 +341,15 @@ static int presence_of(const struct export_ctx *x, struct bw_expo_presence *p)
 
 static int render(struct export_ctx *x, __u64 t0)
 {
-	struct bw_watch_dev **rows = calloc(x->w.ndevs ? x->w.ndevs : 1, sizeof(*rows));
-	struct bw_expo_dev *d = calloc(x->w.ndevs ? x->w.ndevs : 1, sizeof(*d));
-	struct bw_expo_presence *pr = calloc(x->w.ndevs ? x->w.ndevs : 1, sizeof(*pr));
-	double secs = (x->w.prev.ts_ns - x->last.ts_ns) / 1e9;
+	const struct bw_snap *cur = bw_watch_snapshot(&x->w);
+	int nd = bw_watch_ndevs(&x->w) ?: 1;
+	struct bw_watch_dev **rows = calloc(nd, sizeof(*rows));
+	struct bw_expo_dev *d = calloc(nd, sizeof(*d));
+	struct bw_expo_presence *pr = calloc(nd, sizeof(*pr));
+	double secs = (cur->ts_ns - x->last.ts_ns) / 1e9;
 	struct bw_expo_self s = {
 		.version = BW_VERSION, .commit = BW_COMMIT, .libbpf = libbpf_version_string(),
-		.attach = bw_core_attach_mode(x->w.core), .start_unix = x->start_unix,
+		.attach = bw_watch_attach_mode(&x->w), .start_unix = x->start_unix,
 	};
 	struct bw_bc_snap bc = {};
 	struct bw_cg_rows cg = {};
@@ -369,7 +371,7 @@ static int render(struct export_ctx *x, __u64 t0)
 	tuner_figures(x);
 	nrows = bw_watch_rows(&x->w, rows);
 	for (i = 0; i < nrows; i++)
-		if (!rows[i]->iv.gone && bw_snap_find(&x->w.prev, rows[i]->dev))
+		if (!rows[i]->iv.gone && bw_snap_find(cur, rows[i]->dev))
 			fill_dev(x, rows[i], secs, &d[n++]);
 	s.presence = pr;
 	s.npresence = presence_of(x, pr);
@@ -389,8 +391,8 @@ static int render(struct export_ctx *x, __u64 t0)
 	}
 	publish(&x->page, text, tl, om, ol, t0);
 	/* The interval figures span at least -i, however often scrapes come. */
-	if (x->w.prev.ts_ns - x->last.ts_ns + FRESH_NS >= (__u64)(x->a->interval * 1e9))
-		err = snap_copy(&x->last, &x->w.prev);
+	if (cur->ts_ns - x->last.ts_ns + FRESH_NS >= (__u64)(x->a->interval * 1e9))
+		err = snap_copy(&x->last, cur);
 	else
 		err = 0;
 out:
@@ -1046,7 +1048,7 @@ static int start(struct export_ctx *x)
 			return -errno;
 		}
 	}
-	return snap_copy(&x->last, &x->w.prev);
+	return snap_copy(&x->last, bw_watch_snapshot(&x->w));
 }
 
 int bw_export(struct export_args *a)
@@ -1111,7 +1113,7 @@ int bw_export(struct export_args *a)
 	bw_warn("serving %s on %s://%s/metrics (%s%s%s); SIGTERM to stop",
 		a->w.core.nr_watch ? "the named devices" : "every device",
 		x->tls && x->tls->tls ? "https" : "http", a->listen,
-		bw_core_attach_mode(x->w.core), x->tuner ? ", tuning" : "",
+		bw_watch_attach_mode(&x->w), x->tuner ? ", tuning" : "",
 		x->web && x->web->nusers ? ", basic auth" : "");
 	if (!bw_bfq_available())
 		bw_warn("the class says whether idling helps, but %s", BW_NO_BFQ);

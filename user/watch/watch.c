@@ -972,6 +972,48 @@ int bw_watch_rows(struct bw_watch *w, struct bw_watch_dev **out)
 	return n;
 }
 
+int bw_watch_ndevs(const struct bw_watch *w)
+{
+	return w->ndevs;
+}
+
+const struct bw_watch_dev *bw_watch_dev_at(const struct bw_watch *w, int i)
+{
+	return &w->devs[i];
+}
+
+const struct bw_snap *bw_watch_snapshot(const struct bw_watch *w)
+{
+	return &w->prev;
+}
+
+const char *bw_watch_attach_mode(const struct bw_watch *w)
+{
+	return bw_core_attach_mode(w->core);
+}
+
+const char *bw_watch_tier_text(const struct bw_watch *w, char *buf, size_t len)
+{
+	if (!bw_core_light(w->core))
+		return "exact tier";
+	if (!w->xcore)
+		return "light tier";
+	snprintf(buf, len, "light tier, exact slices of %g s every %g s", w->o->exact_slice_s,
+		 w->o->exact_period_s);
+	return buf;
+}
+
+double bw_watch_secs(const struct bw_watch *w)
+{
+	return w->secs;
+}
+
+const struct bw_watch_stream *bw_watch_streams(const struct bw_watch *w, int *n)
+{
+	*n = w->nstreams;
+	return w->streams;
+}
+
 void bw_watch_close(struct bw_watch *w)
 {
 	bw_streams_close(w->st);

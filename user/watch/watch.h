@@ -168,7 +168,21 @@ struct bw_watch_dev *bw_watch_dev(struct bw_watch *w, __u32 dev);
 /* Solo samples and their service time, of the device's present appearance only. */
 void bw_watch_solo(const struct bw_watch_dev *s, const struct bw_snap_dev *d, int op, int c,
 		   __u64 *ios, __u64 *ns);
-/* The devices to show, sorted by name, into out (ndevs long); how many. */
+/* The devices to show, sorted by name, into out (bw_watch_ndevs long); how many. */
 int bw_watch_rows(struct bw_watch *w, struct bw_watch_dev **out);
+/*
+ * What a consumer of the session reads (export): every device known, shown
+ * or not (bw_watch_dev_at, 0 <= i < bw_watch_ndevs), the last sample's
+ * cumulative snapshot, and how the programs are attached.
+ */
+int bw_watch_ndevs(const struct bw_watch *w);
+const struct bw_watch_dev *bw_watch_dev_at(const struct bw_watch *w, int i);
+const struct bw_snap *bw_watch_snapshot(const struct bw_watch *w);
+const char *bw_watch_attach_mode(const struct bw_watch *w);
+/* The last interval: its length, and its streams with I/O (*n of them). */
+double bw_watch_secs(const struct bw_watch *w);
+/* Which tier runs: "exact tier", "light tier", or the light tier with exact slices. */
+const char *bw_watch_tier_text(const struct bw_watch *w, char *buf, size_t len);
+const struct bw_watch_stream *bw_watch_streams(const struct bw_watch *w, int *n);
 
 #endif /* BLKWISE_WATCH_H */
