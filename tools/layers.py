@@ -13,7 +13,7 @@ Each folder of user/ is a layer and may use only the folders below it:
   sys      -> model
   model    -> (nothing: pure)
 
-Three checks, each failing with one line per offence:
+Four checks, each failing with one line per offence:
   - includes: a file's #include "folder/x.h" names its own folder or one it
     may use; any other quoted include is a header of bpf/ (shared by BPF and
     user space) or a generated one (a BPF skeleton: load/ only; version.h,
@@ -22,7 +22,10 @@ Three checks, each failing with one line per offence:
   - calls (with --objs, the build folder): an object's undefined symbols
     resolved against the symbols the other objects define give who calls
     whom; a call must go to the caller's folder or one it may use, and no
-    two objects may call each other, directly or around a longer cycle.
+    two objects may call each other, directly or around a longer cycle;
+  - the watch session's insides: cmd/ and export/ read struct bw_watch
+    (watch/watch.h) through its functions, never its fields (its options,
+    o, are the caller's own).
 Exit 0 when all hold, 1 otherwise.
 """
 import os
@@ -91,6 +94,35 @@ def check_includes(src, bpf, errors):
                               "or it is no header of bpf/" % (f, inc, inc))
     for cyc in cycles(graph):
         errors.append("include cycle: " + " -> ".join("user/" + c for c in cyc + cyc[:1]))
+
+
+SESSION = re.compile(r"struct bw_watch \{(.*?)\n\};", re.S)
+FIELD = re.compile(r"[\s*(]\**(\w+)(?:\[[^]]*\])?;")
+
+
+def check_session(src, errors):
+    """cmd/ and export/ use no field of struct bw_watch but o."""
+    header = os.path.join(src, "watch", "watch.h")
+    if not os.path.exists(header):
+        return
+    body = SESSION.search(open(header).read())
+    if not body:
+        errors.append("user/watch/watch.h: struct bw_watch not found")
+        return
+    fields = set()
+    for line in body.group(1).split("\n"):
+        code = line.split("/*")[0]
+        fields.update(FIELD.findall(code))
+    fields.discard("o")
+    # The session is w (stat) or x->w (export); a->w is a command's options.
+    use = re.compile(r"(?:\bx->w|(?<![.>])\bw)(?:\.|->)(%s)\b" % "|".join(sorted(fields)))
+    for f in sources(src):
+        if f.split("/")[0] not in ("cmd", "export"):
+            continue
+        for n, line in enumerate(open(os.path.join(src, f), errors="replace"), 1):
+            for m in use.finditer(line):
+                errors.append("user/%s:%d: reads the watch session's field %s: use a "
+                              "bw_watch_* function" % (f, n, m.group(1)))
 
 
 def cycles(graph):
@@ -187,6 +219,7 @@ def main(argv):
             return 2
     errors = []
     check_includes(src, os.path.join(root, "bpf"), errors)
+    check_session(src, errors)
     if objs:
         check_calls(objs, errors)
     for e in errors:

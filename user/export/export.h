@@ -25,7 +25,7 @@ struct export_args {
 	bool bpf_stats;
 	long max_conn, max_per_ip;
 	const char *web_config;
-	struct bw_cg_select cg;	/* with w.core.cgroups */
+	struct bw_cg_select cg;	/* with --cgroups */
 	bool cg_given;		/* --cgroup-path or --cgroups-max */
 };
 
