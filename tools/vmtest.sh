@@ -47,7 +47,7 @@
 #   VM_BOOT_RETRIES  boots more when a guest dies before its userland is up,
 #               or its kernel locks up (a soft lockup: the job starts again) (1)
 #   BW_DISK_SCALE  the tuner tests' emulated disks' time constants times this
-#               (tests/lib.sh, bw_disk_scaled): 2 with tcg, whose own path per
+#               (tools/fakedisk.sh scale=K): 2 with tcg, whose own path per
 #               request is milliseconds (tools/disk-path.sh), 1 with kvm
 #   VM_FIRST_OUTPUT  seconds the guest kernel has to print its first line
 #               ("Linux version"), else the boot is stopped and said to hang
