@@ -46,8 +46,11 @@ lt_run() {
 	grep -qw x86-tsc "$t"/trace_clock && echo x86-tsc >"$t"/trace_clock
 	: >"$t"/trace
 	for e in block_rq_issue block_rq_complete; do echo 1 >"$t"/events/block/$e/enable; done
-	s0=$(bw_diskstats "$dev")
-	bw_stat_start "$LT_OUT" -d "$dev" -i 600 --no-state || { fail "blkwise start"; return 1; }
+	# Started once nothing reaches the new device (its udev probe can come
+	# late): a read between diskstats' first look and the attach would be
+	# diskstats' and not blkwise's.
+	bw_stat_start_quiet "$LT_OUT" "$dev" -i 600 --no-state || { fail "blkwise start"; return 1; }
+	s0=$BW_S0
 	echo 1 >"$t"/tracing_on
 	lt_mark "$t"
 	bw_fio "$BW_TMP/$name.fio.json" --name="$name" --filename="/dev/$dev" --direct=1 \
@@ -78,7 +81,8 @@ lt_close() {
 lt_check() {
 	local name=$1 seen f bw or
 	seen=$(bw_jsum "$LT_OUT" "$LT_DEV" .ops.read.ios)
-	echo "  $name: diskstats $LT_DS reads, fio $LT_FIO, blkwise (light) $seen," \
+	echo "  $name: diskstats $LT_DS reads, fio $LT_FIO, blkwise (light) $seen" \
+		"($(lt_field .unmatched_total) unmatched, timing $(lt_field .timing_source))," \
 		"ftrace $(jq .completes <<<"$LT_ORACLE") completions, $(jq .requests <<<"$LT_ORACLE") paired"
 	assertEquals "$name: reads = diskstats" "$LT_DS" "$seen"
 	assertEquals "$name: fio's reads = diskstats" "$LT_DS" "$LT_FIO"
