@@ -25,23 +25,19 @@ static void row(struct bw_cg_row *r, __u32 dev, int op, const char *path, __u64 
 
 static void test_cut(void)
 {
+	static const struct { const char *path; int depth; const char *want; } cases[] = {
+		{ "/a/b/c", 1, "/a" }, { "/a/b/c", 2, "/a/b" }, { "/a/b/c", 3, "/a/b/c" },
+		{ "/a/b/c", 0, "/a/b/c" }, { "/", 1, "/" },
+	};
+	unsigned int i;
 	char p[64];
 
-	strcpy(p, "/a/b/c");
-	bw_cg_cut(p, 1);
-	CHECK(!strcmp(p, "/a"), "depth 1: %s", p);
-	strcpy(p, "/a/b/c");
-	bw_cg_cut(p, 2);
-	CHECK(!strcmp(p, "/a/b"), "depth 2: %s", p);
-	strcpy(p, "/a/b/c");
-	bw_cg_cut(p, 3);
-	CHECK(!strcmp(p, "/a/b/c"), "depth 3 of 3: %s", p);
-	strcpy(p, "/a/b/c");
-	bw_cg_cut(p, 0);
-	CHECK(!strcmp(p, "/a/b/c"), "depth 0: all: %s", p);
-	strcpy(p, "/");
-	bw_cg_cut(p, 1);
-	CHECK(!strcmp(p, "/"), "the root stays: %s", p);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		strcpy(p, cases[i].path);
+		bw_cg_cut(p, cases[i].depth);
+		CHECK(!strcmp(p, cases[i].want), "%s at depth %d: %s, not %s", cases[i].path,
+		      cases[i].depth, p, cases[i].want);
+	}
 	CHECK(bw_cg_under("/a/b", "/a") && bw_cg_under("/a", "/a") && bw_cg_under("/a", "/a/"),
 	      "under its parent, and itself");
 	CHECK(!bw_cg_under("/ab", "/a") && !bw_cg_under("/", "/a"), "whole components only");
