@@ -10,8 +10,9 @@
  *
  * - The owner is the cgroup of the request's first bio's blkg
  *   (bio->bi_blkg->blkcg->css.cgroup, bpf/rq.bpf.h's BW_RQV_OWNER: plain
- *   loads on tp_btf): the cgroup io.stat, io.max and io.latency charge, for a buffered write the one that dirtied the page
- *   (wbc_init_bio()), not the flusher that submitted it.  At completion
+ *   loads on tp_btf): the cgroup io.stat, io.max and io.latency charge,
+ *   for a buffered write the one that dirtied the page (wbc_init_bio()),
+ *   not the flusher that submitted it.  At completion
  *   the current task is whoever runs the interrupt, so there is no task
  *   to fall back to: a request without a bio or a blkg (a flush, a
  *   passthrough request, a kernel without blk-cgroup) goes under cgroup 0,
@@ -74,9 +75,11 @@ struct {
 
 #define RQV_C (BW_RQV_Q | BW_RQV_QID | BW_RQV_IOSTART | BW_RQV_FLAGS | BW_RQV_LEN | BW_RQV_OWNER)
 
-static __always_inline struct bw_cg_val *series(const struct bw_cg_key *k, struct bw_cg_count *cc)
+/* The series of k, made at its first completion; NULL (counted) when the map is full. */
+static __always_inline struct bw_cg_val *series(const struct bw_cg_key *k)
 {
 	struct bw_cg_val *v = bpf_map_lookup_elem(&cgio, k), *zero;
+	struct bw_cg_count *cc;
 	__u32 z = 0;
 
 	if (v)
@@ -84,20 +87,21 @@ static __always_inline struct bw_cg_val *series(const struct bw_cg_key *k, struc
 	zero = bpf_map_lookup_elem(&cgzero, &z);
 	if (!zero)
 		return NULL;
-	if (bpf_map_update_elem(&cgio, k, zero, BPF_NOEXIST) && cc)
-		cc->no_room++;
+	if (bpf_map_update_elem(&cgio, k, zero, BPF_NOEXIST)) {
+		cc = bpf_map_lookup_elem(&cgcount, &z);
+		if (cc)
+			cc->no_room++;
+	}
 	return bpf_map_lookup_elem(&cgio, k);
 }
 
 static __always_inline void on_complete(struct request *rq, const struct bw_rqv *v,
 					__u32 nr_bytes)
 {
-	struct bw_cg_count *cc;
 	struct bw_cg_val *val;
 	struct bw_cg_key k;
 	__u64 now, d2c;
-	__u32 z = 0, b;
-	bool final;
+	__u32 b;
 
 	k.dev = bw_qdev_of(v->q, v->qid, rq, NULL);
 	if (!k.dev)
@@ -114,22 +118,15 @@ static __always_inline void on_complete(struct request *rq, const struct bw_rqv 
 	    !bw_empty_flush_write(rq, v, true, nr_bytes))
 		return;
 	k.cgroup = v->owner;
-	final = nr_bytes >= v->data_len;
-	cc = bpf_map_lookup_elem(&cgcount, &z);
-	val = series(&k, cc);
+	val = series(&k);
 	if (!val)
 		return;
 	val->bytes += nr_bytes;
-	if (!final)
+	if (nr_bytes < v->data_len)	/* partial: the request stays in flight */
 		return;
 	val->ios++;
-	if (cc && !k.cgroup)
-		cc->no_owner++;
-	if (!v->io_start_ns) {
-		if (cc && v->data_len)	/* an empty flush write is never stamped */
-			cc->nostamp++;
+	if (!v->io_start_ns)	/* no stamp (an empty flush write never has one) */
 		return;
-	}
 	now = bpf_ktime_get_ns();
 	d2c = now > v->io_start_ns ? now - v->io_start_ns : 0;
 	val->timed++;

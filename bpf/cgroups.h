@@ -32,8 +32,6 @@ struct bw_cg_val {
 /* Rare events, per CPU. */
 struct bw_cg_count {
 	__u64 no_room;		/* a new series found the map full: not counted */
-	__u64 no_owner;		/* final completions with no bio or blkg (cgroup 0) */
-	__u64 nostamp;		/* final completions without an issue stamp (no D2C) */
 };
 
 #endif /* BLKWISE_CGROUPS_H */

@@ -67,7 +67,7 @@ static inline __attribute__((always_inline)) unsigned int bw_bucket(unsigned lon
  * count below a bound is exact.  bw_expo_bound(i) is bound i;
  * bw_expo_bucket(u) is the index of the bounded bucket a value falls in:
  * how many bounds are at or below u (0 to BW_EXPO_LAT_BOUNDS), for a
- * histogram kept at export resolution (bpf/cgio.bpf.c).
+ * histogram kept at export resolution (bpf/cgroups.bpf.c).
  */
 #define BW_EXPO_LAT_BOUNDS 61
 

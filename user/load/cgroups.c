@@ -137,8 +137,6 @@ int bw_cgio_counts(const struct bw_cgio *c, struct bw_cg_count *t)
 					       c->ncpus * sizeof(*pc), 0))) {
 		for (i = 0; i < c->ncpus; i++) {
 			t->no_room += pc[i].no_room;
-			t->no_owner += pc[i].no_owner;
-			t->nostamp += pc[i].nostamp;
 		}
 	}
 	free(pc);

@@ -5,8 +5,9 @@
  * number in the cgroup2 mount (kernfs): a walk of the mount matching inode
  * numbers finds the path.  A blkg's cgroup (bpf/cgroups.bpf.c) is in the
  * hierarchy of the io controller, v1's blkio on a hybrid host that mounts
- * it there, and is found the same way in that mount (c->io).  Paths are cached; an unknown id triggers a new
- * walk at most once a second (cgroups come and go).
+ * it there, and is found the same way in that mount (c->io).  Paths are
+ * cached; an unknown id triggers a new walk at most once a second (cgroups
+ * come and go).
  */
 #include <dirent.h>
 #include <fcntl.h>
