@@ -264,6 +264,7 @@ int bw_watch_prog_stats(const struct bw_watch *w, struct bw_prog_stat *out, int 
  */
 #define CG_UNKNOWN_NS (10ULL * 1000000000ULL)
 
+/* Since when id has been unknown (0: not yet), its entry made if need be. */
 static __u64 *cg_unknown_since(struct bw_watch *w, __u64 id)
 {
 	void *n;
@@ -281,6 +282,26 @@ static __u64 *cg_unknown_since(struct bw_watch *w, __u64 id)
 	return &w->cg_ids[w->ncg_ids++].since;
 }
 
+/* id is known now, or gone: no entry of its own any more. */
+static void cg_unknown_drop(struct bw_watch *w, __u64 id)
+{
+	int i;
+
+	for (i = 0; i < w->ncg_ids; i++) {
+		if (w->cg_ids[i].id == id) {
+			w->cg_ids[i] = w->cg_ids[--w->ncg_ids];
+			return;
+		}
+	}
+}
+
+/* A cgroup that went: its series deleted. */
+static void cg_forget(struct bw_watch *w, __u64 id)
+{
+	bw_cgio_forget(w->cg, id);
+	cg_unknown_drop(w, id);
+}
+
 static const char *cg_path(struct bw_watch *w, __u64 id, __u64 now)
 {
 	const char *path;
@@ -289,15 +310,20 @@ static const char *cg_path(struct bw_watch *w, __u64 id, __u64 now)
 	if (!id)
 		return "/";	/* no owner: the root's */
 	path = bw_cgroup_path(&w->cg_paths, id);
-	if (path && bw_cgroup_alive(&w->cg_paths, id, path))
+	if (path && bw_cgroup_alive(&w->cg_paths, id, path)) {
+		cg_unknown_drop(w, id);
 		return path;
+	}
+	if (path) {	/* known, and no more there */
+		cg_forget(w, id);
+		return NULL;
+	}
 	since = cg_unknown_since(w, id);
-	if (since && !*since)
-		*since = now;
-	if (path || !since || now - *since >= CG_UNKNOWN_NS) {
-		bw_cgio_forget(w->cg, id);
+	if (!since || !*since) {
 		if (since)
-			*since = 0;
+			*since = now;
+	} else if (now - *since >= CG_UNKNOWN_NS) {
+		cg_forget(w, id);
 	}
 	return NULL;
 }
@@ -309,7 +335,7 @@ static void cg_dev_name(struct bw_watch *w, __u32 dev, char *out, size_t len)
 	if (d && d->info.name[0])
 		snprintf(out, len, "%s", d->info.name);
 	else
-		snprintf(out, len, "%u:%u", dev >> 20, dev & 0xfffff);
+		snprintf(out, len, "%u:%u", BW_MAJOR(dev), BW_MINOR(dev));
 }
 
 /* The series into w->cg_buf, grown until they fit; how many, or -ENOMEM. */
