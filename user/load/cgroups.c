@@ -80,17 +80,11 @@ struct bpf_object *bw_cgio_obj(const struct bw_cgio *c)
 
 static void sum_val(const struct bw_cg_val *pc, int ncpus, struct bw_cg_val *t)
 {
-	int i, b;
+	int i;
 
 	memset(t, 0, sizeof(*t));
-	for (i = 0; i < ncpus; i++) {
-		t->ios += pc[i].ios;
-		t->bytes += pc[i].bytes;
-		t->timed += pc[i].timed;
-		t->d2c_ns += pc[i].d2c_ns;
-		for (b = 0; b <= BW_EXPO_LAT_BOUNDS; b++)
-			t->hist[b] += pc[i].hist[b];
-	}
+	for (i = 0; i < ncpus; i++)
+		bw_cg_val_add(t, &pc[i]);
 }
 
 int bw_cgio_read(struct bw_cgio *c, struct bw_cg_series *out, int max)
@@ -135,9 +129,8 @@ int bw_cgio_counts(const struct bw_cgio *c, struct bw_cg_count *t)
 	memset(t, 0, sizeof(*t));
 	if (pc && !(err = bpf_map__lookup_elem(c->skel->maps.cgcount, &zero, sizeof(zero), pc,
 					       c->ncpus * sizeof(*pc), 0))) {
-		for (i = 0; i < c->ncpus; i++) {
+		for (i = 0; i < c->ncpus; i++)
 			t->no_room += pc[i].no_room;
-		}
 	}
 	free(pc);
 	return err;

@@ -37,7 +37,7 @@ bool bw_cg_under(const char *path, const char *top)
 	return !strncmp(path, top, n) && (path[n] == '\0' || path[n] == '/');
 }
 
-static void add_val(struct bw_cg_val *t, const struct bw_cg_val *v)
+void bw_cg_val_add(struct bw_cg_val *t, const struct bw_cg_val *v)
 {
 	int b;
 
@@ -119,7 +119,7 @@ int bw_cg_rollup(struct bw_cg_row *r, int n, const struct bw_cg_select *sel, int
 	qsort(r, m, sizeof(*r), cmp_row);
 	for (i = 0, n = 0; i < m; i++) {
 		if (n && !cmp_row(&r[n - 1], &r[i]))
-			add_val(&r[n - 1].v, &r[i].v);
+			bw_cg_val_add(&r[n - 1].v, &r[i].v);
 		else
 			r[n++] = r[i];
 	}

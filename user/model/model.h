@@ -436,6 +436,8 @@ struct bw_cg_select {
 	const char *under;	/* only cgroups at or under this path; NULL: all */
 	int max;		/* cgroups published at most; 0: no limit */
 };
+/* v added into t: the sum of two CPUs', or of two cgroups merged. */
+void bw_cg_val_add(struct bw_cg_val *t, const struct bw_cg_val *v);
 /* path cut to its first depth components; depth 0: as is. */
 void bw_cg_cut(char *path, int depth);
 bool bw_cg_under(const char *path, const char *top);
