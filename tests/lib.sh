@@ -19,6 +19,7 @@ SHUNIT_COLOR=none
 bw_cleanups=()
 bw_skipped=""
 bw_moved=""
+bw_first_failure=""
 
 # Run at the end of each test, last registered first.
 bw_on_cleanup() { bw_cleanups+=("$*"); }
@@ -70,9 +71,25 @@ bw_watchdog_stop() {
 	bw_watchdog=""
 }
 
+# bw_keep_first_failure: shunit2's failure hook (defined when the suite
+# sources shunit2, so wrapped here, at the first test) also keeps the test's
+# first failed check, which its FAIL line carries: a run's closing list then
+# says why each test failed, not only which.
+bw_keep_first_failure() {
+	[ "$(type -t bw_shunit_assert_fail)" = function ] && return 0
+	[ "$(type -t _shunit_assertFail)" = function ] || return 0
+	eval "$(declare -f _shunit_assertFail | sed '1s/_shunit_assertFail/bw_shunit_assert_fail/')"
+	_shunit_assertFail() {
+		[ -n "$bw_first_failure" ] || bw_first_failure=$(printf '%s' "$*" | head -n 1 | cut -c 1-240)
+		bw_shunit_assert_fail "$@"
+	}
+}
+
 setUp() {
 	bw_skipped=""
 	bw_moved=""
+	bw_first_failure=""
+	bw_keep_first_failure
 	bw_cleanups=()
 	bw_test_t0=$SECONDS
 	bw_watchdog_start
@@ -95,7 +112,8 @@ tearDown() {
 		return 0
 	fi
 	if [ "${__shunit_testSuccess}" != "${SHUNIT_TRUE}" ]; then
-		result=FAIL
+		echo "FAIL $BW_SUITE:${_shunit_test_}${bw_first_failure:+ ($bw_first_failure)}" >>"$BW_RESULTS"
+		return 0
 	elif [ -n "$bw_moved" ]; then
 		echo "MOVED $BW_SUITE:${_shunit_test_} ($bw_moved)" >>"$BW_RESULTS"
 		return 0
