@@ -189,6 +189,7 @@ test_spindle_keeps_idling() {
 	tn_wait_for "$out" '(.action == "keep" or .action == "revert") and .slice_idle_us_before != 0' 28
 	sleep 1
 	echo "  spindle: $(tn_actions "$out"); slice_idle_us now $(tn_idle "$dev")"
+	echo "  its probe: $(jq -r 'select(.action == "keep" or .action == "revert" or .action == "repair") | .why' "$out" | head -n 1)"
 	# Where BFQ idles at the start, a probe of 0, which goes back to idling
 	# with strict_guarantees on a spindle (or plain idling where the probe
 	# could not show P_eff shallow); where it does not idle, the class shows

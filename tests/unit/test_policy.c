@@ -1131,7 +1131,7 @@ static void test_probe_within_resolution(void)
 	sim_run(&s, 6.0, near_tie_spindle);
 	CHECK(s.n[BW_TUNE_PROBE] == 1 && s.setting == 8000 && s.n[BW_TUNE_KEEP] == 0,
 	      "+9%% on 20 requests a second: a tie, idling back (setting %u)", s.setting);
-	CHECK(strstr(s.last.why, "within a request either way") &&
+	CHECK(strstr(s.last.why, "the windows resolve") &&
 	      strstr(s.last.why, "P_eff says shallow"), "why: %s", s.last.why);
 	CHECK(s.last.win.ios >= 40, "the probe gathered what resolves gain: %llu requests",
 	      (unsigned long long)s.last.win.ios);
@@ -1140,6 +1140,47 @@ static void test_probe_within_resolution(void)
 	sim_run(&s, 6.0, near_tie_spindle);
 	CHECK(s.n[BW_TUNE_KEEP] == 1 && s.setting == 0, "+30%%: 0 kept (setting %u: %s)",
 	      s.setting, s.last.why);
+}
+
+static double s_scatter;
+
+/*
+ * A spindle fast enough that a request either way is nothing (50 MB/s of
+ * 256 KiB: 20 a tick), whose ticks' rates alternate by s_scatter either way
+ * (a seeking disk's do); not idling s_gain_at_0 faster.
+ */
+static void scattered_spindle(const struct sim *s, __u32 idle, struct phase *p)
+{
+	double k = ((long)llround(s->t / TICK) % 2) ? 1 + s_scatter : 1 - s_scatter;
+
+	*p = idle ? (struct phase){ 50.0 * k, NAN, 1.0, 0.1, BW_CLASS_UNKNOWN, 4, 4, 0 } :
+		    (struct phase){ 50.0 * (1 + s_gain_at_0) * k, 0.9, 3.9, 0.1,
+				    BW_CLASS_UNKNOWN, 4, 4, 0 };
+}
+
+/*
+ * The windows' scatter bounds what they resolve: +8% between ticks that
+ * scatter by 40% either way is a tie, settled by P_eff (shallow: back to
+ * idling); the same +8% between steady ticks decides.
+ */
+static void test_probe_within_scatter(void)
+{
+	struct sim s;
+
+	s_gain_at_0 = 0.08;
+	s_scatter = 0.4;
+	sim_init(&s, 8000);
+	sim_run(&s, 6.0, scattered_spindle);
+	CHECK(s.n[BW_TUNE_PROBE] == 1 && s.n[BW_TUNE_KEEP] == 0 && s.setting == 8000,
+	      "+8%% within ticks 40%% apart: a tie, idling back (setting %u: %s)", s.setting,
+	      s.last.why);
+	CHECK(strstr(s.last.why, "the windows resolve") &&
+	      strstr(s.last.why, "P_eff says shallow"), "why: %s", s.last.why);
+	s_scatter = 0;
+	sim_init(&s, 8000);
+	sim_run(&s, 6.0, scattered_spindle);
+	CHECK(s.n[BW_TUNE_KEEP] == 1 && s.setting == 0, "+8%% between steady ticks: 0 kept "
+	      "(setting %u: %s)", s.setting, s.last.why);
 }
 
 static void test_evidence_unknown(void)
@@ -1178,6 +1219,7 @@ int main(void)
 		UNIT(test_strict_dropped), UNIT(test_random_reads_ordered),
 		UNIT(test_evidence_unknown), UNIT(test_doubt_checked),
 		UNIT(test_probe_stretches_on_a_slow_device), UNIT(test_probe_within_resolution),
+		UNIT(test_probe_within_scatter),
 	};
 
 	return unit_run("policy", tests, sizeof(tests) / sizeof(tests[0]));

@@ -26,7 +26,8 @@
  *     it has the completions to resolve `gain`: PROBE_STRETCH), measured
  *     after settle_s, and compared with the window just before.  Throughput
  *     that differs by more than `gain`, and by more than the two windows'
- *     resolution (a request either way: resolution()), decides; a tie leaves the setting a clear
+ *     resolution (a request either way, and their ticks' scatter:
+ *     resolution()), decides; a tie leaves the setting a clear
  *     measurement chose last (a 0.5 s probe of idling cannot show
  *     idling's gain: BFQ takes 1-2 s to idle well), else goes to P_eff's
  *     class as seen with idling off (the probe's window for a probe of 0,
@@ -112,17 +113,40 @@
 #define PROBE_STRETCH 4
 
 /*
- * A window of n completions measures throughput to within one request
- * either way: 1/n.  Two windows compared, 2/n of the smaller; a difference
- * within that is a tie, whatever `gain` says (on a slow device, or a
- * guest whose own path jitters, 0.5 s holds 20 requests: a 9% "win" was
- * two of them).
+ * The relative standard error of a window's throughput, from the spread of
+ * its ticks' rates (each weighted by its length): 0 with under two ticks.
  */
-static double resolution(__u64 a, __u64 b)
+static double win_noise(const struct bw_tune_win *w)
 {
-	__u64 n = a < b ? a : b;
+	double m, var;
 
-	return n ? 2.0 / (double)n : INFINITY;
+	if (w->ticks < 2 || w->secs <= 0 || w->bytes <= 0)
+		return 0;
+	m = w->bytes / w->secs;
+	var = w->rate2_sum / w->secs - m * m;
+	if (var <= 0)
+		return 0;
+	return sqrt(var / (w->ticks - 1)) / m;
+}
+
+/*
+ * What two windows' throughputs can tell apart, relative: a difference
+ * within it is a tie, whatever `gain` says.  A window of n completions
+ * measures throughput to within one request either way, 2/n of the smaller
+ * for two (on a slow device, or a guest whose own path jitters, 0.5 s holds
+ * 20 requests: a 9% "win" was two of them); and to within what its ticks'
+ * rates scatter, twice the two windows' standard errors combined (a seeking
+ * disk's 100 ms ticks scatter by a third and more: a 6% "win" of 64
+ * requests over 106 was noise, seen in a guest).
+ */
+static double resolution(const struct bw_tune_win *a, const struct bw_tune_win *b)
+{
+	__u64 n = a->ios < b->ios ? a->ios : b->ios;
+	double na = win_noise(a), nb = win_noise(b);
+
+	if (!n)
+		return INFINITY;
+	return fmax(2.0 / (double)n, 2 * sqrt(na * na + nb * nb));
 }
 
 /* Completions a probe's window gathers, stretch allowing: what resolves gain. */
@@ -267,6 +291,10 @@ static void win_add(struct bw_tune_win *w, const struct bw_tune_obs *o)
 		w->seq_sum += o->seq_pct * o->ios;
 	if (!isnan(o->kb_per_rq))
 		w->kb_sum += o->kb_per_rq * o->ios;
+	if (o->secs > 0) {
+		w->rate2_sum += o->bytes * o->bytes / o->secs;
+		w->ticks++;
+	}
 	if (!isnan(o->think_p90_ms) && !(o->think_p90_ms <= w->think_p90_ms))
 		w->think_p90_ms = o->think_p90_ms;
 	if (o->streams > w->streams)
@@ -581,10 +609,11 @@ static void end_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 {
 	double mp = bw_tune_win_mbps(p), mb = bw_tune_win_mbps(&st->base);
 	double rel = mb > 0 ? mp / mb - 1 : NAN, peff = bw_tune_win_peff(p);
-	double res = resolution(p->ios, st->base.ios);
+	double res = resolution(p, &st->base);
 	double need = cfg->gain;
 	bool keep, idle_probe = st->probe_to != 0, slower = rel < -fmax(cfg->gain, res);
 	const char *how;
+	char res_txt[48];
 	/*
 	 * A tie leaves what a clear measurement chose; else it goes to the
 	 * class seen with idling off: the probe's own window for a probe of 0,
@@ -628,10 +657,13 @@ static void end_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 	d->before = st->probe_from;
 	d->after = keep ? st->probe_to : st->probe_from;
 	d->base = st->base;
+	res_txt[0] = 0;
+	if (res > cfg->gain && fabs(rel) <= res)
+		snprintf(res_txt, sizeof(res_txt), ", within the %.0f%% the windows resolve",
+			 res * 100);
 	snprintf(d->why, sizeof(d->why), "probe of %u us: %.1f MB/s vs %.1f MB/s at %u us "
 		 "(%+.0f%%%s, %s): %s", st->probe_to, mp, mb, st->probe_from, rel * 100,
-		 res > cfg->gain && fabs(rel) <= res ? ", within a request either way" : "", how,
-		 keep ? "keeping it" : "going back");
+		 res_txt, how, keep ? "keeping it" : "going back");
 	/* What the probe showed of the device itself, for the store. */
 	if (!idle_probe && peff >= BW_DEEP_AT)
 		d->learned = BW_CLASS_DEEP;

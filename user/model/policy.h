@@ -68,6 +68,8 @@ struct bw_tune_win {
 	double seq_sum;		/* sum of seq_pct * ios */
 	double kb_sum;		/* sum of kb_per_rq * ios */
 	double think_p90_ms;	/* max over the window */
+	double rate2_sum;	/* sum over its ticks of bytes^2 / secs: their spread */
+	int ticks;		/* observations added */
 	int streams, sync_seq, sync_rand;	/* max over the window */
 	double s1_ms;
 	const char *s1_source;
