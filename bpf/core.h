@@ -172,12 +172,7 @@ struct bw_qmap {
 #define BW_THINK_SHIFT 13
 #define BW_THINK_BUCKETS 64
 
-/* Per (device, process) stream; attributed at Q time. */
-struct bw_stream_key {
-	__u32 dev;
-	__u32 tgid;
-};
-
+/* Per device and process or cgroup (struct bw_skey, bpf/streams.h); attributed at Q time. */
 struct bw_stream {
 	__u64 word;		/* in flight (Q..C) | Q sequence, as bw_dev_shared */
 	__u64 busy_start;

@@ -23,7 +23,10 @@
  *   costs a reserve and a submit, not a wakeup.
  * - A process's name goes out once (BW_EV_COMM) before its first event,
  *   found new through an LRU hash, which a CPU asks only when the process
- *   is not the last one it named; the event stays 64 bytes.
+ *   is not the last one it named.
+ * - Each event carries the cgroup a stream by cgroup charges it to, by the
+ *   rule `stat --streams=cgroup` follows (bw_stream_owner, bpf/rq.bpf.h),
+ *   so analyze's streams by cgroup are stat's: 8 bytes and a few loads.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -108,6 +111,7 @@ static __always_inline struct bw_trec *reserve(__u8 type, __u32 dev, __u64 now)
 	r->tag = BW_TAG_NONE;
 	r->hwq = 0;
 	r->xflags = r->pad[0] = r->pad[1] = 0;
+	r->cgroup = 0;
 	return r;
 }
 
@@ -138,7 +142,17 @@ static __always_inline void name_process(__u32 dev, __u64 now)
 
 /* The request's fields a record carries (bpf/rq.bpf.h). */
 #define RQV (BW_RQV_Q | BW_RQV_QID | BW_RQV_HWQ | BW_RQV_TAG | BW_RQV_FLAGS | BW_RQV_LEN | \
-	     BW_RQV_SEG | BW_RQV_START | BW_RQV_SECTOR)
+	     BW_RQV_SEG | BW_RQV_START | BW_RQV_SECTOR | BW_RQV_OWNER)
+
+/* The record's cgroup, and whether it is the current task's. */
+static __always_inline void set_owner(struct bw_trec *r, __u64 owner, __u32 root)
+{
+	bool task;
+
+	r->cgroup = bw_stream_owner(owner, root, &task);
+	if (task)
+		r->xflags |= BW_X_OWNER_TASK;
+}
 
 static __always_inline void emit_rq(__u8 type, struct request *rq, const struct bw_rqv *v,
 				    __u32 bytes, int error)
@@ -172,6 +186,7 @@ static __always_inline void emit_rq(__u8 type, struct request *rq, const struct 
 	if (type == BW_EV_COMPLETE &&
 	    bw_empty_flush_write(rq, v, bw_op_of(v->flags) == BW_OP_WRITE, bytes))
 		r->xflags = BW_X_EMPTY_FLUSH;
+	set_owner(r, v->owner, v->owner_root);
 	submit(r);
 }
 
@@ -210,7 +225,8 @@ static __always_inline void emit_bio(__u8 type, struct bio *bio)
 	struct request_queue *q = BPF_CORE_READ(bw_bio_disk(bio), queue);
 	__u32 dev = bw_qdev_of((__u64)q, BPF_CORE_READ(q, id), NULL, bio);
 	struct bw_trec *r;
-	__u64 now;
+	__u64 now, owner;
+	__u32 root;
 
 	if (!dev)
 		return;
@@ -224,6 +240,8 @@ static __always_inline void emit_bio(__u8 type, struct bio *bio)
 	r->sector = BPF_CORE_READ(bio, bi_iter.bi_sector);
 	r->bytes = BPF_CORE_READ(bio, bi_iter.bi_size);
 	r->flags = BPF_CORE_READ(bio, bi_opf);
+	owner = bw_bio_owner(bio, &root);
+	set_owner(r, owner, root);
 	submit(r);
 }
 

@@ -3,7 +3,8 @@
  * The per-request event of `blkwise record`: what bpf/record.bpf.c puts in
  * its ring buffer, and, unchanged, what a trace file's event blocks hold
  * (user/model/trace.h).  One fixed size, so the writer copies and the reader
- * indexes; blktrace captures are read into the same struct.
+ * indexes; blktrace captures are read into the same struct, as are the
+ * 64-byte events of a version 1 trace (without cgroup).
  */
 #ifndef BLKWISE_RECORD_H
 #define BLKWISE_RECORD_H
@@ -48,8 +49,17 @@ struct bw_trec {
 	__u8 type;		/* enum bw_ev_type */
 	__u8 xflags;		/* BW_X_* */
 	__u8 pad[2];
+	/*
+	 * The cgroup (v2 id) a stream by cgroup charges the request or bio
+	 * to, as bpf/rq.bpf.h's bw_stream_owner gives it: the bio's blkg's,
+	 * else (BW_X_OWNER_TASK) the current task's, which names the
+	 * submitter at Q, G and I only.  0: unknown (a version 1 trace, a
+	 * blktrace capture).
+	 */
+	__u64 cgroup;
 };
 #define BW_X_PARTIAL 1u		/* C: fewer bytes than the request has left: it stays in flight */
 #define BW_X_EMPTY_FLUSH 2u	/* C: an empty PREFLUSH write, never issued (bpf/rq.bpf.h) */
+#define BW_X_OWNER_TASK 4u	/* cgroup is the current task's, not the bio's blkg's */
 
 #endif /* BLKWISE_RECORD_H */

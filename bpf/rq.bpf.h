@@ -58,15 +58,11 @@ struct bw_rqv {
  * at all (CONFIG_BLK_CGROUP off).  bw_rqv_btf reads the same chain by plain
  * loads.
  */
-static __always_inline __u64 bw_rq_owner(struct request *rq, __u32 *root)
+static __always_inline __u64 bw_blkg_owner(struct blkcg_gq *blkg, __u32 *root)
 {
-	struct blkcg_gq *blkg;
 	struct cgroup *cg;
 
 	*root = 0;
-	if (!bpf_core_field_exists(((struct bio *)0)->bi_blkg))
-		return 0;
-	blkg = BPF_CORE_READ(rq, bio, bi_blkg);
 	if (!blkg)
 		return 0;
 	cg = BPF_CORE_READ(blkg, blkcg, css.cgroup);
@@ -74,6 +70,38 @@ static __always_inline __u64 bw_rq_owner(struct request *rq, __u32 *root)
 		return 0;
 	*root = BPF_CORE_READ(cg, root, hierarchy_id);
 	return BPF_CORE_READ(cg, kn, id);
+}
+
+static __always_inline __u64 bw_rq_owner(struct request *rq, __u32 *root)
+{
+	*root = 0;
+	if (!bpf_core_field_exists(((struct bio *)0)->bi_blkg))
+		return 0;
+	return bw_blkg_owner(BPF_CORE_READ(rq, bio, bi_blkg), root);
+}
+
+/* The same for a bio not yet in a request (a merge, a request's allocation). */
+static __always_inline __u64 bw_bio_owner(struct bio *bio, __u32 *root)
+{
+	*root = 0;
+	if (!bpf_core_field_exists(((struct bio *)0)->bi_blkg))
+		return 0;
+	return bw_blkg_owner(BPF_CORE_READ(bio, bi_blkg), root);
+}
+
+/*
+ * The cgroup a stream by cgroup is, for a request of owner (in hierarchy
+ * root): the owner where it is a cgroup v2 one (root 0); else the current
+ * task's v2 cgroup (*task set): the request has no bio or no blkg (a
+ * flush), the kernel has no blkg (CONFIG_BLK_CGROUP off), or the io
+ * controller is on a v1 hierarchy (a v1 cgroup's id is another tree's).
+ * Meant for a submitter's event (Q, a request's allocation), where the
+ * task is current.  The rule of bpf/streams.bpf.c and of record's trace.
+ */
+static __always_inline __u64 bw_stream_owner(__u64 owner, __u32 root, bool *task)
+{
+	*task = !owner || root;
+	return *task ? bpf_get_current_cgroup_id() : owner;
 }
 
 /*

@@ -149,27 +149,21 @@ static __always_inline struct bw_rq_state *q_entry(const struct bw_rqv *v, __u32
 }
 
 /*
- * The cgroup a stream is charged to: the request's owner (bw_rq_owner,
- * bpf/rq.bpf.h: its bio's blkg's cgroup) where that is a cgroup v2 one;
- * else the current task's v2 cgroup: the request has no bio or no blkg (a
- * flush), the kernel has no blkg (CONFIG_BLK_CGROUP off), or the io
- * controller is on a v1 hierarchy (a v1 cgroup's id is another tree's).
- * Counted either way (bw_scount).
+ * The cgroup a stream is charged to (bw_stream_owner, bpf/rq.bpf.h: the
+ * bio's blkg's where that is a cgroup v2 one, else the current task's),
+ * counted either way (bw_scount).
  */
 static __always_inline __u64 owner_cgroup(struct request *rq, struct bw_scount *sc)
 {
 	__u32 root;
-	__u64 id = bw_rq_owner(rq, &root);
+	bool task;
+	__u64 id = bw_stream_owner(bw_rq_owner(rq, &root), root, &task);
 
-	if (!id || root)
-		goto task;
-	if (sc)
+	if (sc && task)
+		sc->owner_task++;
+	else if (sc)
 		sc->owner_bio++;
 	return id;
-task:
-	if (sc)
-		sc->owner_task++;
-	return bpf_get_current_cgroup_id();
 }
 
 static __always_inline void on_queue(struct request *rq, const struct bw_rqv *v)

@@ -51,6 +51,7 @@ struct memsrc {
 	int i;
 	struct bw_tinfo info;
 	__u64 lost[1];
+	struct bw_tcgroups cgroups;
 	bool trunc;
 	char err[64];
 };
@@ -83,6 +84,7 @@ static void mem_source(struct memsrc *m, struct evbuf *b, struct bw_tsource *s)
 	s->info = &m->info;
 	s->devs = NULL;
 	s->lost = m->lost;
+	s->cgroups = &m->cgroups;
 	s->truncated = &m->trunc;
 	s->err = m->err;
 }
@@ -406,6 +408,63 @@ static void test_stream(void)
 	free(b.ev);
 }
 
+/*
+ * One process (a flusher) submits two cgroups' writes, interleaved, each a
+ * sequential run: one stream by process, two by cgroup, named by the
+ * trace's cgroup table (one of them not in it: an id), each the same
+ * figures a single process's stream of them would have.
+ */
+static void test_stream_by_cgroup(void)
+{
+	struct bw_tcg names[] = { { 7, "/a" } };
+	struct evbuf b = {};
+	struct memsrc m;
+	struct bw_tsource src;
+	struct bw_replay *rp;
+	struct bw_replay_opts o = { .interval = 1, .streams_by = BW_STREAMS_CGROUP };
+	const struct bw_replay_stream *s;
+	__u64 t = 0, bio, task;
+	int i, n;
+
+	for (i = 0; i < 400; i++) {
+		__u64 cg = i % 2 ? 9 : 7, sector = (i % 2 ? 1 << 20 : 0) + 8 * (i / 2);
+
+		add(&b, BW_EV_QUEUE, t + 1, 0x1000, sector, 42);
+		b.ev[b.n - 1].cgroup = cg;
+		b.ev[b.n - 1].xflags = cg == 9 ? BW_X_OWNER_TASK : 0;
+		add(&b, BW_EV_ISSUE, t + 2, 0x1000, sector, 42);
+		add(&b, BW_EV_COMPLETE, t + 100 * US, 0x1000, sector, 0);
+		t += 150 * US;
+	}
+	mem_source(&m, &b, &src);
+	m.cgroups.e = names;
+	m.cgroups.n = 1;
+	CHECK(!bw_replay_new(&rp, &o, &src) && !bw_replay_run(rp), "run");
+	n = bw_replay_streams(rp, &s);
+	CHECK(n == 2, "two streams by cgroup: %d", n);
+	for (i = 0; i < n; i++) {
+		CHECK(s[i].iv.by_cgroup && s[i].iv.ios == 200, "cgroup %llu: %llu requests",
+		      (unsigned long long)s[i].iv.cgroup_id, (unsigned long long)s[i].iv.ios);
+		CHECK_NEAR(s[i].iv.seq_pct, 99.5, 1e-9, "each cgroup's run sequential but its first");
+	}
+	CHECK(s[0].iv.cgroup_id == 7 && !strcmp(s[0].iv.cgroup, "/a"), "named by the table");
+	CHECK(s[1].iv.cgroup_id == 9 && !s[1].iv.cgroup, "not in the table: an id");
+	bw_replay_owners(rp, &bio, &task);
+	CHECK(bio == 200 && task == 200, "owners: %llu from the blkg, %llu from the task",
+	      (unsigned long long)bio, (unsigned long long)task);
+	bw_replay_free(rp);
+	o.streams_by = BW_STREAMS_PROCESS;
+	m.i = 0;
+	CHECK(!bw_replay_new(&rp, &o, &src) && !bw_replay_run(rp), "run by process");
+	n = bw_replay_streams(rp, &s);
+	CHECK(n == 1 && s[0].iv.ios == 400 && !s[0].iv.by_cgroup && s[0].iv.tgid == 42,
+	      "by process: one stream of 400 (%d streams)", n);
+	CHECK(s[0].iv.seq_pct < 1, "its requests jump between the two runs: %.1f%% sequential",
+	      s[0].iv.seq_pct);
+	bw_replay_free(rp);
+	free(b.ev);
+}
+
 /* The serial trace as blktrace would have written it, split over two CPU files. */
 static void put_bt(FILE *f, bool swap, __u64 ts, __u32 act, __u64 sector, __u32 pid, __u32 cpu)
 {
@@ -496,6 +555,7 @@ int main(void)
 		UNIT(test_exact_many_windows),
 		UNIT(test_peff_four_way),
 		UNIT(test_stream),
+		UNIT(test_stream_by_cgroup),
 		UNIT(test_blktrace),
 		UNIT(test_depth_split_intervals),
 	};

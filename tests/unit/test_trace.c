@@ -39,8 +39,12 @@ static char *make_trace(size_t *len, bool end)
 	CHECK(!bw_tw_begin(w, f, &in, &d), "begin");
 	for (i = 0; i < NEV; i++) {
 		struct bw_trec e = { .ts = 2000 + i, .type = BW_EV_ISSUE, .dev = d.dev,
-				     .bytes = 4096, .rq = 0xffff0000u + i, .sector = i * 8 };
+				     .bytes = 4096, .rq = 0xffff0000u + i, .sector = i * 8,
+				     .cgroup = 100 + i % 3 };
 
+		if (i == 0)
+			CHECK(!bw_tw_cgroup(w, 100, "/a") && !bw_tw_cgroup(w, 101, "/b/c") &&
+			      !bw_tw_cgroup(w, 102, ""), "cgroups");
 		CHECK(!bw_tw_event(w, &e), "event %d", i);
 		if (i == 1500)
 			CHECK(!bw_tw_lost(w, e.ts, lost), "lost");
@@ -71,7 +75,8 @@ static long read_all(const char *buf, size_t len, struct bw_treader *r, bool *or
 		return -1;
 	}
 	while ((rc = bw_tr_next(r, &e)) > 0) {
-		if (e->ts != (__u64)(2000 + n) || e->sector != (__u64)n * 8)
+		if (e->ts != (__u64)(2000 + n) || e->sector != (__u64)n * 8 ||
+		    e->cgroup != (r->version == 1 ? 0 : (__u64)(100 + n % 3)))
 			*ordered = false;
 		n++;
 	}
@@ -94,7 +99,64 @@ static void test_round_trip(void)
 	CHECK(!strcmp(r.devs[0].name, "loop3") && r.info.ndevs == 1, "device table");
 	CHECK(!strcmp(r.info.release, "6.18.0-test"), "release");
 	CHECK(len % 8 == 0, "blocks 8-aligned: %zu", len);
+	CHECK(r.cgroups.n == 3 && !strcmp(bw_tcgroup_path(&r.cgroups, 101), "/b/c") &&
+	      !strcmp(bw_tcgroup_path(&r.cgroups, 100), "/a"), "cgroups named: %d", r.cgroups.n);
+	CHECK(!bw_tcgroup_path(&r.cgroups, 102) && !bw_tcgroup_path(&r.cgroups, 103),
+	      "a cgroup without a path, and one never named: NULL");
 	bw_tr_close(&r);
+	free(buf);
+}
+
+static void expect_error(const char *buf, size_t len, const char *what, const char *text);
+
+static void put(FILE *f, __u32 type, const void *body, __u32 len)
+{
+	struct bw_tblock h = { .type = type, .len = len + 16 };
+	struct bw_ttail t = { .len = len + 16, .type = type };
+
+	fwrite(&h, sizeof(h), 1, f);
+	fwrite(body, len, 1, f);
+	fwrite(&t, sizeof(t), 1, f);
+}
+
+/* Version 1: 64-byte events, no cgroup; read as this version's, cgroup 0. */
+static void test_version_1(void)
+{
+	struct bw_tfile_head h = { .magic = BW_TRACE_MAGIC, .version = 1, .bom = BW_TRACE_BOM };
+	char info[sizeof(struct bw_tinfo) + sizeof(struct bw_tdev)];
+	char ev[BW_TREC_V1_SIZE * 300];
+	struct bw_treader r;
+	char *buf = NULL;
+	size_t len;
+	FILE *f = open_memstream(&buf, &len);
+	bool ordered;
+	long n;
+	int i;
+
+	fill_info((struct bw_tinfo *)info, (struct bw_tdev *)(info + sizeof(struct bw_tinfo)));
+	((struct bw_tinfo *)info)->rec_size = BW_TREC_V1_SIZE;
+	for (i = 0; i < 300; i++) {
+		struct bw_trec e = { .ts = 2000 + i, .type = BW_EV_ISSUE, .bytes = 4096,
+				     .sector = i * 8, .cgroup = 55 };
+
+		memcpy(ev + i * BW_TREC_V1_SIZE, &e, BW_TREC_V1_SIZE);
+	}
+	fwrite(&h, sizeof(h), 1, f);
+	put(f, BW_TB_INFO, info, sizeof(info));
+	put(f, BW_TB_EVENTS, ev, sizeof(ev));
+	fclose(f);
+	n = read_all(buf, len, &r, &ordered);
+	CHECK(n == 300, "version 1: events %ld of 300: %s", n, r.err);
+	CHECK(ordered, "version 1: in order, intact, cgroup 0");
+	bw_tr_close(&r);
+	free(buf);
+	/* A version 1 header that claims this version's record size is refused. */
+	((struct bw_tinfo *)info)->rec_size = sizeof(struct bw_trec);
+	f = open_memstream(&buf, &len);
+	fwrite(&h, sizeof(h), 1, f);
+	put(f, BW_TB_INFO, info, sizeof(info));
+	fclose(f);
+	expect_error(buf, len, "v1 size", "records of 72 bytes, this blkwise reads 64");
 	free(buf);
 }
 
@@ -148,15 +210,19 @@ static void test_bad_files(void)
 	size_t len;
 	char *buf = make_trace(&len, true), *b = malloc(len);
 	struct bw_tfile_head *h = (void *)b;
-	size_t ev0 = sizeof(*h) + 8 + sizeof(struct bw_tinfo) + sizeof(struct bw_tdev) + 8;
+	size_t ev0 = sizeof(*h);
+
+	/* The first event block, past the header and the cgroup blocks. */
+	while (((struct bw_tblock *)(buf + ev0))->type != BW_TB_EVENTS)
+		ev0 += ((struct bw_tblock *)(buf + ev0))->len;
 
 	expect_error("", 0, "empty", "empty file");
 	memcpy(b, buf, len);
 	b[0] = 'X';
 	expect_error(b, len, "magic", "not a blkwise trace");
 	memcpy(b, buf, len);
-	h->version = 2;
-	expect_error(b, len, "version", "format version 2");
+	h->version = BW_TRACE_VERSION + 1;
+	expect_error(b, len, "version", "format version 3");
 	memcpy(b, buf, len);
 	h->bom = __builtin_bswap32(BW_TRACE_BOM);
 	expect_error(b, len, "byte order", "other byte order");
@@ -215,6 +281,7 @@ int main(void)
 {
 	static const struct unit_test t[] = {
 		UNIT(test_round_trip),
+		UNIT(test_version_1),
 		UNIT(test_cut_anywhere),
 		UNIT(test_bad_files),
 		UNIT(test_unknown_block_and_no_end),

@@ -59,6 +59,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: blkwise analyze FILE [--format text|json|csv] [--table T] [--csv-dir DIR]\n"
 		"                       [-d DEV]... [--from T] [--to T] [-i SECS] [--all]\n"
+		"                       [--streams[=process|cgroup]]\n"
 		"                       [--no-exact] [--html FILE] [--perfetto FILE] [--what-if-tune]\n"
 		"FILE is a trace of blkwise record, or a blktrace capture: its name (NAME,\n"
 		"for NAME.blktrace.0 ...) or one of its files.\n"
@@ -102,6 +103,8 @@ static int take_opt(void *opts, int c, const char *arg)
 	case 'j':
 		a->fmt = FMT_JSON;
 		return 1;
+	case 's':
+		return bw_opt_streams_by(arg, &a->ro.streams_by) ? -EINVAL : 1;
 	case 'd':
 		if (a->nnames >= BW_MAX_WATCH) {
 			bw_err("too many -d (at most %d)", BW_MAX_WATCH);
@@ -530,6 +533,7 @@ static void text_summary(const struct bw_replay *rp, const struct bw_tsource *sr
 	const struct bw_replay_stream *s;
 	const struct bw_replay_dev *d;
 	int i, n, op, l, k;
+	bool by_cgroup;
 	__u64 drops = bw_hist_total(src->lost, src->info->ncpus);
 
 	n = bw_replay_devs(rp, &d);
@@ -567,8 +571,10 @@ static void text_summary(const struct bw_replay *rp, const struct bw_tsource *sr
 	}
 	k = bw_replay_streams(rp, &s);
 	if (k) {
-		printf("\nStreams (per process and device, over the whole trace)\n");
-		bw_render_stream_header(stdout, false);
+		by_cgroup = s[0].key.by == BW_STREAMS_CGROUP;
+		printf("\nStreams (per %s and device, over the whole trace)\n",
+		       by_cgroup ? "cgroup" : "process");
+		bw_render_stream_header(stdout, by_cgroup);
 		for (i = 0; i < k; i++)
 			bw_render_stream_row(stdout, dev_name(rp, s[i].key.dev), &s[i].iv);
 	}
@@ -773,6 +779,18 @@ static void finish_output(struct an_out *o, const struct bw_replay *rp, int err)
 	fflush(stdout);
 }
 
+/* By cgroup, as stat says it: where no request carried its bio's cgroup. */
+static void say_owner(const struct an_args *a, const struct bw_replay *rp)
+{
+	__u64 bio, task;
+
+	if (a->ro.streams_by != BW_STREAMS_CGROUP)
+		return;
+	bw_replay_owners(rp, &bio, &task);
+	if (task && !bio)
+		bw_warn("streams by cgroup: %s", BW_OWNER_TASK_NOTE);
+}
+
 /* --from at or past the trace's end: nothing to show, and said so. */
 static bool past_end(const struct an_args *a, const struct bw_replay *rp)
 {
@@ -794,6 +812,13 @@ static int analyze(struct an_args *a, struct bw_tsource *src)
 	err = resolve_devices(a, src);
 	if (err)
 		return BW_EXIT_USAGE;
+	if (a->ro.streams_by == BW_STREAMS_CGROUP &&
+	    (!strcmp(src->info->source, "blktrace") || src->info->rec_size < sizeof(struct bw_trec))) {
+		bw_err("%s: --streams=cgroup: %s carries no cgroups", a->file,
+		       strcmp(src->info->source, "blktrace") ?
+		       "a trace of an older blkwise record" : "a blktrace capture");
+		return BW_EXIT_RUNTIME;
+	}
 	a->ro.on_tick = on_tick;
 	a->ro.ctx = &o;
 	if (bw_report_open(&o.rep, a->html, a->perfetto, a->what_if, src, a->file) || csv_open(&o)) {
@@ -811,6 +836,7 @@ static int analyze(struct an_args *a, struct bw_tsource *src)
 		return BW_EXIT_RUNTIME;
 	}
 	err = bw_replay_run(rp);
+	say_owner(a, rp);
 	if (!err && past_end(a, rp)) {
 		csv_close(&o);
 		bw_report_close(o.rep, NULL);

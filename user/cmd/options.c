@@ -89,6 +89,8 @@ const struct bw_optdoc bw_optdocs[] = {
 	{ R, BW_OPT_MAX_SIZE, "max-size", "SIZE", "stop once the file reaches SIZE (K, M, G suffixes)" },
 	{ R, BW_OPT_BUFFER, "buffer", "SIZE", "BPF ring buffer size, a power of two, 64K to 1G (default 16M)" },
 	{ A, 'f', "format", "FMT", "text (default), json (one object) or csv (one table)" },
+	{ A, 's', "streams", "[=BY]",
+	  "streams per process (BY=process, the default) or per cgroup v2 (BY=cgroup): the cgroup each request is charged to, by the rule of stat --streams=cgroup (a trace of this version's record)" },
 	{ A, BW_OPT_TABLE, "table", "T",
 	  "the table --format csv writes: intervals (default), totals, latency, streams, outliers or what_if" },
 	{ A, BW_OPT_CSV_DIR, "csv-dir", "DIR", "every table as DIR/T.csv (besides the chosen format)" },
@@ -200,6 +202,19 @@ int bw_opts_parse(int argc, char **argv, unsigned int cmd, void (*usage)(FILE *f
 			return -EINVAL;
 		if (!err)
 			return bw_opt_other(c, usage);
+	}
+	return 0;
+}
+
+int bw_opt_streams_by(const char *arg, enum bw_stream_by *by)
+{
+	if (!arg || !strcmp(arg, "process")) {
+		*by = BW_STREAMS_PROCESS;
+	} else if (!strcmp(arg, "cgroup")) {
+		*by = BW_STREAMS_CGROUP;
+	} else {
+		bw_err("bad --streams '%s': give process or cgroup", arg);
+		return -EINVAL;
 	}
 	return 0;
 }

@@ -13,6 +13,8 @@
 
 #include <getopt.h>
 #include <stdio.h>
+#include <linux/types.h>
+#include "streams.h"
 
 enum bw_cmd_bit {
 	BW_CMD_STAT = 1 << 0,
@@ -73,5 +75,8 @@ struct bw_tuner_args;
 int bw_opts_parse(int argc, char **argv, unsigned int cmd, void (*usage)(FILE *f),
 		  int (*take)(void *a, int c, const char *arg), void *a,
 		  struct bw_watch_opts *w, struct bw_tuner_args *t);
+
+/* --streams' BY (NULL: process) into *by; -EINVAL, said, when it is neither. */
+int bw_opt_streams_by(const char *arg, enum bw_stream_by *by);
 
 #endif /* BLKWISE_OPTIONS_H */

@@ -22,6 +22,14 @@ struct record_args {
 	__u64 ring;
 };
 
+/* Cgroups named in the file so far; an id not found tried again a second on. */
+#define CG_SLOTS 4096
+
+struct cg_seen {
+	__u64 id;
+	__s64 tried;		/* 0: named; else when its path was last not found */
+};
+
 struct recorder {
 	struct bw_twriter *tw;
 	struct record_args *a;
@@ -29,6 +37,9 @@ struct recorder {
 	int ncpus;
 	__u32 stop;		/* why the loop ends, enum bw_tend_reason */
 	int werr;
+	struct bw_cgroups cgroups;	/* v2 ids to paths, as stat's streams by cgroup */
+	struct cg_seen *cg;		/* CG_SLOTS of them */
+	__u64 cg_last;			/* the last id named: most events need no lookup */
 };
 
 static void usage(FILE *f)
@@ -37,8 +48,8 @@ static void usage(FILE *f)
 		"usage: blkwise record [-d DEV]... -o FILE [--duration SECS] [--max-size SIZE]\n"
 		"                      [--buffer SIZE] [--verbose] [--btf FILE] [--force-raw-tp]\n"
 		"Events: Q (block_io_start, else getrq), insert, D, C, requeue, request\n"
-		"and bio merges, each 64 bytes; ring-buffer drops are counted per CPU, in\n"
-		"the file and on stderr.  SIGINT and SIGTERM close the file cleanly; a file\n"
+		"and bio merges, each 72 bytes with the cgroup it is charged to; ring-buffer\n"
+		"drops are counted per CPU, in the file and on stderr.  SIGINT and SIGTERM close the file cleanly; a file\n"
 		"cut short by a crash stays readable up to its last whole record.\n");
 	bw_opts_help(f, BW_CMD_RECORD);
 }
@@ -167,13 +178,47 @@ static void fill_info(struct bw_tinfo *in, int ncpus, int ndevs, struct bw_rec *
 	in->flags = (bw_rec_io_start(r) ? BW_TINFO_Q_IO_START : 0) | BW_TINFO_INSERTS;
 }
 
+/*
+ * The first event carrying a cgroup puts the cgroup's path in the file
+ * (bw_tw_cgroup) ahead of it: analyze names a stream by cgroup by it.  A
+ * cgroup gone before it was looked up stays an id.
+ */
+static int name_cgroup(struct recorder *rc, __u64 id)
+{
+	__u32 i = (__u32)((id * 0x9e3779b97f4a7c15ULL) >> 52) & (CG_SLOTS - 1), n;
+	const char *path;
+	__s64 now;
+
+	if (!id || id == rc->cg_last || !rc->cg)
+		return 0;
+	for (n = 0; n < CG_SLOTS && rc->cg[i].id && rc->cg[i].id != id; n++)
+		i = (i + 1) & (CG_SLOTS - 1);
+	if (n == CG_SLOTS)
+		return 0;	/* full: the rest stay ids */
+	now = time(NULL);
+	if (rc->cg[i].id == id && (!rc->cg[i].tried || rc->cg[i].tried == now))
+		goto named;
+	rc->cg[i].id = id;
+	rc->cg[i].tried = now;
+	path = bw_cgroup_path(&rc->cgroups, id);
+	if (!path)
+		return 0;
+	rc->cg[i].tried = 0;
+	if (bw_tw_cgroup(rc->tw, id, path))
+		return -1;
+named:
+	if (!rc->cg[i].tried)
+		rc->cg_last = id;
+	return 0;
+}
+
 static int on_event(void *ctx, const struct bw_trec *ev)
 {
 	struct recorder *rc = ctx;
 
 	if (rc->stop)
 		return 0;
-	if (bw_tw_event(rc->tw, ev)) {
+	if (name_cgroup(rc, ev->cgroup) || bw_tw_event(rc->tw, ev)) {
 		rc->werr = errno ?: EIO;
 		rc->stop = BW_END_ERROR;
 		return 0;
@@ -254,8 +299,9 @@ static int record(struct record_args *a)
 		goto out;
 	rc.ncpus = bw_rec_ncpus(r);
 	rc.drops = calloc(rc.ncpus, sizeof(*rc.drops));
+	rc.cg = calloc(CG_SLOTS, sizeof(*rc.cg));
 	ndevs = device_table(&a->w.core, &devs);
-	if (!rc.drops || ndevs < 0) {
+	if (!rc.drops || !rc.cg || ndevs < 0) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -297,6 +343,8 @@ out:
 	bw_rec_close(r);
 	free(devs);
 	free(rc.drops);
+	free(rc.cg);
+	bw_cgroups_free(&rc.cgroups);
 	free(rc.tw);
 	return err;
 }

@@ -62,15 +62,7 @@ static int take_opt(void *opts, int c, const char *arg)
 		return 1;
 	case 's':
 		a->w.core.streams = true;
-		if (!arg || !strcmp(arg, "process")) {
-			a->w.core.streams_by = BW_STREAMS_PROCESS;
-		} else if (!strcmp(arg, "cgroup")) {
-			a->w.core.streams_by = BW_STREAMS_CGROUP;
-		} else {
-			bw_err("bad --streams '%s': give process or cgroup", arg);
-			return -EINVAL;
-		}
-		return 1;
+		return bw_opt_streams_by(arg, &a->w.core.streams_by) ? -EINVAL : 1;
 	case BW_OPT_MAX_DEV:
 		if (bw_parse_count(arg, &n) || n > 1024) {
 			bw_err("bad --max-devices '%s': give 1..1024", arg);

@@ -57,6 +57,7 @@ struct bw_btreader {
 	struct bw_tinfo info;
 	struct bw_tdev devs[1];
 	__u64 *lost;
+	struct bw_tcgroups cgroups;	/* none: blktrace names no cgroup */
 	bool truncated;
 	char *err;
 	size_t errlen;

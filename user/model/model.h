@@ -214,6 +214,12 @@ struct bw_stream_interval {
 	__u64 ios;
 	__u64 bytes;		/* of the requests completed */
 };
+/* Streams by cgroup where no request carried a cgroup of its own (said once). */
+#define BW_OWNER_TASK_NOTE								\
+	"requests carry no cgroup of their own here (no blkg, or the io controller is on "	\
+	"cgroup v1): each is charged to the submitting task's cgroup v2, a buffered "	\
+	"write to the flusher's"
+
 /* busy_ns of both must already include their open period (bw_streams_read). */
 void bw_stream_compute(const struct bw_stream *prev, const struct bw_stream *cur, double secs,
 		       struct bw_stream_interval *o);

@@ -38,6 +38,7 @@ struct rp_rq {
 	__u64 q_ts;		/* stream Q time */
 	__u64 d_ts;		/* when issued, if issued */
 	__u64 last_ts;
+	__u64 sid;		/* its stream's id: tgid, or cgroup (bw_skey) */
 	__u32 tgid;
 	__u32 depth;
 	__u32 stream;		/* the stream holding it: its index + 1, 0 for none */
@@ -67,6 +68,7 @@ struct rp_target {
 struct bw_replay {
 	struct bw_replay_opts o;
 	const struct bw_tsource *src;
+	__u64 owner_bio, owner_task;	/* Qs whose cgroup is the bio's blkg's, the task's */
 	struct bw_replay_dev *devs;
 	int ndevs, devs_cap;
 	int last_dev;
@@ -308,9 +310,9 @@ const char *bw_replay_comm(const struct bw_replay *rp, __u32 pid)
 	return c->pid == pid && c->comm[0] ? c->comm : unknown;
 }
 
-static struct bw_replay_stream *stream_get(struct bw_replay *rp, __u32 dev, __u32 tgid, bool make)
+static struct bw_replay_stream *stream_get(struct bw_replay *rp, __u32 dev, __u64 id, bool make)
 {
-	__u32 i = (__u32)mix(dev, tgid) & (SLOTS_STREAM - 1), idx;
+	__u32 i = (__u32)mix(dev, id) & (SLOTS_STREAM - 1), idx;
 	struct bw_replay_stream *s;
 
 	for (;; i = (i + 1) & (SLOTS_STREAM - 1)) {
@@ -318,7 +320,7 @@ static struct bw_replay_stream *stream_get(struct bw_replay *rp, __u32 dev, __u3
 		if (!idx)
 			break;
 		s = &rp->streams[idx - 1];
-		if (s->key.dev == dev && s->key.tgid == tgid)
+		if (s->key.dev == dev && s->key.id == id)
 			return s;
 	}
 	if (!make)
@@ -330,21 +332,29 @@ static struct bw_replay_stream *stream_get(struct bw_replay *rp, __u32 dev, __u3
 	s = &rp->streams[rp->nstreams++];
 	memset(s, 0, sizeof(*s));
 	s->key.dev = dev;
-	s->key.tgid = tgid;
-	snprintf(s->s.comm, sizeof(s->s.comm), "%s", bw_replay_comm(rp, tgid));
+	s->key.by = rp->o.streams_by;
+	s->key.id = id;
+	if (s->key.by == BW_STREAMS_PROCESS)
+		snprintf(s->s.comm, sizeof(s->s.comm), "%s", bw_replay_comm(rp, (__u32)id));
 	rp->stream_slot[i] = rp->nstreams;
 	return s;
 }
 
-/* The stream holding e, as stream_get(d's device, e's process) finds it. */
+/* The stream holding e, as stream_get(d's device, e's stream id) finds it. */
 static struct bw_replay_stream *held_stream(struct bw_replay *rp, const struct bw_replay_dev *d,
 				       const struct rp_rq *e)
 {
 	struct bw_replay_stream *s = &rp->streams[e->stream - 1];
 
-	if (s->key.dev == d->dev && s->key.tgid == e->tgid)
+	if (s->key.dev == d->dev && s->key.id == e->sid)
 		return s;
-	return stream_get(rp, d->dev, e->tgid, false);
+	return stream_get(rp, d->dev, e->sid, false);
+}
+
+/* Who a Q's stream is: its process, or the cgroup it is charged to. */
+static __u64 stream_id(const struct bw_replay *rp, const struct bw_trec *ev)
+{
+	return rp->o.streams_by == BW_STREAMS_CGROUP ? ev->cgroup : ev->pid;
 }
 
 /* A request its stream held leaves it (completed or not): bpf/streams.h's rule. */
@@ -363,21 +373,26 @@ static void stream_queue(struct bw_replay *rp, struct bw_replay_dev *d, struct r
 			 const struct bw_trec *ev)
 {
 	struct bw_replay_stream *st = NULL;
-	__u64 now = ev->ts;
+	__u64 now = ev->ts, id = stream_id(rp, ev);
 
 	if (e->stream)
 		stream_done(rp, d, e, now, 0, false);
 	if (rp->last_stream) {
 		st = &rp->streams[rp->last_stream - 1];
-		if (st->key.dev != d->dev || st->key.tgid != ev->pid)
+		if (st->key.dev != d->dev || st->key.id != id)
 			st = NULL;
 	}
 	if (!st)
-		st = stream_get(rp, d->dev, ev->pid, true);
+		st = stream_get(rp, d->dev, id, true);
 	if (!st)
 		return;
 	rp->last_stream = (__u32)(st - rp->streams) + 1;
 	e->tgid = ev->pid;
+	e->sid = id;
+	if (ev->xflags & BW_X_OWNER_TASK)
+		rp->owner_task++;
+	else
+		rp->owner_bio++;
 	e->q_ts = now;
 	e->stream = rp->last_stream;
 	bw_stream_enter(&st->s, now, ev->sector, ev->bytes,
@@ -997,6 +1012,20 @@ static void unknowns(const struct bw_replay *rp, struct bw_interval *iv)
 		iv->seg_per_rq = NAN;
 }
 
+/* Whose figures iv are: as stat names a stream (watch.c's sample_streams). */
+static void stream_name(const struct bw_replay *rp, const struct bw_replay_stream *st,
+			struct bw_stream_interval *iv)
+{
+	iv->dev = st->key.dev;
+	if (st->key.by == BW_STREAMS_CGROUP) {
+		iv->by_cgroup = true;
+		iv->cgroup_id = st->key.id;
+		iv->cgroup = bw_tcgroup_path(rp->src->cgroups, st->key.id);
+	} else {
+		iv->tgid = (__u32)st->key.id;
+	}
+}
+
 /* A device's streams over the interval ending at end: those with I/O in it. */
 static int tick_streams(struct bw_replay *rp, const struct bw_replay_dev *d, __u64 end, double secs)
 {
@@ -1012,8 +1041,7 @@ static int tick_streams(struct bw_replay *rp, const struct bw_replay_dev *d, __u
 		if ((s.word & BW_INFLIGHT_MASK) && end > s.busy_start)
 			s.busy_ns += end - s.busy_start;
 		bw_stream_compute(&st->prev, &s, secs, &st->tick);
-		st->tick.dev = st->key.dev;
-		st->tick.tgid = st->key.tgid;
+		stream_name(rp, st, &st->tick);
 		st->prev = s;
 		if (st->tick.ios)
 			rp->tick_streams[n++] = &st->tick;
@@ -1225,8 +1253,7 @@ static void totals(struct bw_replay *rp)
 		if ((s.word & BW_INFLIGHT_MASK) && rp->last_ts > s.busy_start)
 			s.busy_ns += rp->last_ts - s.busy_start;
 		bw_stream_compute(NULL, &s, span, &rp->streams[i].iv);
-		rp->streams[i].iv.dev = rp->streams[i].key.dev;
-		rp->streams[i].iv.tgid = rp->streams[i].key.tgid;
+		stream_name(rp, &rp->streams[i], &rp->streams[i].iv);
 	}
 }
 
@@ -1390,4 +1417,10 @@ __u64 bw_replay_skipped(const struct bw_replay *rp)
 __u64 bw_replay_abandoned(const struct bw_replay *rp)
 {
 	return rp->abandoned;
+}
+
+void bw_replay_owners(const struct bw_replay *rp, __u64 *bio, __u64 *task)
+{
+	*bio = rp->owner_bio;
+	*task = rp->owner_task;
 }

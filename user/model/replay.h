@@ -21,6 +21,7 @@
 #include "model/model.h"
 #include "model/trace.h"
 #include "stall.h"
+#include "streams.h"
 
 enum bw_lat { BW_LAT_Q2D, BW_LAT_D2C, BW_LAT_Q2C, BW_NR_LAT };
 extern const char *const bw_lat_names[BW_NR_LAT];
@@ -57,7 +58,7 @@ struct bw_xdist {
 };
 
 struct bw_replay_stream {
-	struct bw_stream_key key;
+	struct bw_skey key;		/* by process or by cgroup, as stat's (bpf/streams.h) */
 	struct bw_stream s;
 	struct bw_stream_interval iv;	/* over the whole trace */
 	struct bw_stream prev;		/* at the last interval's end */
@@ -106,6 +107,7 @@ struct bw_replay_opts {
 	int ndevs;		/* filter; 0: every device */
 	__u32 devs[BW_MAX_WATCH];
 	bool exact;		/* extra passes for exact percentiles */
+	enum bw_stream_by streams_by;	/* streams by process (the default) or cgroup */
 	void (*on_tick)(void *ctx, const struct bw_replay_tick *t);
 	void (*on_req)(void *ctx, const struct bw_replay_req *r);
 	void *ctx;
@@ -123,6 +125,8 @@ void bw_replay_free(struct bw_replay *rp);
 int bw_replay_devs(const struct bw_replay *rp, const struct bw_replay_dev **devs);
 int bw_replay_streams(const struct bw_replay *rp, const struct bw_replay_stream **s);
 const char *bw_replay_comm(const struct bw_replay *rp, __u32 pid);
+/* Whether Qs took their stream by cgroup from the bio's blkg (bio), from the task (task). */
+void bw_replay_owners(const struct bw_replay *rp, __u64 *bio, __u64 *task);
 double bw_replay_span(const struct bw_replay *rp);	/* s covered */
 __u64 bw_replay_dev_inflight(const struct bw_replay_dev *d);	/* at the end */
 /* s from the trace's start to its last event, whatever --from and --to. */

@@ -96,6 +96,27 @@ int bw_tw_end(struct bw_twriter *w, __u64 ts, const __u64 *lost, __u32 reason)
 	return fflush(w->f) ? -1 : 0;
 }
 
+int bw_tw_cgroup(struct bw_twriter *w, __u64 id, const char *path)
+{
+	struct bw_tcgroup c = { .id = id };
+	size_t len = strnlen(path, BW_TRACE_MAX_PATH - 1);
+	char p[BW_TRACE_MAX_PATH];
+
+	memcpy(p, path, len);
+	p[len] = '\0';
+	return put_block(w, BW_TB_CGROUP, &c, sizeof(c), p, (__u32)len + 1);
+}
+
+const char *bw_tcgroup_path(const struct bw_tcgroups *c, __u64 id)
+{
+	int i;
+
+	for (i = c ? c->n - 1 : -1; i >= 0; i--)
+		if (c->e[i].id == id)
+			return c->e[i].path[0] ? c->e[i].path : NULL;
+	return NULL;
+}
+
 /* Reader */
 
 static int fail(struct bw_treader *r, __u64 off, const char *fmt, ...)
@@ -182,35 +203,95 @@ out:
 	return err;
 }
 
+/* Version 1's events, read packed into buf: each moved to its slot, cgroup 0. */
+static void widen(struct bw_trec *buf, size_t n, __u32 rec_size)
+{
+	size_t i;
+
+	for (i = n; i-- > 0;) {
+		memmove(&buf[i], (char *)buf + i * rec_size, rec_size);
+		memset((char *)&buf[i] + rec_size, 0, sizeof(*buf) - rec_size);
+	}
+}
+
 static int read_events(struct bw_treader *r, const struct bw_tblock *h, __u64 start)
 {
-	__u32 body = h->len - FRAME_LEN;
-	size_t want = body / sizeof(struct bw_trec), got, i;
+	__u32 body = h->len - FRAME_LEN, rs = r->rec_size;
+	size_t want = body / rs, got, i, room = want * sizeof(struct bw_trec);
 	__u64 at = r->off;
 
-	if (body % sizeof(struct bw_trec))
+	if (body % rs)
 		return fail(r, start, "corrupt event block (length %u is not whole records)",
 			    h->len);
-	if (body > r->buf_cap) {	/* as large as the largest block yet */
-		void *p = realloc(r->buf, body);
+	if (room > r->buf_cap) {	/* as large as the largest block yet */
+		void *p = realloc(r->buf, room);
 
 		if (!p)
 			return fail(r, start, "out of memory for a block of %u bytes", body);
 		r->buf = p;
-		r->buf_cap = body;
+		r->buf_cap = room;
 	}
-	got = rd(r, r->buf, body) / sizeof(struct bw_trec);
+	got = rd(r, r->buf, body) / rs;
+	if (rs != sizeof(struct bw_trec))
+		widen(r->buf, got, rs);
 	for (i = 0; i < got; i++) {
 		const struct bw_trec *e = &r->buf[i];
 
 		if (!e->type || e->type >= BW_EV_MAX)
-			return fail(r, at + i * sizeof(*e), "corrupt event (type %u)", e->type);
+			return fail(r, at + i * rs, "corrupt event (type %u)", e->type);
 	}
 	r->n = got;
 	r->i = 0;
 	if (got < want)
-		return cut_short(r, at + got * sizeof(struct bw_trec), "event block cut");
+		return cut_short(r, at + got * rs, "event block cut");
 	return check_tail(r, h, start);
+}
+
+static int read_cgroup(struct bw_treader *r, const struct bw_tblock *h, __u64 start)
+{
+	__u32 body = h->len - FRAME_LEN;
+	struct bw_tcgroups *c = &r->cgroups;
+	char *v;
+	int err;
+
+	if (body < sizeof(struct bw_tcgroup) + 1)
+		return fail(r, start, "corrupt cgroup block (length %u)", h->len);
+	v = malloc(body);
+	if (!v)
+		return fail(r, start, "out of memory");
+	err = read_body(r, v, body);
+	if (err)
+		goto out;
+	v[body - 1] = '\0';
+	if (c->n == c->cap) {
+		int cap = c->cap ? 2 * c->cap : 16;
+		void *e = realloc(c->e, cap * sizeof(*c->e));
+
+		if (!e) {
+			err = fail(r, start, "out of memory");
+			goto out;
+		}
+		c->e = e;
+		c->cap = cap;
+	}
+	memcpy(&c->e[c->n].id, v, sizeof(__u64));
+	c->e[c->n].path = strdup(v + sizeof(struct bw_tcgroup));
+	if (!c->e[c->n].path) {
+		err = fail(r, start, "out of memory");
+		goto out;
+	}
+	c->n++;
+out:
+	free(v);
+	return err;
+}
+
+static int skip_body(struct bw_treader *r, const struct bw_tblock *h, __u64 start)
+{
+	if (fseek(r->f, h->len - FRAME_LEN, SEEK_CUR))
+		return fail(r, start, "cannot skip block type %u", h->type);
+	r->off += h->len - FRAME_LEN;
+	return 0;
 }
 
 /* Next block; 0 when one was taken in (events may be waiting), 1 at the end, -1 error. */
@@ -239,14 +320,19 @@ static int next_block(struct bw_treader *r)
 	case BW_TB_END:
 		err = read_lost(r, &h, start);
 		break;
+	case BW_TB_CGROUP:
+		/* Read once: a rewound pass has them all. */
+		if (r->cgroups_done) {
+			err = skip_body(r, &h, start);
+			break;
+		}
+		err = read_cgroup(r, &h, start);
+		break;
 	case BW_TB_INFO:
 		return fail(r, start, "a second header block");
 	default:
 		/* A block type from a later version: skip it. */
-		if (fseek(r->f, h.len - FRAME_LEN, SEEK_CUR))
-			return fail(r, start, "cannot skip block type %u", h.type);
-		r->off += h.len - FRAME_LEN;
-		err = 0;
+		err = skip_body(r, &h, start);
 	}
 	if (err)
 		return err;
@@ -286,9 +372,10 @@ static int read_head(struct bw_treader *r, struct bw_tblock *h)
 		return fail(r, 0, "not a blkwise trace (no BWTRACE magic)");
 	if (fh.bom != BW_TRACE_BOM)
 		return fail(r, 12, "written in the other byte order, which this reader does not swap");
-	if (fh.version != BW_TRACE_VERSION)
-		return fail(r, 8, "format version %u, this blkwise reads version %u",
+	if (fh.version < 1 || fh.version > BW_TRACE_VERSION)
+		return fail(r, 8, "format version %u, this blkwise reads versions 1 to %u",
 			    fh.version, BW_TRACE_VERSION);
+	r->version = fh.version;
 	if (rd(r, h, sizeof(*h)) < sizeof(*h))
 		return fail(r, r->off, "truncated before the header block ended");
 	if (h->type != BW_TB_INFO || h->len < FRAME_LEN + sizeof(r->info) || h->len % 8 ||
@@ -322,9 +409,10 @@ int bw_tr_open(struct bw_treader *r, FILE *f, const char *name)
 	terminate(in->hostname, sizeof(in->hostname));
 	terminate(in->source, sizeof(in->source));
 	terminate(in->attach, sizeof(in->attach));
-	if (in->rec_size != sizeof(struct bw_trec))
-		return fail(r, hstart, "records of %u bytes, this blkwise reads %zu", in->rec_size,
-			    sizeof(struct bw_trec));
+	r->rec_size = r->version == 1 ? BW_TREC_V1_SIZE : sizeof(struct bw_trec);
+	if (in->rec_size != r->rec_size)
+		return fail(r, hstart, "records of %u bytes, this blkwise reads %u in a version %u "
+			    "trace", in->rec_size, r->rec_size, r->version);
 	if (!in->ncpus || in->ncpus > BW_TRACE_MAX_CPUS || in->ndevs > BW_TRACE_MAX_DEVS)
 		return fail(r, hstart, "corrupt header (%u CPUs, %u devices)", in->ncpus,
 			    in->ndevs);
@@ -362,6 +450,7 @@ int bw_tr_rewind(struct bw_treader *r)
 		return fail(r, r->first_block, "cannot seek back for another pass");
 	r->off = r->first_block;
 	r->n = r->i = 0;
+	r->cgroups_done = true;
 	r->ended = r->truncated = r->done = false;
 	r->err[0] = '\0';
 	return 0;
@@ -369,6 +458,13 @@ int bw_tr_rewind(struct bw_treader *r)
 
 void bw_tr_close(struct bw_treader *r)
 {
+	int i;
+
+	for (i = 0; i < r->cgroups.n; i++)
+		free(r->cgroups.e[i].path);
+	free(r->cgroups.e);
+	r->cgroups.e = NULL;
+	r->cgroups.n = r->cgroups.cap = 0;
 	free(r->devs);
 	free(r->lost);
 	free(r->buf);

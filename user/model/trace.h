@@ -13,7 +13,10 @@
  * cleanly at the last whole record of a file cut short.  The first block is
  * INFO (clock, kernel release, device table); then EVENTS blocks of fixed-size
  * struct bw_trec, LOST blocks (cumulative ring-buffer drops per CPU, about
- * once a second) and, in a file closed properly, one END block.
+ * once a second), CGROUP blocks (a cgroup id the events carry and its path,
+ * once each, before the first events that carry it are written) and, in a
+ * file closed properly, one END block.  Version 1 had no CGROUP blocks and
+ * 64-byte events (no cgroup); it is still read, its events' cgroup 0.
  */
 #ifndef BLKWISE_TRACE_H
 #define BLKWISE_TRACE_H
@@ -24,19 +27,39 @@
 #include "record.h"
 
 #define BW_TRACE_MAGIC "BWTRACE"
-#define BW_TRACE_VERSION 1
+#define BW_TRACE_VERSION 2
+#define BW_TREC_V1_SIZE 64	/* version 1's events: struct bw_trec up to cgroup */
 #define BW_TRACE_BOM 0x1a2b3c4du
 #define BW_TRACE_MAX_BLOCK (4u << 20)	/* readers refuse larger blocks */
 #define BW_TRACE_MAX_CPUS 4096
 #define BW_TRACE_MAX_DEVS 256
 #define BW_TRACE_BLOCK_EVENTS 1024	/* records per EVENTS block written */
+#define BW_TRACE_MAX_PATH 4096	/* a cgroup's path, NUL included */
 
 enum bw_tblock_type {
 	BW_TB_INFO = 1,
 	BW_TB_EVENTS,
 	BW_TB_LOST,
 	BW_TB_END,
+	BW_TB_CGROUP,
 };
+
+/* CGROUP block body: this, then the path, NUL-terminated ("" if unknown). */
+struct bw_tcgroup {
+	__u64 id;
+};
+
+/* The cgroups a trace names, as read so far. */
+struct bw_tcgroups {
+	struct bw_tcg {
+		__u64 id;
+		char *path;
+	} *e;
+	int n, cap;
+};
+
+/* id's path, or NULL when the trace does not name it. */
+const char *bw_tcgroup_path(const struct bw_tcgroups *c, __u64 id);
 
 struct bw_tfile_head {
 	char magic[8];
@@ -115,6 +138,8 @@ int bw_tw_event(struct bw_twriter *w, const struct bw_trec *ev);
 int bw_tw_flush(struct bw_twriter *w);
 int bw_tw_lost(struct bw_twriter *w, __u64 ts, const __u64 *lost);
 int bw_tw_end(struct bw_twriter *w, __u64 ts, const __u64 *lost, __u32 reason);
+/* A cgroup the events name, once: before the events that carry it are flushed. */
+int bw_tw_cgroup(struct bw_twriter *w, __u64 id, const char *path);
 
 /*
  * A source of events: our reader or blktrace's.  next gives the next event
@@ -128,18 +153,20 @@ struct bw_tsource {
 	const struct bw_tinfo *info;
 	const struct bw_tdev *devs;
 	const __u64 *lost;	/* per CPU, info->ncpus of them */
+	const struct bw_tcgroups *cgroups;	/* read so far (all of them at the end) */
 	bool *truncated;	/* the input ended before its end mark */
 	char *err;		/* the last error or warning, one line */
 };
 
 /*
  * The source of reader r, whatever its kind: every reader holds info,
- * devs, lost, truncated and err under these names.
+ * devs, lost, cgroups, truncated and err under these names.
  */
 #define BW_TSOURCE_OF(r, next_fn, rewind_fn)					\
 	((struct bw_tsource){ .next = (next_fn), .rewind = (rewind_fn), .ctx = (r),	\
 			      .info = &(r)->info, .devs = (r)->devs, .lost = (r)->lost,	\
-			      .truncated = &(r)->truncated, .err = (r)->err })
+			      .cgroups = &(r)->cgroups, .truncated = &(r)->truncated,	\
+			      .err = (r)->err })
 
 struct bw_treader {
 	FILE *f;
@@ -148,8 +175,12 @@ struct bw_treader {
 	__u64 first_block;
 	struct bw_tinfo info;
 	struct bw_tdev *devs;
+	struct bw_tcgroups cgroups;
 	struct bw_trec *buf;
 	__u32 buf_cap;
+	__u32 rec_size;		/* the file's: sizeof(struct bw_trec), or version 1's */
+	__u32 version;
+	bool cgroups_done;	/* read on the first pass; skipped on the next ones */
 	size_t n, i;
 	__u64 *lost;
 	bool ended, truncated, done;

@@ -704,9 +704,7 @@ static void say_owner(struct bw_watch *w)
 		return;
 	w->owner_said = true;	/* decided at the first requests: read once */
 	if (!bio)
-		bw_warn("streams by cgroup: requests carry no cgroup of their own here (no "
-			"blkg, or the io controller is on cgroup v1): each is charged to the "
-			"submitting task's cgroup v2, a buffered write to the flusher's");
+		bw_warn("streams by cgroup: %s", BW_OWNER_TASK_NOTE);
 }
 
 static void sample_streams(struct bw_watch *w, __u64 now)
