@@ -352,6 +352,22 @@ bw_bg_start() {
 	return 1
 }
 
+# bw_rec_start FILE ARGS...: blkwise record in the background, attached when
+# this returns.  Sets BW_REC_PID.
+bw_rec_start() {
+	local file=$1
+	shift
+	bw_bg_start "$file.log" "Ctrl-C to stop" "$BW_BIN" record -o "$file" "$@"
+	local rc=$?
+	BW_REC_PID=$BW_BG_PID
+	return $rc
+}
+
+bw_rec_stop() {
+	kill -"${1:-INT}" "$BW_REC_PID" 2>/dev/null
+	wait "$BW_REC_PID"
+}
+
 # bw_stat_start OUT ARGS...: blkwise stat --json in the background, ready
 # (attached) when this returns.  Sets BW_STAT_PID.  Learned S1 goes to the
 # suite's own store ($BW_TMP/state), never the machine's, unless ARGS say

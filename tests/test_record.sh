@@ -7,22 +7,6 @@
 
 ORACLE=$BW_ROOT/tests/trace_oracle.py
 
-# rec_start FILE ARGS...: blkwise record in the background, attached when
-# this returns.  Sets BW_REC_PID.
-rec_start() {
-	local file=$1
-	shift
-	bw_bg_start "$file.log" "Ctrl-C to stop" "$BW_BIN" record -o "$file" "$@"
-	local rc=$?
-	BW_REC_PID=$BW_BG_PID
-	return $rc
-}
-
-rec_stop() {
-	kill -"${1:-INT}" "$BW_REC_PID" 2>/dev/null
-	wait "$BW_REC_PID"
-}
-
 # What analyze saw of a device: completions, and the ones it could not see
 # (issued again while in flight, or in flight at the end), as "seen missed".
 an_counts() {
@@ -43,12 +27,12 @@ test_counts_and_percentiles_vs_stat() {
 	out=$BW_TMP/stat.json
 	# One stat interval covering the whole run: the signal reports it.
 	bw_stat_start "$out" -d "$dev" -i 600 --no-state || { fail "stat start"; return; }
-	rec_start "$trace" -d "$dev" || { fail "record start"; return; }
+	bw_rec_start "$trace" -d "$dev" || { fail "record start"; return; }
 	s0=$(bw_diskstats "$dev")
 	bw_fio "$BW_TMP/fio.json" --name=c --filename=/dev/"$dev" --direct=1 --rw=randread \
 		--bs=4k --iodepth=4 --ioengine=io_uring --size=48M --io_size=24M
 	s1=$(bw_diskstats "$dev")
-	rec_stop INT
+	bw_rec_stop INT
 	assertEquals "record exit status" 0 $?
 	bw_stat_stop INT
 	an=$BW_TMP/an.json
@@ -125,11 +109,11 @@ test_stat_and_analyze_agree() {
 		ex_pid=$BW_STAT_PID
 		bw_stat_start "$li" -d "$dev" -i 600 --no-state || { fail "stat start (light)"; return; }
 		li_pid=$BW_STAT_PID
-		rec_start "$trace" -d "$dev" || { fail "record start"; return; }
+		bw_rec_start "$trace" -d "$dev" || { fail "record start"; return; }
 		post=$(bw_diskstats "$dev")
 		[ "$pre" = "$post" ] && break
 		echo "  try $try: requests came in while the watchers started; again"
-		rec_stop INT
+		bw_rec_stop INT
 		kill -INT "$li_pid" "$ex_pid"
 		wait "$li_pid" "$ex_pid"
 	done
@@ -144,7 +128,7 @@ test_stat_and_analyze_agree() {
 	assertEquals "nothing reached the device while the watchers started" "$pre" "$post"
 	bw_settle "$dev"
 	pre=$(bw_diskstats "$dev")
-	rec_stop INT
+	bw_rec_stop INT
 	assertEquals "record exit status" 0 $?
 	kill -INT "$li_pid" "$ex_pid"
 	wait "$li_pid" "$ex_pid"
@@ -184,11 +168,11 @@ test_raw_tp_counts() {
 	bw_require fio jq || return 0
 	bw_loop dev 64 shm --direct-io=on || { fail "loop device"; return; }
 	trace=$BW_TMP/raw.bwt
-	rec_start "$trace" -d "$dev" --force-raw-tp || { fail "record start"; return; }
+	bw_rec_start "$trace" -d "$dev" --force-raw-tp || { fail "record start"; return; }
 	assertTrue "raw_tp chosen" "grep -q raw_tp $trace.log.err"
 	bw_fio "$BW_TMP/fio.json" --name=c --filename=/dev/"$dev" --direct=1 --rw=randwrite \
 		--bs=16k --iodepth=8 --ioengine=io_uring --size=48M --io_size=16M
-	rec_stop TERM
+	bw_rec_stop TERM
 	assertEquals "record exit status on SIGTERM" 0 $?
 	"$BW_BIN" analyze "$trace" --json >"$BW_TMP/an.json"
 	fio_ios=$(jq ".jobs[0].write.total_ios" "$BW_TMP/fio.json")
@@ -203,7 +187,7 @@ interrupted() {
 	bw_require fio jq python3 || return 0
 	bw_loop dev 64 shm --direct-io=on || { fail "loop device"; return; }
 	trace=$BW_TMP/int.bwt
-	rec_start "$trace" -d "$dev" || { fail "record start"; return; }
+	bw_rec_start "$trace" -d "$dev" || { fail "record start"; return; }
 	# fio itself in the background (not bw_fio's subshell), so $! is fio.
 	fio --output-format=json --output="$BW_TMP/fio.json" --name=c --filename=/dev/"$dev" \
 		--direct=1 --rw=randread --bs=4k --iodepth=4 --ioengine=io_uring --time_based \
@@ -276,14 +260,14 @@ test_drops_counted() {
 	bw_require fio jq || return 0
 	bw_loop dev 64 shm --direct-io=on || { fail "loop device"; return; }
 	trace=$BW_TMP/drop.bwt
-	rec_start "$trace" -d "$dev" --buffer 64K || { fail "record start"; return; }
+	bw_rec_start "$trace" -d "$dev" --buffer 64K || { fail "record start"; return; }
 	# A stopped reader: nothing drains the buffer while fio runs.
 	kill -STOP "$BW_REC_PID"
 	bw_fio "$BW_TMP/fio.json" --name=c --filename=/dev/"$dev" --direct=1 --rw=randread \
 		--bs=4k --iodepth=8 --ioengine=io_uring --size=32M --io_size=8M
 	kill -CONT "$BW_REC_PID"
 	sleep 0.3
-	rec_stop INT
+	bw_rec_stop INT
 	said=$(sed -n 's/.*ring buffer full: \([0-9]*\) events dropped.*/\1/p' "$trace.log.err")
 	"$BW_BIN" analyze "$trace" --json >"$BW_TMP/an.json" 2>/dev/null
 	infile=$(jq .dropped_events "$BW_TMP/an.json")
@@ -303,10 +287,10 @@ test_analyze_unprivileged() {
 	dir=$(mktemp -d /tmp/blkwise-rec.XXXXXX)
 	bw_on_cleanup "rm -rf $dir"
 	chmod 755 "$dir"
-	rec_start "$dir/t.bwt" -d "$dev" || { fail "record start"; return; }
+	bw_rec_start "$dir/t.bwt" -d "$dev" || { fail "record start"; return; }
 	bw_fio "$BW_TMP/fio.json" --name=c --filename=/dev/"$dev" --direct=1 --rw=randread \
 		--bs=4k --iodepth=2 --ioengine=io_uring --size=16M --io_size=4M
-	rec_stop INT
+	bw_rec_stop INT
 	chmod 644 "$dir/t.bwt"
 	setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all \
 		"$BW_BIN" analyze "$dir/t.bwt" --json >"$BW_TMP/an.json"
@@ -333,10 +317,10 @@ test_bad_files() {
 	bw_require fio jq python3 || return 0
 	bw_loop dev 64 shm --direct-io=on || { fail "loop device"; return; }
 	good=$BW_TMP/good.bwt
-	rec_start "$good" -d "$dev" || { fail "record start"; return; }
+	bw_rec_start "$good" -d "$dev" || { fail "record start"; return; }
 	bw_fio "$BW_TMP/fio.json" --name=c --filename=/dev/"$dev" --direct=1 --rw=randread \
 		--bs=4k --iodepth=2 --ioengine=io_uring --size=16M --io_size=8M
-	rec_stop INT
+	bw_rec_stop INT
 	len=$(stat -c %s "$good")
 	b=$BW_TMP/bad.bwt
 	: >"$b"
@@ -344,8 +328,11 @@ test_bad_files() {
 	expect_an 1 "cannot open" "$BW_TMP/nonexistent.bwt"
 	head -c 4096 /dev/urandom >"$b"
 	expect_an 1 "not a blkwise trace (no BWTRACE magic) at offset 0" "$b"
-	cp "$good" "$b" && printf '\x02' | dd of="$b" bs=1 seek=8 conv=notrunc status=none
-	expect_an 1 "format version 2, this blkwise reads version 1 at offset 8" "$b"
+	cp "$good" "$b" && printf '\x03' | dd of="$b" bs=1 seek=8 conv=notrunc status=none
+	expect_an 1 "format version 3, this blkwise reads versions 1 to 2 at offset 8" "$b"
+	# A version 1 header over version 2's events: its record size is refused.
+	cp "$good" "$b" && printf '\x01' | dd of="$b" bs=1 seek=8 conv=notrunc status=none
+	expect_an 1 "records of 72 bytes, this blkwise reads 64 in a version 1 trace" "$b"
 	# The type byte of the 11th event of the first event block that has one
 	# (a drop-count block can come first on a slow machine).
 	python3 - "$good" "$b" <<'EOF'
@@ -356,13 +343,13 @@ t, l = struct.unpack_from("<II", d, off)
 off += l                                  # past the header block
 while True:
     t, l = struct.unpack_from("<II", d, off)
-    if t == 2 and l >= 8 + 11 * 64:
+    if t == 2 and l >= 8 + 11 * 72:
         break
     assert l > 0, (t, l)
     off += l
-d[off + 8 + 10 * 64 + 60] = 0xee          # struct bw_trec.type
+d[off + 8 + 10 * 72 + 60] = 0xee          # struct bw_trec.type
 open(sys.argv[2], "wb").write(d)
-print(off + 8 + 10 * 64, file=open(sys.argv[2] + ".off", "w"))
+print(off + 8 + 10 * 72, file=open(sys.argv[2] + ".off", "w"))
 EOF
 	expect_an 1 "corrupt event (type 238) at offset $(cat "$b.off")" "$b"
 	head -c 40 "$good" >"$b"
@@ -391,10 +378,10 @@ test_mixed_ops_and_csv() {
 	bw_require fio jq || return 0
 	bw_loop dev 64 shm --direct-io=on || { fail "loop device"; return; }
 	trace=$BW_TMP/mix.bwt
-	rec_start "$trace" -d "$dev" || { fail "record start"; return; }
+	bw_rec_start "$trace" -d "$dev" || { fail "record start"; return; }
 	bw_fio "$BW_TMP/fio.json" --name=c --filename=/dev/"$dev" --direct=1 --rw=randrw \
 		--bs=4k --iodepth=4 --ioengine=io_uring --size=32M --io_size=8M
-	rec_stop INT
+	bw_rec_stop INT
 	"$BW_BIN" analyze "$trace" --json >"$BW_TMP/an.json"
 	r=$(jq '.devices[0].latency.read.d2c.n' "$BW_TMP/an.json")
 	w=$(jq '.devices[0].latency.write.d2c.n' "$BW_TMP/an.json")
@@ -460,12 +447,12 @@ test_what_if_tune() {
 	bw_require fio jq fusermount3 || return 0
 	bw_fakedisk dev service_us=1000,parallel=4 || { fail "fakedisk"; return; }
 	trace=$BW_TMP/wi.bwt
-	rec_start "$trace" -d "$dev" || { fail "record start"; return; }
+	bw_rec_start "$trace" -d "$dev" || { fail "record start"; return; }
 	bw_fio "$BW_TMP/fio.json" --name=solo --filename=/dev/"$dev" --direct=1 --rw=randread \
 		--bs=4k --iodepth=1 --ioengine=psync --time_based --runtime=2 \
 		--name=deep --stonewall --filename=/dev/"$dev" --direct=1 --rw=randread \
 		--bs=4k --iodepth=8 --ioengine=io_uring --time_based --runtime=8
-	rec_stop INT
+	bw_rec_stop INT
 	out=$("$BW_BIN" analyze "$trace" --what-if-tune)
 	assertEquals "analyze --what-if-tune exit" 0 $?
 	echo "$out" | sed -n '/^What if/,/^Latency/p' | head -8

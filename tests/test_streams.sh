@@ -29,6 +29,7 @@ test_streams_two_cgroups() {
 	# a time, each may complete before the next (a guest under load showed
 	# at most 2 in flight), and the depth would be the race's, not a's.
 	bw_stat_start "$out" -d "$dev" -i 0.5 --streams=cgroup || { fail "blkwise start"; return; }
+	bw_rec_start "$BW_TMP/cg.bwt" -d "$dev" || { fail "record start"; return; }
 	cg_run "$a" fio --output-format=json --output="$BW_TMP/fa.json" --name=a \
 		--filename=/dev/"$dev" --direct=1 --rw=randread --bs=4k --iodepth=16 \
 		--iodepth_batch_submit=16 --ioengine=libaio --size=48M --io_size=16M \
@@ -41,6 +42,8 @@ test_streams_two_cgroups() {
 	wait $pa $pb
 	bw_stat_stop INT
 	assertEquals "blkwise exit status" 0 $?
+	bw_rec_stop INT
+	assertEquals "record exit status" 0 $?
 	fa=$(jq '.jobs[0].read.total_ios' "$BW_TMP/fa.json")
 	fb=$(jq '.jobs[0].read.total_ios' "$BW_TMP/fb.json")
 	ios_a=$(st_sum "$out" ".cgroup == \"$a\"" ios)
@@ -61,6 +64,30 @@ test_streams_two_cgroups() {
 		"$(jq -s '[.[].streams[]? | select(has("pid"))] | length' "$out")"
 	assertEquals "$a's id is its directory's inode" "$(stat -c %i "$(cg_mount)$a")" \
 		"$(jq -s "[.[].streams[]? | select(.cgroup == \"$a\") | .cgroup_id][0]" "$out")"
+	an_cgroups_agree "$BW_TMP/cg.bwt" "$out" "$a" "$b"
+}
+
+# an_cgroups_agree TRACE STAT_JSON CGROUP...: analyze --streams=cgroup of the
+# trace recorded beside stat --streams=cgroup gives each cgroup's requests,
+# bytes and deepest depth as stat did, named by the same path.
+an_cgroups_agree() {
+	local trace=$1 out=$2 an=$BW_TMP/an.json c f want got
+	shift 2
+	"$BW_BIN" analyze --streams=cgroup --format json "$trace" >"$an" 2>"$an.err" ||
+		{ fail "analyze: $(cat "$an.err")"; return; }
+	for c in "$@"; do
+		for f in ios bytes depth_max; do
+			if [ $f = depth_max ]; then
+				want=$(st_max "$out" ".cgroup == \"$c\"" $f)
+			else
+				want=$(st_sum "$out" ".cgroup == \"$c\"" $f)
+			fi
+			got=$(jq "[.streams[] | select(.cgroup == \"$c\") | .$f] | max" "$an")
+			[ $f = depth_max ] || got=$(jq "[.streams[] | select(.cgroup == \"$c\") | .$f] | add" "$an")
+			assertEquals "$c: analyze's $f = stat's" "$want" "$got"
+		done
+		echo "  analyze: $c $(jq -c "[.streams[] | select(.cgroup == \"$c\") | {ios, bytes, depth_max}]" "$an")"
+	done
 }
 
 # Buffered writes from two cgroups, submitted by the flusher, stream under
@@ -111,9 +138,13 @@ test_streams_buffered_writes_by_owner() {
 	wb_setup || return 0
 	out=$BW_TMP/wb.json
 	bw_stat_start "$out" -d "$WB_DEV" -i 0.5 --streams=cgroup || { fail "blkwise start"; return; }
+	bw_rec_start "$BW_TMP/wb.bwt" -d "$WB_DEV" || { fail "record start"; return; }
 	wb_write
 	bw_stat_stop INT
 	assertEquals "blkwise exit status" 0 $?
+	bw_rec_stop INT
+	assertEquals "record exit status" 0 $?
+	an_cgroups_agree "$BW_TMP/wb.bwt" "$out" "$WB_A" "$WB_B"
 	echo "  all streams: $(jq -sc '[.[].streams[]? | {cgroup, bytes}] | group_by(.cgroup) | map({(.[0].cgroup // "gone"): (map(.bytes) | add)}) | add' "$out")"
 	wb_check stream "$(st_sum "$out" ".cgroup == \"$WB_A\"" bytes)" \
 		"$(st_sum "$out" ".cgroup == \"$WB_B\"" bytes)"

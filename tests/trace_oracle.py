@@ -8,7 +8,8 @@ import math
 import struct
 import sys
 
-REC = struct.Struct("<QQQQIIIIiHHHHBB2x")
+# Version 2's event; version 1's is the same without the cgroup at its end.
+REC = {1: struct.Struct("<QQQQIIIIiHHHHBB2x"), 2: struct.Struct("<QQQQIIIIiHHHHBB2xQ")}
 
 
 def op_name(op):
@@ -24,13 +25,14 @@ def events(path):
     with open(path, "rb") as f:
         data = f.read()
     assert data[:8] == b"BWTRACE\0", "magic"
+    rec = REC[struct.unpack_from("<I", data, 8)[0]]
     off = 16
     while off + 8 <= len(data):
         btype, blen = struct.unpack_from("<II", data, off)
         body = data[off + 8:off + blen - 8]
         if btype == 2:
-            for i in range(len(body) // REC.size):
-                yield REC.unpack_from(body, i * REC.size)
+            for i in range(len(body) // rec.size):
+                yield rec.unpack_from(body, i * rec.size)[:15]
         off += blen
 
 
