@@ -25,6 +25,8 @@
 #   BENCH_ROUNDS=5        rounds of the main comparison
 #   BENCH_RUNTIME=5       seconds per fio run
 #   BENCH_SCALE_ROUNDS=2  rounds of the scaling runs (0 skips them)
+#   BENCH_IOPS_ROUNDS=7   pairs per configuration of the IOPS runs with the
+#                         kernel's BPF accounting off (0 skips them)
 #   BENCH_MEM_SECS=4      seconds blkwise watches 8 devices before measuring
 #   BENCH_CONFIGS="floor blkwise"  run only these main configurations
 #   BENCH_SCALE_CONFIGS="none floor floor_clock blkwise"  configurations of the scaling runs
@@ -124,6 +126,10 @@ TARGET_LIGHT=1.3	# the light tier alone (blkwise: no exact slices) <= 1.3x floor
 # share, so that every run holds several slices.
 TARGET_DEFAULT=1.5	# blkwise_default <= 1.5x floor_rqfields
 TARGET_IOPS_KEPT=0.93	# fio keeps >= 93% of its paired untraced IOPS under the default
+# (judged on the runs with the kernel's BPF accounting off, as users run:
+# with it on, every program run pays two more clock reads, blkwise's and
+# the floors' alike; those runs' IOPS are reported too)
+IOPS_CONFIGS="blkwise_default floor_rqfields blkwise"
 TARGET_STREAMS=2.0	# blkwise_streams <= 2x floor_streams_clock
 TARGET_STREAMS_CORE=1.8	# blkwise_streams <= 1.8x blkwise
 TARGET_RECORD=2.0	# record <= 2x floor_record
@@ -145,11 +151,13 @@ tracepoint:block:block_rq_complete /@start[args->dev, args->sector]/ {
 ROUNDS=${BENCH_ROUNDS:-5}
 RUNTIME=${BENCH_RUNTIME:-5}
 SCALE_ROUNDS=${BENCH_SCALE_ROUNDS:-2}
+IOPS_ROUNDS=${BENCH_IOPS_ROUNDS:-7}
 MEM_SECS=${BENCH_MEM_SECS:-4}
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
 	ROUNDS=${BENCH_ROUNDS:-1}
 	RUNTIME=${BENCH_RUNTIME:-2}
 	SCALE_ROUNDS=${BENCH_SCALE_ROUNDS:-1}
+	IOPS_ROUNDS=${BENCH_IOPS_ROUNDS:-1}
 	MEM_SECS=${BENCH_MEM_SECS:-3}
 fi
 FIO_CPU=${BENCH_CPU:-0}
@@ -176,6 +184,7 @@ LOOPS=""
 TRACER_PID=""
 FIO_PID=""
 STATS_PID=""
+STATS_ON=0
 BLKWISE=""
 BASELINE=""
 LOST=0
@@ -436,7 +445,7 @@ measure_once() {	# $1 = section, $2 = shape, $3 = round, $4 = config, $5 = iodep
 		rss=$(rss_kb "$TRACER_PID" VmRSS)
 		kill -0 "$TRACER_PID" 2>/dev/null ||
 			die "$name died during the run" "see $WORK/$name.err"
-		[ "$(jq -n --argjson b "$before" --argjson a "$after" --arg ids "$ids" '
+		[ "$STATS_ON" = 0 ] || [ "$(jq -n --argjson b "$before" --argjson a "$after" --arg ids "$ids" '
 			($ids | split(",") | map(tonumber)) as $w
 			| ([$a[] | select(.id | IN($w[])) | .cnt] | add // 0)
 			  - ([$b[] | select(.id | IN($w[])) | .cnt] | add // 0)')" -gt 0 ] ||
@@ -602,17 +611,33 @@ sysctl -qw kernel.bpf_stats_enabled=1 ||
 	die "cannot set kernel.bpf_stats_enabled=1" "run as root outside a restricted container"
 # Also hold the accounting on by reference (BPF_ENABLE_STATS), so another
 # process resetting the sysctl mid-run cannot zero our measurements.
-$KEEP build/bench/floor --stats >"$WORK/stats.out" 2>"$WORK/stats.err" &
-STATS_PID=$!
-for i in $(seq 50); do
-	grep -q ready "$WORK/stats.out" && break
-	kill -0 "$STATS_PID" 2>/dev/null || {
-		cat "$WORK/stats.err" >&2
-		STATS_PID=""
-		die "cannot hold BPF run-time stats on" "see the message above"
-	}
-	sleep 0.1
-done
+stats_hold() {
+	local i
+	sysctl -qw kernel.bpf_stats_enabled=1 || die "cannot set kernel.bpf_stats_enabled=1"
+	$KEEP build/bench/floor --stats >"$WORK/stats.out" 2>"$WORK/stats.err" &
+	STATS_PID=$!
+	for i in $(seq 50); do
+		grep -q ready "$WORK/stats.out" && break
+		kill -0 "$STATS_PID" 2>/dev/null || {
+			cat "$WORK/stats.err" >&2
+			STATS_PID=""
+			die "cannot hold BPF run-time stats on" "see the message above"
+		}
+		sleep 0.1
+	done
+	STATS_ON=1
+}
+
+# The accounting off, as a user runs: no run time is measured meanwhile.
+stats_release() {
+	stop_pid "$STATS_PID"
+	STATS_PID=""
+	sysctl -qw kernel.bpf_stats_enabled=0 || die "cannot set kernel.bpf_stats_enabled=0"
+	[ "$(sysctl -n kernel.bpf_stats_enabled)" = 0 ] ||
+		die "kernel.bpf_stats_enabled stays on" "another process holds BPF_ENABLE_STATS"
+	STATS_ON=0
+}
+stats_hold
 
 MAIN_IMG=$WORK/main.img
 new_loop "$MAIN_IMG" "$IMG_MB"
@@ -641,7 +666,7 @@ fi
 words() { echo $#; }
 # shellcheck disable=SC2086 # word counts
 est=$(( (ROUNDS * (2 * $(words $MAIN) - 2) + SCALE_ROUNDS * $(printf '%s\n' "$SCALE_SHAPES" | grep -c '|') \
-	* $(words $SCALE_CONFIGS)) * (RUNTIME + 3) + MEM_SECS + 15 ))
+	* $(words $SCALE_CONFIGS) + IOPS_ROUNDS * 2 * $(words $IOPS_CONFIGS)) * (RUNTIME + 3) + MEM_SECS + 15 ))
 # Retries are for passing noise: at most a sixth of the runs are redone.
 RETRY_BUDGET=$(( est / (RUNTIME + 3) / 6 + 1 ))
 log "main: $ROUNDS rounds x {$MAIN} x ${RUNTIME} s; scaling: $SCALE_ROUNDS rounds; about $(( est / 60 + 1 )) min"
@@ -678,6 +703,24 @@ for r in $(seq "$ROUNDS"); do
 		measure main qd32 "$r" "$c" 32 1
 	done
 done
+
+# ---- IOPS kept, with the accounting off ------------------------------------------
+# What fio keeps of its untraced IOPS, each traced run paired with an
+# untraced one right before it, as above, but with kernel.bpf_stats_enabled
+# off: the accounting's two clock reads per program run are the bench's
+# instrument, not a cost a user pays.  No run time is read here.
+if [ "$IOPS_ROUNDS" -gt 0 ]; then
+	stats_release
+	for r in $(seq "$IOPS_ROUNDS"); do
+		log "IOPS round $r/$IOPS_ROUNDS (BPF accounting off)"
+		for c in $IOPS_CONFIGS; do
+			case " $MAIN " in *" $c "*) ;; *) continue ;; esac
+			measure iops qd32 "$r" none 32 1
+			measure iops qd32 "$r" "$c" 32 1
+		done
+	done
+	stats_hold
+fi
 
 # ---- scaling --------------------------------------------------------------------
 # Where the main device's completions run, for one shape; "any" restores.
@@ -884,10 +927,13 @@ SUMMARY=$(jq -s --argjson mem "$MEM_JSON" --argjson order "$ORDER" \
 		{what: "default (blkwise_default: exact slices, 5% of the time) / floor_rqfields", ratio: ratio(get("main"; "qd32"; "blkwise_default"); get("main"; "qd32"; "floor_rqfields")), max: $td},
 		{what: "light tier / floor_rqfields, completions on the submitting CPU (qd32same)", ratio: ratio(get("scale"; "qd32same"; "blkwise"); get("scale"; "qd32same"; "floor_rqfields")), max: null},
 		{what: "light tier / floor_rqfields, completions on another CPU (qd32other)", ratio: ratio(get("scale"; "qd32other"; "blkwise"); get("scale"; "qd32other"; "floor_rqfields")), max: null},
-		{what: "IOPS kept under the default (blkwise_default / its paired untraced run, median)", ratio: ((get("main"; "qd32"; "blkwise_default") // {}).rel_iops.median // null), max: null, min: $tk},
-		{what: "IOPS kept under the light tier alone (blkwise / its paired untraced run, median)", ratio: ((get("main"; "qd32"; "blkwise") // {}).rel_iops.median // null), max: null},
+		{what: "IOPS kept under the default, BPF accounting off (blkwise_default / its paired untraced run, median)", ratio: ((get("iops"; "qd32"; "blkwise_default") // {}).rel_iops.median // null), max: null, min: $tk},
+		{what: "IOPS kept under the light tier alone, BPF accounting off", ratio: ((get("iops"; "qd32"; "blkwise") // {}).rel_iops.median // null), max: null},
+		{what: "IOPS kept under floor_rqfields, BPF accounting off", ratio: ((get("iops"; "qd32"; "floor_rqfields") // {}).rel_iops.median // null), max: null},
+		{what: "IOPS kept under the default, BPF accounting on (the runs above)", ratio: ((get("main"; "qd32"; "blkwise_default") // {}).rel_iops.median // null), max: null},
+		{what: "IOPS kept under the light tier alone, BPF accounting on", ratio: ((get("main"; "qd32"; "blkwise") // {}).rel_iops.median // null), max: null},
 		{what: "IOPS kept under --exact (blkwise_exact / its paired untraced run, median)", ratio: ((get("main"; "qd32"; "blkwise_exact") // {}).rel_iops.median // null), max: null},
-		{what: "IOPS kept under floor_rqfields", ratio: ((get("main"; "qd32"; "floor_rqfields") // {}).rel_iops.median // null), max: null},
+		{what: "IOPS kept under floor_rqfields, BPF accounting on", ratio: ((get("main"; "qd32"; "floor_rqfields") // {}).rel_iops.median // null), max: null},
 		{what: "--exact (blkwise_exact) / floor_exact", ratio: ratio(get("main"; "qd32"; "blkwise_exact"); get("main"; "qd32"; "floor_exact")), max: null},
 		{what: "--exact (blkwise_exact) / floor_rqfields", ratio: ratio(get("main"; "qd32"; "blkwise_exact"); get("main"; "qd32"; "floor_rqfields")), max: null},
 		{what: "floor_rqfields / floor (the completion-only design over two empty programs)", ratio: ratio(get("main"; "qd32"; "floor_rqfields"); get("main"; "qd32"; "floor")), max: null},
