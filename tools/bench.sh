@@ -366,9 +366,13 @@ start_tracer() {	# $1 = name, $2 = command, $3 = probe device
 		fi
 		ids=$(pid_prog_ids "$TRACER_PID")
 		if [ -n "$ids" ]; then
+			# Attached is seen by its programs' run counts: with the
+			# accounting off (the IOPS runs), on for the probe only.
+			[ "$STATS_ON" = 1 ] || sysctl -qw kernel.bpf_stats_enabled=1
 			c0=$(prog_stats "$ids" | jq '[.[].cnt] | add // 0')
 			dd if="/dev/$probe" of=/dev/null bs=4096 count=4 iflag=direct status=none
 			c1=$(prog_stats "$ids" | jq '[.[].cnt] | add // 0')
+			[ "$STATS_ON" = 1 ] || sysctl -qw kernel.bpf_stats_enabled=0
 			if [ "$c1" -gt "$c0" ]; then
 				sleep 0.5	# let the remaining attachments land
 				return 0
