@@ -300,9 +300,9 @@ test_tune_nullblk_deep_gets_zero() {
 # emulated disk).  The tuner has no P_eff to go on (depth 1: undetermined,
 # never claimed), so its probe decides by throughput; the test holds it to
 # the evidence it logged: keep exactly when the probe was faster by more
-# than the policy's 5% gain.
+# than the policy's 5% gain and than its windows resolve (`resolution`).
 test_tune_nullblk_p1_decides_by_throughput() {
-	local dev dec probe base
+	local dev dec probe base res
 	tr_module null_blk || return 0
 	tr_nullb dev irqmode=2 completion_nsec="$TR_SVC_NS" hw_queue_depth=1 submit_queues=1 || return
 	tr_tune "$dev" 1 || return 0
@@ -310,13 +310,16 @@ test_tune_nullblk_p1_decides_by_throughput() {
 	assertNotNull "a probe decided" "$dec"
 	probe=$(echo "$dec" | jq .evidence.mb_per_s)
 	base=$(echo "$dec" | jq .compared_with.mb_per_s)
+	res=$(echo "$dec" | jq '.resolution // 0')
 	assertEquals "no P_eff claimed at depth 1" null "$(echo "$dec" | jq .evidence.p_eff)"
-	# Faster means by more than the policy's gain (5%); a tie with no P_eff goes back.
-	if awk "BEGIN { exit !($probe > $base * 1.05) }"; then
-		assertEquals "probe faster ($probe vs $base MB/s): kept" keep "$(echo "$dec" | jq -r .action)"
+	assertTrue "the windows' resolution said ($res)" "awk 'BEGIN { exit !($res > 0) }'"
+	# Faster means by more than the policy's gain (5%) and than the windows
+	# resolve; a tie with no P_eff goes back.
+	if awk "BEGIN { g = $res > 0.05 ? $res : 0.05; exit !($probe > $base * (1 + g)) }"; then
+		assertEquals "probe faster ($probe vs $base MB/s, resolution $res): kept" keep "$(echo "$dec" | jq -r .action)"
 		assertEquals "idling off while tuning" 0 "$TR_IDLE"
 	else
-		assertEquals "probe not faster by 5% ($probe vs $base MB/s): reverted" revert "$(echo "$dec" | jq -r .action)"
+		assertEquals "probe not faster past 5% and the resolution $res ($probe vs $base MB/s): reverted" revert "$(echo "$dec" | jq -r .action)"
 		assertTrue "idling on while tuning ($TR_IDLE)" "[ $TR_IDLE -ge 4000 ]"
 	fi
 }

@@ -653,6 +653,7 @@ static void end_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 			"a tie";
 	}
 	d->action = keep ? BW_TUNE_KEEP : BW_TUNE_REVERT;
+	d->resolution = res;
 	d->strict_before = d->strict_after = st->strict;
 	d->before = st->probe_from;
 	d->after = keep ? st->probe_to : st->probe_from;

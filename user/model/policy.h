@@ -164,6 +164,7 @@ struct bw_tune_decision {
 	char why[512];
 	struct bw_tune_win win;	/* the evidence */
 	struct bw_tune_win base;	/* for a probe's end: the window it is compared with */
+	double resolution;	/* a probe's end: the relative difference the windows resolve */
 	enum bw_class_id learned;	/* a probe's end: the class P_eff showed, or UNKNOWN */
 	bool dropped;		/* a check's end: the store's beliefs were wrong here */
 	double learned_peff;

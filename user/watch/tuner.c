@@ -906,6 +906,8 @@ static void json_decision(const struct bw_tuner *x, const struct tdev *t,
 	json_win(&j, "evidence", &d->win);
 	if (d->action == BW_TUNE_KEEP || d->action == BW_TUNE_REVERT)
 		json_win(&j, "compared_with", &d->base);
+	if (d->resolution > 0)	/* a probe's end: what its windows could tell apart */
+		bw_json_num(&j, "resolution", d->resolution, 3);
 	bw_json_u64(&j, "repairs", t->st.repairs);
 	bw_json_u64(&j, "probe_damage", t->st.probe_damage);
 	bw_json_u64(&j, "probes", t->st.probes);
