@@ -164,12 +164,18 @@ static int check_tail(struct bw_treader *r, const struct bw_tblock *h, __u64 sta
 	return 0;
 }
 
-/* The body of a block that is not events: read whole, or the file ended. */
-static int read_body(struct bw_treader *r, void *p, __u32 len)
+/*
+ * The body of a block that is not events, into *p (malloc'd, the caller's
+ * to free): 0, 1 when the file ended inside it, -1 on error (*p NULL).
+ */
+static int read_body(struct bw_treader *r, __u32 len, __u64 start, void **p)
 {
 	__u64 at = r->off;
 
-	if (rd(r, p, len) < len)
+	*p = malloc(len);
+	if (!*p)
+		return fail(r, start, "out of memory");
+	if (rd(r, *p, len) < len)
 		return cut_short(r, at, "block body cut") ? -1 : 1;
 	return 0;
 }
@@ -183,10 +189,7 @@ static int read_lost(struct bw_treader *r, const struct bw_tblock *h, __u64 star
 
 	if (body < sizeof(l) || body > sizeof(l) + BW_TRACE_MAX_CPUS * sizeof(__u64))
 		return fail(r, start, "corrupt drop-count block (length %u)", h->len);
-	v = malloc(body);
-	if (!v)
-		return fail(r, start, "out of memory");
-	err = read_body(r, v, body);
+	err = read_body(r, body, start, (void **)&v);
 	if (err)
 		goto out;
 	memcpy(&l, v, sizeof(l));
@@ -256,10 +259,7 @@ static int read_cgroup(struct bw_treader *r, const struct bw_tblock *h, __u64 st
 
 	if (body < sizeof(struct bw_tcgroup) + 1)
 		return fail(r, start, "corrupt cgroup block (length %u)", h->len);
-	v = malloc(body);
-	if (!v)
-		return fail(r, start, "out of memory");
-	err = read_body(r, v, body);
+	err = read_body(r, body, start, (void **)&v);
 	if (err)
 		goto out;
 	v[body - 1] = '\0';
