@@ -1183,6 +1183,62 @@ static void test_probe_within_scatter(void)
 	      "(setting %u: %s)", s.setting, s.last.why);
 }
 
+static bool s_strict_helps;
+
+/*
+ * A spindle where BFQ is not idling at 8000 from the start (depth 1.9,
+ * 40 MB/s), 48 MB/s without idling (P_eff 0.45: the readers' requests
+ * seek), and 101 with strict_guarantees where s_strict_helps, else 40.
+ */
+static void collapsed_spindle(const struct sim *s, __u32 idle, struct phase *p)
+{
+	if (!idle)
+		*p = (struct phase){ 48, 0.45, 3.9, 0.1, BW_CLASS_UNKNOWN, 4, 4, 0 };
+	else if (s->strict && s_strict_helps)
+		*p = (struct phase){ 101, NAN, 1.0, 0.1, BW_CLASS_UNKNOWN, 4, 4, 0 };
+	else
+		*p = (struct phase){ 40, NAN, 1.9, 0.1, BW_CLASS_UNKNOWN, 4, 4, 0 };
+}
+
+/*
+ * A probe of 0 that wins against a collapse, not against idling: idling
+ * with strict_guarantees is tried against the probe's window; kept where
+ * it wins, else 0, and that is the verdict either way.
+ */
+static void test_probe_over_a_collapse(void)
+{
+	struct sim s;
+
+	s_strict_helps = true;
+	sim_init(&s, 8000);
+	sim_run(&s, 4, collapsed_spindle);
+	CHECK(s.n[BW_TUNE_PROBE] == 1 && s.n[BW_TUNE_REPAIR] == 1 && !s.n[BW_TUNE_KEEP] &&
+	      s.strict == 1 && s.setting == 20000, "+20%% over depth 1.90: not kept, a repair "
+	      "(%u us, strict %u: %s)", s.setting, s.strict, s.last.why);
+	CHECK(strstr(s.repair_why, "probe of 0 us: 48.0 MB/s vs 40.0 MB/s at 8000 us (+20%, "
+		     "faster), but BFQ was not idling at 8000 us (depth 1.90): trying idling "
+		     "with strict_guarantees 1 and slice_idle_us 20000 against 0"),
+	      "why: %s", s.repair_why);
+	sim_run(&s, 100, collapsed_spindle);
+	CHECK(s.n[BW_TUNE_KEEP] == 1 && s.strict == 1 && s.setting == 20000 &&
+	      s.n[BW_TUNE_PROBE] == 1 && s.last.verdict_learned && s.last.verdict_us == 8000 &&
+	      s.last.verdict_strict == 1, "strict_guarantees beat 0: kept, the verdict (%s)",
+	      s.last.why);
+
+	s_strict_helps = false;
+	sim_init(&s, 8000);
+	sim_run(&s, 30, collapsed_spindle);
+	CHECK(s.n[BW_TUNE_REPAIR] == 1 && s.n[BW_TUNE_REVERT] == 1 && !s.strict &&
+	      s.setting == 0 && s.last.verdict_learned && s.last.verdict_us == 0,
+	      "strict_guarantees no better than the collapse: 0 (%u us, strict %u: %s)",
+	      s.setting, s.strict, s.last.why);
+	CHECK(strstr(s.last.why, "no gain, going to 0"), "why: %s", s.last.why);
+	sim_run(&s, 200, collapsed_spindle);
+	CHECK(s.n[BW_TUNE_REPAIR] == 1 && s.n[BW_TUNE_PROBE] == 1 && s.setting == 0,
+	      "then 0 holds: no second probe or trial (%d probes, %d repairs, %u us)",
+	      s.n[BW_TUNE_PROBE], s.n[BW_TUNE_REPAIR], s.setting);
+}
+
 static void test_evidence_unknown(void)
 {
 	struct bw_tune_win w;
@@ -1220,6 +1276,7 @@ int main(void)
 		UNIT(test_evidence_unknown), UNIT(test_doubt_checked),
 		UNIT(test_probe_stretches_on_a_slow_device), UNIT(test_probe_within_resolution),
 		UNIT(test_probe_within_scatter),
+		UNIT(test_probe_over_a_collapse),
 	};
 
 	return unit_run("policy", tests, sizeof(tests) / sizeof(tests[0]));

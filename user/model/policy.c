@@ -86,7 +86,9 @@
  * back to idling with strict_guarantees at once, as a repair's trial
  * (repair_after_probe()): the probe leaves every queue in the preemption
  * chain, and going back to plain idling to see whether BFQ gets out of it
- * costs two windows, then the repair's dip, where it does not.
+ * costs two windows, then the repair's dip, where it does not.  A probe of
+ * 0 that wins there against a window where BFQ was not idling is tried
+ * the same way, with 0 where the trial loses (probe_met_collapse()).
  */
 #include <math.h>
 #include <stdio.h>
@@ -570,6 +572,7 @@ static void start_strict(const struct bw_tune_cfg *cfg, struct bw_tune_state *st
 	st->strict_sig = *sig;
 	st->strict_idled_mbps = idled_mbps;
 	st->strict_from_us = from_us;
+	st->strict_back_us = from_us;
 	if (cfg->dry_run)
 		return;
 	st->phase = BW_PH_STRICT;
@@ -603,6 +606,46 @@ static void repair_after_probe(const struct bw_tune_cfg *cfg, struct bw_tune_sta
 	start_strict(cfg, st, p, &st->sig, t, st->probe_from, true, bw_tune_win_mbps(&st->base));
 }
 
+/*
+ * A probe of 0 that won against a window where BFQ was not idling (depth
+ * LOST_DEPTH or more under two or more sync sequential streams), on a
+ * spindle whose probe showed P_eff under 1 (its requests took longer
+ * together than alone: they seek between the streams, which idling is
+ * for), compared 0 with a collapse, not with idling (seen in a guest: +18%
+ * over a window at depth 1.90, P_eff 0.41 in the probe, where idling that
+ * works is worth more than half again).  A device whose P_eff is shallow
+ * but 1 or more (a RAID-0 whose readers meet on one spindle) shows no such
+ * cost of interleaving, and keeps 0 at once.  So idling with
+ * strict_guarantees is tried against the probe's window, as a repair; where
+ * it loses, 0 it is.  Not for a check of the store's beliefs: that asks
+ * what the device is, and the probe answers it.
+ */
+static bool probe_met_collapse(const struct bw_tune_cfg *cfg, const struct bw_tune_state *st,
+			       const struct bw_tune_win *p, double peff, double t)
+{
+	return st->probe_to == 0 && !st->checking && p->rotational && peff < 1 &&
+	       bw_tune_win_depth(&st->base) >= LOST_DEPTH &&
+	       strict_may_repair(cfg, st, &st->base) && !strict_lost_here(cfg, st, &st->sig, t);
+}
+
+static void repair_collapsed_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
+				   const struct bw_tune_win *p, double t,
+				   struct bw_tune_decision *d)
+{
+	size_t n = strlen(d->why);
+
+	d->action = BW_TUNE_REPAIR;
+	d->after = strict_idle(cfg, st->probe_from);
+	d->strict_after = 1;
+	snprintf(d->why + n, sizeof(d->why) - n, ", but BFQ was not idling at %u us (depth "
+		 "%.2f): trying idling with strict_guarantees 1 and slice_idle_us %u against 0 "
+		 "(up to %.0f s)", st->probe_from, bw_tune_win_depth(&st->base), d->after,
+		 cfg->repair_patience_s);
+	st->repairs++;
+	start_strict(cfg, st, p, &st->sig, t, st->probe_from, true, NAN);
+	st->strict_back_us = 0;
+}
+
 /* Rule 3's end: keep the probed setting or go back. */
 static void end_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 		      const struct bw_tune_win *p, double t, struct bw_tune_decision *d)
@@ -611,7 +654,7 @@ static void end_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 	double rel = mb > 0 ? mp / mb - 1 : NAN, peff = bw_tune_win_peff(p);
 	double res = resolution(p, &st->base);
 	double need = cfg->gain;
-	bool keep, idle_probe = st->probe_to != 0, slower = rel < -fmax(cfg->gain, res);
+	bool keep, collapse, idle_probe = st->probe_to != 0, slower = rel < -fmax(cfg->gain, res);
 	const char *how;
 	char res_txt[48];
 	/*
@@ -652,6 +695,7 @@ static void end_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 		how = cfg->policy == BW_POLICY_LATENCY ? "a tie; latency prefers no idling" :
 			"a tie";
 	}
+	collapse = keep && probe_met_collapse(cfg, st, p, peff, t);
 	d->action = keep ? BW_TUNE_KEEP : BW_TUNE_REVERT;
 	d->resolution = res;
 	d->strict_before = d->strict_after = st->strict;
@@ -663,14 +707,20 @@ static void end_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 		snprintf(res_txt, sizeof(res_txt), ", within the %.0f%% the windows resolve",
 			 res * 100);
 	snprintf(d->why, sizeof(d->why), "probe of %u us: %.1f MB/s vs %.1f MB/s at %u us "
-		 "(%+.0f%%%s, %s): %s", st->probe_to, mp, mb, st->probe_from, rel * 100,
-		 res_txt, how, keep ? "keeping it" : "going back");
+		 "(%+.0f%%%s, %s)%s", st->probe_to, mp, mb, st->probe_from, rel * 100,
+		 res_txt, how, collapse ? "" : keep ? ": keeping it" : ": going back");
 	/* What the probe showed of the device itself, for the store. */
 	if (!idle_probe && peff >= BW_DEEP_AT)
 		d->learned = BW_CLASS_DEEP;
 	else if (!idle_probe && peff <= BW_SHALLOW_AT)
 		d->learned = BW_CLASS_SHALLOW;
 	d->learned_peff = peff;
+	if (collapse) {
+		st->probe_cost_s += p->secs + cfg->settle_s;
+		st->phase = BW_PH_MEASURE;
+		repair_collapsed_probe(cfg, st, p, t, d);
+		return;
+	}
 	/* Decided by throughput on the workload idling is about: the device's verdict. */
 	if (cfg->policy == BW_POLICY_THROUGHPUT && st->base.sync_seq >= 2 && mp > 0 &&
 	    (rel > need || slower)) {
@@ -848,13 +898,13 @@ static bool end_strict(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 		return false;
 	d->action = keep ? BW_TUNE_KEEP : BW_TUNE_REVERT;
 	d->before = st->setting;
-	d->after = keep ? st->setting : st->strict_from_us;
+	d->after = keep ? st->setting : st->strict_back_us;
 	d->strict_before = 1;
 	d->strict_after = keep;
 	d->base = st->base;
 	snprintf(d->why, sizeof(d->why), "strict_guarantees 1: %.1f MB/s vs %.1f MB/s without "
 		 "(%+.0f%%, %.0f s after the switch): %s", mp, mb, rel * 100, on,
-		 !keep ? "no gain, going back" :
+		 !keep ? (st->strict_back_us ? "no gain, going back" : "no gain, going to 0") :
 		 p->sync_seq && mp >= (1 - 2 * cfg->gain) * st->strict_idled_mbps ?
 		 "BFQ idles again, keeping it" : "faster, keeping it");
 	if (keep && peff <= BW_SHALLOW_AT)
@@ -869,11 +919,17 @@ static bool end_strict(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 		d->verdict_strict = 1;
 		d->verdict_gain = rel;
 	}
-	if (keep) {
+	/* One that lost to a probe of 0 (repair_collapsed_probe()): 0 is the verdict. */
+	if (!keep && !st->strict_back_us && st->base.sync_seq >= 2 && mp > 0) {
+		d->verdict_learned = true;
+		d->verdict_us = 0;
+		d->verdict_gain = fmax(mb / mp - 1, 0);
+	}
+	if (keep || !st->strict_back_us) {
 		/* A verdict on this workload, as a probe's: no probe of 0 over it. */
 		st->has_verdict = true;
 		st->verdict_clear = true;
-		st->verdict = st->strict_from_us;
+		st->verdict = keep ? st->strict_from_us : 0;
 		st->verdict_sig = st->sig;
 		st->verdict_stored = false;
 		st->last_probe = st->strict_at;

@@ -111,6 +111,7 @@ struct bw_tune_state {
 	double strict_idled_mbps;	/* a repair's: the rate BFQ idled at before (NAN: unknown) */
 	bool strict_repair;	/* the trial is a repair (BFQ had stopped idling) */
 	__u32 strict_from_us;	/* the setting before strict_guarantees went on */
+	__u32 strict_back_us;	/* where a trial that loses goes: strict_from_us, or 0 */
 	int strict_lost_n;	/* trials lost in a row on that workload */
 	struct bw_tune_sig strict_sig;
 	int repairs;
