@@ -98,6 +98,11 @@ $(OUT)/synthtrace: tools/synthtrace.c $(PURE_OBJS) | $(OUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $< $(PURE_OBJS) -lm -o $@
 
+# The docs' lists of figures, from the figure table (tools/sync-docs.sh, tests/test_docs.sh).
+$(OUT)/figdoc: tools/figdoc.c $(PURE_OBJS) | $(OUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(PURE_OBJS) -lm -o $@
+
 # libFuzzer harnesses of the trace readers (clang's fuzzer runtime: libclang-rt-14-dev).
 FUZZ_LIB := $(addprefix user/model/,trace.c blktrace.c replay.c metrics.c classify.c hist.c snap.c)
 FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
@@ -131,7 +136,7 @@ run:
 # whose packages come with tools/deps.sh --vm; BW_VM=0 leaves it out.
 test:
 	$(Q)tools/deps.sh $(if $(filter 0,$(BW_VM)),--test,--vm)
-	$(Q)$(MAKE) --no-print-directory all fixture $(UNIT_BINS)
+	$(Q)$(MAKE) --no-print-directory all fixture $(UNIT_BINS) $(OUT)/figdoc
 	tools/run-tests.sh
 
 fixture:

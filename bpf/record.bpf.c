@@ -24,9 +24,11 @@
  * - A process's name goes out once (BW_EV_COMM) before its first event,
  *   found new through an LRU hash, which a CPU asks only when the process
  *   is not the last one it named.
- * - Each event carries the cgroup a stream by cgroup charges it to, by the
- *   rule `stat --streams=cgroup` follows (bw_stream_owner, bpf/rq.bpf.h),
- *   so analyze's streams by cgroup are stat's: 8 bytes and a few loads.
+ * - Q, I, G and bio merge events carry the cgroup a stream by cgroup
+ *   charges them to, by the rule `stat --streams=cgroup` follows
+ *   (bw_stream_owner, bpf/rq.bpf.h), so analyze's streams by cgroup are
+ *   stat's; D, C, requeue and request merge events carry 0, which keeps
+ *   the blkg's loads off the dispatch and completion path.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -140,9 +142,14 @@ static __always_inline void name_process(__u32 dev, __u64 now)
 		*last = tgid;
 }
 
-/* The request's fields a record carries (bpf/rq.bpf.h). */
+/*
+ * The request's fields a record carries (bpf/rq.bpf.h); its owner at Q and
+ * I only, where a stream takes it (analyze's replay, as streams.bpf.c):
+ * the blkg's loads stay off the dispatch and completion path.
+ */
 #define RQV (BW_RQV_Q | BW_RQV_QID | BW_RQV_HWQ | BW_RQV_TAG | BW_RQV_FLAGS | BW_RQV_LEN | \
-	     BW_RQV_SEG | BW_RQV_START | BW_RQV_SECTOR | BW_RQV_OWNER)
+	     BW_RQV_SEG | BW_RQV_START | BW_RQV_SECTOR)
+#define RQV_OWNED (RQV | BW_RQV_OWNER)
 
 /* The record's cgroup, and whether it is the current task's. */
 static __always_inline void set_owner(struct bw_trec *r, __u64 owner, __u32 root)
@@ -186,7 +193,8 @@ static __always_inline void emit_rq(__u8 type, struct request *rq, const struct 
 	if (type == BW_EV_COMPLETE &&
 	    bw_empty_flush_write(rq, v, bw_op_of(v->flags) == BW_OP_WRITE, bytes))
 		r->xflags = BW_X_EMPTY_FLUSH;
-	set_owner(r, v->owner, v->owner_root);
+	if (type == BW_EV_QUEUE || type == BW_EV_INSERT)
+		set_owner(r, v->owner, v->owner_root);
 	submit(r);
 }
 
@@ -260,8 +268,8 @@ static __always_inline void on_getrq(struct bio *bio, __u64 *ctx)
 	emit_bio(BW_EV_GETRQ, bio);
 }
 
-BW_RQ_PAIR(block_io_start, bw_rec_io_start, false, RQV, on_queue)
-BW_RQ_PAIR(block_rq_insert, bw_rec_insert, true, RQV, on_insert)
+BW_RQ_PAIR(block_io_start, bw_rec_io_start, false, RQV_OWNED, on_queue)
+BW_RQ_PAIR(block_rq_insert, bw_rec_insert, true, RQV_OWNED, on_insert)
 BW_RQ_PAIR(block_rq_issue, bw_rec_issue, true, RQV, on_issue)
 BW_RQ_PAIR(block_rq_complete, bw_rec_complete, false, RQV, on_complete)
 BW_RQ_PAIR(block_rq_requeue, bw_rec_requeue, true, RQV, on_requeue)

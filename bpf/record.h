@@ -53,8 +53,9 @@ struct bw_trec {
 	 * The cgroup (v2 id) a stream by cgroup charges the request or bio
 	 * to, as bpf/rq.bpf.h's bw_stream_owner gives it: the bio's blkg's,
 	 * else (BW_X_OWNER_TASK) the current task's, which names the
-	 * submitter at Q, G and I only.  0: unknown (a version 1 trace, a
-	 * blktrace capture).
+	 * submitter at Q, G and I only.  Set at Q, I, G and bio merges, where
+	 * a stream takes it; 0 at D, C, requeue and request merge, and where
+	 * unknown (a version 1 trace, a blktrace capture).
 	 */
 	__u64 cgroup;
 };

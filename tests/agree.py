@@ -48,9 +48,14 @@ BUSY = {"busy_pct"}
 # differ by the programs' own run time: within 3%, or 0.5 us.
 NEAR = {
     "svc_mean_ms", "queue_mean_ms", "total_mean_ms", "depth_mean_busy",
-    "p_eff", "solo_svc_ms", "dispatch_stall_s", "dispatch_stall_share",
-    "seg_per_rq", "kb_per_rq",
+    "p_eff", "solo_svc_ms", "seg_per_rq", "kb_per_rq",
 }
+# Dispatch stalls: a sum over episodes, each timed by each side's programs
+# at its two ends, so the sides differ by up to a program's run time per
+# episode (seen: 0.3 us an episode over 25,000 episodes, 3.1% of the
+# total): within 3%, or 1 us per episode.
+STALL = {"dispatch_stall_s", "dispatch_stall_share"}
+STALL_EPISODE_S = 1e-6
 # Percentiles from histogram buckets: within one bucket (6.25% above
 # 16 us, 1.024 us below: bpf/hist.h).
 PCTL = {"svc_p50_ms", "svc_p99_ms"}
@@ -101,6 +106,12 @@ def main():
             ok = near(a * an_span, s * st_span, 3, 0.01)
         elif key in NEAR:
             ok = near(a, s, 3, 0.0005)
+        elif key in STALL:
+            slack = STALL_EPISODE_S * (st.get("dispatch_stalls") or 0)
+            if key == "dispatch_stall_share":
+                busy_s = (st.get("busy_pct") or 0) / 100 * st_span
+                slack = slack / busy_s if busy_s > 0 else 0
+            ok = near(a, s, 3, max(slack, 0.0005))
         elif key in PCTL:
             ok = near(a, s, 7, 0.001024)
         elif key in SOLO:

@@ -101,6 +101,25 @@ test_docs_pages_show_the_help() {
 	[ -z "$missing" ] || bw_skip "not in this tree:$missing"
 }
 
+# The lists of figures (stat's columns, the JSON keys, export's per-device
+# families) are the figure table's (user/model/figures.c), as
+# tools/sync-docs.sh writes them; three lists, each on its page.
+test_figure_lists_match_the_table() {
+	local fig="$BW_ROOT/build/figdoc" page which want got n=0
+	[ -x "$fig" ] || make -s -C "$BW_ROOT" build/figdoc >/dev/null
+	for page in "$BW_ROOT"/docs/*.md "$BW_ROOT"/dashboards/README.md; do
+		for which in $(sed -n 's/^<!-- figures: \([a-z]*\) -->$/\1/p' "$page"); do
+			want=$("$fig" "$which")
+			got=$(sed -n "/^<!-- figures: $which -->/,/^<!-- end figures -->/p" "$page" |
+				sed '1d;$d')
+			assertEquals "${page#"$BW_ROOT"/} lists the $which figures (tools/sync-docs.sh)" \
+				"$want" "$got"
+			n=$((n + 1))
+		done
+	done
+	assertEquals "lists of figures in the docs" 3 "$n"
+}
+
 # Every relative link of README.md and docs/ names a file of the tree.
 test_links_resolve() {
 	local f l bad=""

@@ -24,3 +24,23 @@ for page in docs/*.md; do
 	mv "$page.new" "$page"
 	rm -f "$page.help"
 done
+
+# The lists of figures, from the figure table (user/model/figures.c):
+#   <!-- figures: stat|json|export -->
+#   ...
+#   <!-- end figures -->
+make -s build/figdoc
+for page in docs/*.md dashboards/README.md; do
+	grep -q '^<!-- figures: ' "$page" || continue
+	awk '
+		/^<!-- figures: [a-z]* -->$/ {
+			print
+			cmd = "build/figdoc " $3
+			while ((cmd | getline l) > 0) print l
+			close(cmd)
+			skip = 1; next
+		}
+		/^<!-- end figures -->$/ { skip = 0 }
+		!skip' "$page" >"$page.new"
+	mv "$page.new" "$page"
+done

@@ -48,8 +48,9 @@ static void usage(FILE *f)
 		"usage: blkwise record [-d DEV]... -o FILE [--duration SECS] [--max-size SIZE]\n"
 		"                      [--buffer SIZE] [--verbose] [--btf FILE] [--force-raw-tp]\n"
 		"Events: Q (block_io_start, else getrq), insert, D, C, requeue, request\n"
-		"and bio merges, each 72 bytes with the cgroup it is charged to; ring-buffer\n"
-		"drops are counted per CPU, in the file and on stderr.  SIGINT and SIGTERM close the file cleanly; a file\n"
+		"and bio merges, 72 bytes each; Q, I, G and bio merges carry the cgroup they\n"
+		"are charged to.  Ring-buffer drops are counted per CPU, in the file and on\n"
+		"stderr.  SIGINT and SIGTERM close the file cleanly; a file\n"
 		"cut short by a crash stays readable up to its last whole record.\n");
 	bw_opts_help(f, BW_CMD_RECORD);
 }

@@ -232,8 +232,7 @@ static const struct bw_expo_tune *tune_of(struct export_ctx *x, __u32 dev)
 	return NULL;
 }
 
-static void fill_dev(struct export_ctx *x, const struct bw_watch_dev *s, double secs,
-		     struct bw_expo_dev *d)
+static void fill_dev(struct export_ctx *x, const struct bw_watch_dev *s, struct bw_expo_dev *d)
 {
 	const struct bw_snap_dev *cum = bw_snap_find(bw_watch_snapshot(&x->w), s->dev);
 	struct export_dev *e = edev(x, s->dev);
@@ -242,14 +241,10 @@ static void fill_dev(struct export_ctx *x, const struct bw_watch_dev *s, double 
 	memset(d, 0, sizeof(*d));
 	d->cum = cum;
 	d->info = &s->info;
-	bw_interval_compute(bw_snap_find(&x->last, s->dev), cum, secs, &bw_peff_default,
-			    s->has_stored ? &s->stored : NULL, time(NULL), &iv);
+	/* Since the last page that closed an interval: -i at least (render()). */
+	bw_watch_interval(&x->w, s, &x->last, &iv);
 	d->depth_mean = iv.depth_busy;
 	d->p_eff = iv.p_eff;
-	if (s->iv.sampled) {	/* the light tier: the last exact slice's */
-		d->depth_mean = s->iv.depth_busy;
-		d->p_eff = s->iv.p_eff;
-	}
 	d->cls = s->cls.cls;
 	solo_of(s, bw_watch_exact_dev(&x->w, s->dev), d);
 	d->solo_work_s = e ? e->solo_work_s : 0;
@@ -346,7 +341,6 @@ static int render(struct export_ctx *x, __u64 t0)
 	struct bw_watch_dev **rows = calloc(nd, sizeof(*rows));
 	struct bw_expo_dev *d = calloc(nd, sizeof(*d));
 	struct bw_expo_presence *pr = calloc(nd, sizeof(*pr));
-	double secs = (cur->ts_ns - x->last.ts_ns) / 1e9;
 	struct bw_expo_self s = {
 		.version = BW_VERSION, .commit = BW_COMMIT, .libbpf = libbpf_version_string(),
 		.attach = bw_watch_attach_mode(&x->w), .start_unix = x->start_unix,
@@ -372,7 +366,7 @@ static int render(struct export_ctx *x, __u64 t0)
 	nrows = bw_watch_rows(&x->w, rows);
 	for (i = 0; i < nrows; i++)
 		if (!rows[i]->iv.gone && bw_snap_find(cur, rows[i]->dev))
-			fill_dev(x, rows[i], secs, &d[n++]);
+			fill_dev(x, rows[i], &d[n++]);
 	s.presence = pr;
 	s.npresence = presence_of(x, pr);
 	s.nprogs = bw_watch_prog_stats(&x->w, x->progs, MAX_PROGS);

@@ -238,6 +238,7 @@ void bw_interval_compute(const struct bw_snap_dev *prev, const struct bw_snap_de
 		bw_op_stats_sub(&d[op], &cur->op[op], &prev->op[op]);
 		if (op != BW_OP_PASSTHROUGH)
 			bw_op_stats_add(&all, &d[op]);
+		bw_op_stats_add(&o->sum, &d[op]);
 		o->ios[op] = d[op].ios;
 		o->bytes[op] = d[op].bytes;
 	}

@@ -86,6 +86,8 @@ struct bw_interval {
 	__u64 ios[BW_NR_OPS];
 	__u64 bytes[BW_NR_OPS];
 	__u64 errors, merges, requeues, q_ios;
+	/* Every op's figures summed, passthrough included: figures.h's counters of every op. */
+	struct bw_op_stats sum;
 	__s64 merges_diskstats;	/* diskstats' merges over the interval (set by the caller), or -1 */
 	__u64 svc_hist_samples, queue_hist_samples;	/* histogram totals */
 	__u64 unmatched, untracked, lost;	/* events left unpaired, cumulative */

@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <string.h>
 #include "model/promfmt.h"
+#include "model/figures.h"
 #include "model/bcrender.h"
 
 static const char *const type_names[] = {
@@ -209,42 +210,19 @@ static bool op_seen(const struct bw_op_stats *o)
 	return o->ios || o->requeues || o->errors || o->merges;
 }
 
-enum op_field { F_IOS, F_BYTES, F_ERRORS, F_REQUEUES, F_MERGES };
-
-static __u64 op_field(const struct bw_op_stats *o, enum op_field f)
-{
-	switch (f) {
-	case F_IOS:
-		return o->ios;
-	case F_BYTES:
-		return o->bytes;
-	case F_ERRORS:
-		return o->errors;
-	case F_REQUEUES:
-		return o->requeues;
-	default:
-		return o->merges;
-	}
-}
-
-static void op_counter(struct bw_prom *p, const struct bw_expo_dev *d, int n, const char *name,
-		       enum op_field f, const char *help)
+/* A counter of every op (figures.h's op_off): one series per device and op. */
+static void op_counter(struct bw_prom *p, const struct bw_figure *r, const struct bw_expo_dev *d,
+		       int n)
 {
 	char sample[96], l[BW_PROM_LABELS];
 	__u64 v;
 	int i, op;
 
-	bw_prom_family(p, name, BW_PROM_COUNTER, help);
-	snprintf(sample, sizeof(sample), "%s_total", name);
+	snprintf(sample, sizeof(sample), "%s_total", r->prom);
 	for (i = 0; i < n; i++) {
 		for (op = 0; op < BW_NR_OPS; op++) {
-			const struct bw_op_stats *o = &d[i].cum->op[op];
-
-			v = op_field(o, f);
-			/* Empty flush writes: writes, as diskstats (and node_exporter) count them. */
-			if (f == F_IOS && op == BW_OP_WRITE)
-				v += d[i].cum->fsync_writes;
-			if (!op_seen(o) && !v)
+			v = bw_fig_op_count(r, d[i].cum, op);
+			if (!op_seen(&d[i].cum->op[op]) && !v)
 				continue;
 			bw_prom_labels(l, sizeof(l), "device", dev_name(&d[i]), "op",
 				       bw_op_names[op], NULL);
@@ -253,40 +231,27 @@ static void op_counter(struct bw_prom *p, const struct bw_expo_dev *d, int n, co
 	}
 }
 
-enum hist_kind { H_SERVICE, H_QUEUE, H_SEGMENTS };
-
-static void hist_family(struct bw_prom *p, const struct bw_expo_dev *d, int n,
-			enum hist_kind k, const char *name, const char *help)
+static void hist_family(struct bw_prom *p, const struct bw_figure *r, const struct bw_expo_dev *d,
+			int n)
 {
 	int i, op;
 
-	bw_prom_family(p, name, BW_PROM_HISTOGRAM, help);
 	for (i = 0; i < n; i++) {
 		for (op = 0; op < BW_NR_OPS; op++) {
 			const struct bw_op_stats *o = &d[i].cum->op[op];
 
 			if (!op_seen(o))
 				continue;
-			if (k == H_SEGMENTS)
+			if (r->special == BW_SP_SEG_HIST)
 				hist_seg(p, dev_name(&d[i]), bw_op_names[op], o);
-			else if (k == H_SERVICE)
-				hist_lat(p, name, dev_name(&d[i]), bw_op_names[op], o->hist_d2c,
+			else if (r->special == BW_SP_HIST_SERVICE)
+				hist_lat(p, r->prom, dev_name(&d[i]), bw_op_names[op], o->hist_d2c,
 					 o->ios, o->d2c_ns);
 			else
-				hist_lat(p, name, dev_name(&d[i]), bw_op_names[op], o->hist_q2d,
+				hist_lat(p, r->prom, dev_name(&d[i]), bw_op_names[op], o->hist_q2d,
 					 o->q_ios, o->q2d_ns);
 		}
 	}
-}
-
-static void histograms(struct bw_prom *p, const struct bw_expo_dev *d, int n)
-{
-	hist_family(p, d, n, H_SERVICE, "blkwise_service_seconds",
-		    "Service time: dispatch to the device until completion (D2C).");
-	hist_family(p, d, n, H_QUEUE, "blkwise_queue_seconds",
-		    "Queue time: allocation of the request until dispatch (Q2D), of completions whose request had an allocation stamp.");
-	hist_family(p, d, n, H_SEGMENTS, "blkwise_segments_per_request",
-		    "Physical segments per completed request.");
 }
 
 static const char *id_kind_name(enum bw_id_kind k)
@@ -310,8 +275,6 @@ static void device_info(struct bw_prom *p, const struct bw_expo_dev *d, int n)
 	char l[BW_PROM_LABELS * 2];
 	int i;
 
-	bw_prom_family(p, "blkwise_device", BW_PROM_INFO,
-		       "A device's stable identity (names change across boots; join on device).");
 	for (i = 0; i < n; i++) {
 		const struct bw_devinfo *di = d[i].info;
 
@@ -323,86 +286,32 @@ static void device_info(struct bw_prom *p, const struct bw_expo_dev *d, int n)
 }
 
 /* A per-device gauge or counter from one value per device; NAN ones are left out. */
-static void dev_series(struct bw_prom *p, const struct bw_expo_dev *d, int n, const char *name,
-		       enum bw_prom_type t, const char *help,
-		       double (*get)(const struct bw_expo_dev *))
+static void dev_series(struct bw_prom *p, const struct bw_figure *r, const struct bw_expo_dev *d,
+		       int n)
 {
 	char sample[96], l[BW_PROM_LABELS];
 	int i;
 
-	bw_prom_family(p, name, t, help);
-	snprintf(sample, sizeof(sample), "%s%s", name, t == BW_PROM_COUNTER ? "_total" : "");
+	snprintf(sample, sizeof(sample), "%s%s", r->prom,
+		 r->ptype == BW_PROM_COUNTER ? "_total" : "");
 	for (i = 0; i < n; i++) {
-		double v = get(&d[i]);
+		double v = r->cum(&d[i]);
 
 		if (isnan(v))
 			continue;
 		bw_prom_labels(l, sizeof(l), "device", dev_name(&d[i]), NULL);
-		if (t == BW_PROM_COUNTER && v == floor(v) && v < 1e18)
+		if (r->ptype == BW_PROM_COUNTER && v == floor(v) && v < 1e18)
 			bw_prom_u64(p, sample, l, (__u64)v);
 		else
 			bw_prom_val(p, sample, l, v);
 	}
 }
 
-/*
- * The light tier's, and the exact tier's before 5.12 (no busy periods
- * without fetch-and-add): the kernel's io_ticks, as node_exporter's
- * node_disk_io_time_seconds_total.
- */
-static double get_busy(const struct bw_expo_dev *d)
-{
-	if (d->cum->light || d->cum->busy_unknown)
-		return d->cum->io_ticks_known ? d->cum->io_ticks_ms / 1e3 : NAN;
-	return d->cum->busy_ns / 1e9;
-}
-
-/* Dispatch stalls (docs/design.md): absent where not measured (before 5.12, the light tier). */
-static bool stalls_unknown(const struct bw_expo_dev *d)
-{
-	return d->cum->stall_unknown || d->cum->busy_unknown || d->cum->light;
-}
-
-static double get_stall_s(const struct bw_expo_dev *d)
-{
-	return stalls_unknown(d) ? NAN : d->cum->stall_ns / 1e9;
-}
-
-static double get_stalls(const struct bw_expo_dev *d)
-{
-	return stalls_unknown(d) ? NAN : (double)d->cum->stalls;
-}
-
-static double get_inflight(const struct bw_expo_dev *d) { return (double)d->cum->inflight; }
-static double get_depth(const struct bw_expo_dev *d) { return d->depth_mean; }
-static double get_peff(const struct bw_expo_dev *d) { return d->p_eff; }
-static double get_work(const struct bw_expo_dev *d) { return d->solo_work_s; }
-static double get_known(const struct bw_expo_dev *d) { return (double)d->solo_known; }
-/* Absent on the light tier, which cannot tell a lost completion (docs/design.md). */
-static double get_lost(const struct bw_expo_dev *d)
-{
-	return d->cum->light ? NAN : (double)d->cum->lost;
-}
-static double get_unmatched(const struct bw_expo_dev *d) { return (double)d->cum->unmatched; }
-static double get_fsync(const struct bw_expo_dev *d) { return (double)d->cum->fsync_writes; }
-
-static double get_idle(const struct bw_expo_dev *d)
-{
-	return d->slice_idle_us < 0 ? NAN : d->slice_idle_us / 1e6;
-}
-
-static double get_tuned(const struct bw_expo_dev *d) { return d->tune ? 1 : NAN; }
-static double get_probes(const struct bw_expo_dev *d) { return d->tune ? d->tune->probes : NAN; }
-static double get_probe_s(const struct bw_expo_dev *d) { return d->tune ? d->tune->probe_s : NAN; }
-
 static void solo_times(struct bw_prom *p, const struct bw_expo_dev *d, int n)
 {
 	char l[BW_PROM_LABELS], size[16];
 	int i, op, c;
 
-	bw_prom_family(p, "blkwise_solo_service_seconds", BW_PROM_GAUGE,
-		       "S1: mean service time of a request alone on the device, per op and size "
-		       "class (size_bytes: the class's upper bound).");
 	for (i = 0; i < n; i++) {
 		for (op = 0; op < BW_NR_OPS; op++) {
 			for (c = 0; c < BW_SIZE_CLASSES; c++) {
@@ -423,9 +332,6 @@ static void state_sources(struct bw_prom *p, const struct bw_expo_dev *d, int n)
 	char l[BW_PROM_LABELS];
 	int i;
 
-	bw_prom_family(p, "blkwise_device_state", BW_PROM_INFO,
-		       "Where the device's S1 and class come from: stored (the state directory, "
-		       "learned before), live, or none.");
 	for (i = 0; i < n; i++) {
 		bw_prom_labels(l, sizeof(l), "device", dev_name(&d[i]), "s1_source",
 			       d[i].s1_source ? d[i].s1_source : "none", "class_source",
@@ -440,8 +346,6 @@ static void classes(struct bw_prom *p, const struct bw_expo_dev *d, int n)
 	char l[BW_PROM_LABELS];
 	int i, k;
 
-	bw_prom_family(p, "blkwise_device_class", BW_PROM_GAUGE,
-		       "The device's class from its effective parallelism: 1 for the current one.");
 	for (i = 0; i < n; i++) {
 		for (k = 0; k < 3; k++) {
 			bw_prom_labels(l, sizeof(l), "device", dev_name(&d[i]), "class",
@@ -449,8 +353,13 @@ static void classes(struct bw_prom *p, const struct bw_expo_dev *d, int n)
 			bw_prom_u64(p, "blkwise_device_class", l, d[i].cls == all[k]);
 		}
 	}
-	bw_prom_family(p, "blkwise_device_scheduler", BW_PROM_GAUGE,
-		       "The device's active I/O scheduler.");
+}
+
+static void schedulers(struct bw_prom *p, const struct bw_expo_dev *d, int n)
+{
+	char l[BW_PROM_LABELS];
+	int i;
+
 	for (i = 0; i < n; i++) {
 		if (!d[i].sched[0])
 			continue;
@@ -466,8 +375,6 @@ static void tune_decisions(struct bw_prom *p, const struct bw_expo_dev *d, int n
 	char l[BW_PROM_LABELS];
 	int i, a;
 
-	bw_prom_family(p, "blkwise_tune_decisions", BW_PROM_COUNTER,
-		       "Tuner decisions by action (export --tune).");
 	for (i = 0; i < n; i++) {
 		for (a = 1; d[i].tune && a < 6; a++) {
 			bw_prom_labels(l, sizeof(l), "device", dev_name(&d[i]), "action", names[a],
@@ -477,92 +384,57 @@ static void tune_decisions(struct bw_prom *p, const struct bw_expo_dev *d, int n
 	}
 }
 
-/*
- * The per-device families, in the page's order, each declared once: one
- * number per device (get), one per device and op (field), or families of
- * their own (write).
- */
-struct dev_family {
-	const char *name;
-	enum bw_prom_type t;
-	const char *help;
-	double (*get)(const struct bw_expo_dev *);
-	int field;		/* enum op_field + 1; 0: not per op */
-	void (*write)(struct bw_prom *p, const struct bw_expo_dev *d, int n);
-};
+/* The series of a figure of a shape of its own (figures.h). */
+static void special(struct bw_prom *p, const struct bw_figure *r, const struct bw_expo_dev *d,
+		    int n)
+{
+	switch (r->special) {
+	case BW_SP_INFO:
+		device_info(p, d, n);
+		break;
+	case BW_SP_HIST_SERVICE:
+	case BW_SP_HIST_QUEUE:
+	case BW_SP_SEG_HIST:
+		hist_family(p, r, d, n);
+		break;
+	case BW_SP_SOLO:
+		solo_times(p, d, n);
+		break;
+	case BW_SP_CLASS:
+		classes(p, d, n);
+		break;
+	case BW_SP_SCHED:
+		schedulers(p, d, n);
+		break;
+	case BW_SP_STATE:
+		state_sources(p, d, n);
+		break;
+	case BW_SP_TUNE_ACTIONS:
+		tune_decisions(p, d, n);
+		break;
+	default:
+		break;
+	}
+}
 
-#define OPS(nm, f, h) { .name = nm, .t = BW_PROM_COUNTER, .help = h, .field = (f) + 1 }
-#define SERIES(nm, ty, h, g) { .name = nm, .t = ty, .help = h, .get = g }
-#define WRITE(w) { .write = w }
-
-static const struct dev_family dev_families[] = {
-	WRITE(device_info),
-	OPS("blkwise_requests", F_IOS,
-	    "Completed requests, as /proc/diskstats counts them (writes include "
-	    "blkwise_fsync_writes)."),
-	SERIES("blkwise_fsync_writes", BW_PROM_COUNTER,
-	       "Empty flush writes (an fsync's): completed as writes, never issued, so "
-	       "with no service time.", get_fsync),
-	OPS("blkwise_bytes", F_BYTES, "Bytes of completed requests."),
-	OPS("blkwise_errors", F_ERRORS, "Requests completed with an error."),
-	OPS("blkwise_requeues", F_REQUEUES, "Requests requeued."),
-	OPS("blkwise_merges", F_MERGES,
-	    "Bio and request merges the block layer traces (diskstats also counts "
-	    "multi-range discard merges)."),
-	WRITE(histograms),
-	SERIES("blkwise_device_busy_seconds", BW_PROM_COUNTER,
-	       "Time with at least one request in flight (the light tier: the kernel's "
-	       "io_ticks, kept in whole jiffies).", get_busy),
-	SERIES("blkwise_dispatch_stall_seconds", BW_PROM_COUNTER,
-	       "Time with requests waiting to be dispatched (inserted or requeued, not "
-	       "issued) while fewer than the device's largest observed depth were in flight.",
-	       get_stall_s),
-	SERIES("blkwise_dispatch_stalls", BW_PROM_COUNTER,
-	       "Dispatch stall episodes begun (see blkwise_dispatch_stall_seconds).", get_stalls),
-	SERIES("blkwise_inflight_requests", BW_PROM_GAUGE,
-	       "Requests dispatched and not completed.", get_inflight),
-	SERIES("blkwise_depth_mean", BW_PROM_GAUGE,
-	       "Mean requests in flight while busy, over the last interval (the light "
-	       "tier: the last exact slice's sample).", get_depth),
-	SERIES("blkwise_effective_parallelism", BW_PROM_GAUGE,
-	       "P_eff over the last interval (the light tier: the last exact slice's "
-	       "sample): solo-equivalent work per busy second; absent while undetermined.",
-	       get_peff),
-	SERIES("blkwise_solo_work_seconds", BW_PROM_COUNTER,
-	       "Sum of S1 over completed requests whose S1 is known.", get_work),
-	SERIES("blkwise_solo_known_requests", BW_PROM_COUNTER,
-	       "Completed requests whose S1 is known.", get_known),
-	WRITE(solo_times),
-	WRITE(classes),
-	WRITE(state_sources),
-	SERIES("blkwise_bfq_slice_idle_seconds", BW_PROM_GAUGE,
-	       "BFQ's slice_idle_us, in seconds.", get_idle),
-	SERIES("blkwise_lost_completions", BW_PROM_COUNTER,
-	       "Requests whose completion was never seen.", get_lost),
-	SERIES("blkwise_unmatched_completions", BW_PROM_COUNTER,
-	       "Completions whose dispatch was not seen (issued before attach).", get_unmatched),
-	SERIES("blkwise_tune_enabled", BW_PROM_GAUGE,
-	       "1 when the device is being tuned (export --tune).", get_tuned),
-	WRITE(tune_decisions),
-	SERIES("blkwise_tune_probes", BW_PROM_COUNTER,
-	       "Probes of another idling setting (export --tune).", get_probes),
-	SERIES("blkwise_tune_probe_seconds", BW_PROM_COUNTER,
-	       "Time spent probing (export --tune).", get_probe_s),
-};
-
+/* The per-device families, in the table's order (figures.c). */
 static void devices(struct bw_prom *p, const struct bw_expo_dev *d, int n)
 {
-	const struct dev_family *f;
-	unsigned int i;
+	size_t i;
 
-	for (i = 0; i < sizeof(dev_families) / sizeof(dev_families[0]); i++) {
-		f = &dev_families[i];
-		if (f->write)
-			f->write(p, d, n);
-		else if (f->field)
-			op_counter(p, d, n, f->name, f->field - 1, f->help);
+	for (i = 0; i < bw_nfigures; i++) {
+		const struct bw_figure *r = &bw_figures[i];
+
+		/* blkwise_device_present: with the exporter's own figures (presence()). */
+		if (!r->prom || r->special == BW_SP_PRESENT)
+			continue;
+		bw_prom_family(p, r->prom, r->ptype, r->help);
+		if (r->cum)
+			dev_series(p, r, d, n);
+		else if (r->op_off)
+			op_counter(p, r, d, n);
 		else
-			dev_series(p, d, n, f->name, f->t, f->help, f->get);
+			special(p, r, d, n);
 	}
 }
 
@@ -657,12 +529,11 @@ static void bio_cache(struct bw_prom *p, const struct bw_bc_snap *b)
 
 static void presence(struct bw_prom *p, const struct bw_expo_self *s)
 {
+	const struct bw_figure *r = bw_fig_special(BW_SP_PRESENT);
 	char l[BW_PROM_LABELS];
 	int i;
 
-	bw_prom_family(p, "blkwise_device_present", BW_PROM_GAUGE,
-		       "1 while the device is there; 0 once it went (detached, removed), its "
-		       "other series left out until a device of that name returns.");
+	bw_prom_family(p, r->prom, r->ptype, r->help);
 	for (i = 0; i < s->npresence; i++) {
 		bw_prom_labels(l, sizeof(l), "device", s->presence[i].device, NULL);
 		bw_prom_u64(p, "blkwise_device_present", l, s->presence[i].present);

@@ -865,6 +865,39 @@ __u64 bw_watch_slices(struct bw_watch *w)
 	return w->x_next_ns > now ? w->x_next_ns - now : 0;
 }
 
+/*
+ * Device s's interval from base to cur (secs long) into iv, with all the
+ * watch knows of it: the store's S1, its identity and, on the light tier,
+ * the last exact slice's figures.
+ */
+static void interval_of(const struct bw_watch *w, const struct bw_watch_dev *s,
+			const struct bw_snap *base, const struct bw_snap *cur, __s64 now,
+			struct bw_interval *iv)
+{
+	double secs = (cur->ts_ns - base->ts_ns) / 1e9;
+
+	bw_interval_compute(bw_snap_find(base, s->dev), bw_snap_find(cur, s->dev), secs,
+			    &bw_peff_default, s->has_stored ? &s->stored : NULL, now, iv);
+	iv->gone = s->row == BW_ROW_GONE;
+	iv->merges_diskstats = iv->gone ? -1 : s->ds_merges;
+	iv->identity = iv->gone || !s->info.id[0] ? NULL : s->info.id;
+	iv->identity_note = iv->gone ? NULL : bw_id_note(s->info.id_kind);
+	iv->slaves = iv->gone ? NULL : s->info.slaves;
+	iv->holders = iv->gone ? NULL : s->info.holders;
+	iv->bio_based = s->info.bio_based;
+	if (iv->bio_based)	/* bios have no physical segments counted */
+		iv->seg_per_rq = NAN;
+	if (iv->light && s->x_at_ns)
+		bw_interval_sampled(iv, &s->xiv, (cur->ts_ns - s->x_at_ns) / 1e9,
+				    exact_share(w, cur->ts_ns));
+}
+
+void bw_watch_interval(const struct bw_watch *w, const struct bw_watch_dev *s,
+		       const struct bw_snap *since, struct bw_interval *iv)
+{
+	interval_of(w, s, since, &w->prev, time(NULL), iv);
+}
+
 int bw_watch_sample(struct bw_watch *w)
 {
 	struct bw_snap cur = {};
@@ -883,22 +916,9 @@ int bw_watch_sample(struct bw_watch *w)
 
 		if (!s || s->row == BW_ROW_HIDE)
 			continue;
-		bw_interval_compute(bw_snap_find(&w->prev, d->dev), d, w->secs, &bw_peff_default,
-				    s->has_stored ? &s->stored : NULL, now, &s->iv);
-		s->iv.gone = s->row == BW_ROW_GONE;
-		s->iv.merges_diskstats = s->iv.gone ? -1 : s->ds_merges;
-		s->iv.identity = s->iv.gone || !s->info.id[0] ? NULL : s->info.id;
-		s->iv.identity_note = s->iv.gone ? NULL : bw_id_note(s->info.id_kind);
-		s->iv.slaves = s->iv.gone ? NULL : s->info.slaves;
-		s->iv.holders = s->iv.gone ? NULL : s->info.holders;
-		s->iv.bio_based = s->info.bio_based;
-		if (s->iv.bio_based)	/* bios have no physical segments counted */
-			s->iv.seg_per_rq = NAN;
+		interval_of(w, s, &w->prev, &cur, now, &s->iv);
 		s->inflight = d->inflight;
-		if (s->iv.light && s->x_at_ns)
-			bw_interval_sampled(&s->iv, &s->xiv, (cur.ts_ns - s->x_at_ns) / 1e9,
-					    exact_share(w, cur.ts_ns));
-		else if (!s->iv.light)
+		if (!s->iv.light)
 			learn_class(s, s->iv.p_eff, w->secs);
 	}
 	if (w->o->core.streams)

@@ -149,6 +149,13 @@ int bw_watch_bio_cache(const struct bw_watch *w, struct bw_bc_snap *s);
  */
 int bw_watch_sample(struct bw_watch *w);
 /*
+ * Device s's interval from since (a snapshot of this watch, kept by the
+ * caller: export's spans -i however often it samples) to the last sample,
+ * computed as the watch's own (store, identity, exact slices).
+ */
+void bw_watch_interval(const struct bw_watch *w, const struct bw_watch_dev *s,
+		       const struct bw_snap *since, struct bw_interval *iv);
+/*
  * Starts, samples or ends an exact slice when one is due; ns until the
  * next is due (UINT64_MAX: never).  The caller's wait calls it again then.
  */
