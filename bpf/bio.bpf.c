@@ -30,6 +30,9 @@
  *   below it (the driver, and for a stacked device its members); busy time,
  *   depth, solo service and so P_eff follow from it as for a disk.  There is
  *   no queue time: nothing queues above the driver.
+ * - With export --cgroups, each final completion also goes to its
+ *   (device, op, cgroup) series in the cgroups object's maps (bpf/cgio.bpf.h,
+ *   the loader hands them over), owned by the bio's blkg read at queue.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -39,6 +42,8 @@
 #include "flight.h"
 #include "devmaps.bpf.h"
 #include "util.bpf.h"
+#include "rq.bpf.h"
+#include "cgio.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -47,6 +52,7 @@ const volatile bool bio_arg_second = false;	/* pre-5.11 block_bio_queue(q, bio) 
 const volatile bool filter_on = false;
 const volatile __u32 max_slots = 16;
 const volatile bool have_fetch = true;		/* 5.12+ (bpf/flight.h) */
+const volatile bool cg_on = false;		/* export --cgroups: the series of bpf/cgio.bpf.h */
 
 /* Written by user space. */
 __u64 epoch;
@@ -62,6 +68,7 @@ struct bw_bio_state {
 	__u32 op;
 	__u32 bytes;
 	__u32 pad;
+	__u64 cgroup;		/* its blkg's, with cg_on */
 };
 
 BW_DEV_MAPS(0);
@@ -153,6 +160,7 @@ static __noinline void on_bio_queue(struct bio *bio, struct gendisk *disk)
 	struct bw_dev_shared *sh;
 	struct bw_dev_pcpu *pc;
 	__u64 key = (__u64)bio;
+	__u32 root;
 
 	if (!bio || !disk)
 		return;
@@ -162,6 +170,8 @@ static __noinline void on_bio_queue(struct bio *bio, struct gendisk *disk)
 	st.ts = bpf_ktime_get_ns();
 	st.op = bw_op_of(BPF_CORE_READ(bio, bi_opf));
 	st.bytes = BPF_CORE_READ(bio, bi_iter.bi_size);
+	if (cg_on)
+		st.cgroup = bw_bio_owner(bio, &root);
 	old = bpf_map_lookup_elem(&bios, &key);
 	if (old) {
 		/* The bio's previous life never reached complete for us. */
@@ -178,6 +188,18 @@ static __noinline void on_bio_queue(struct bio *bio, struct gendisk *disk)
 	pc = bpf_map_lookup_elem(&pcpu, &st.slot);
 	if (sh && pc)
 		bw_flight_enter(sh, pc, st.ts, key, epoch, BW_D_INC, have_fetch, false);
+}
+
+/* export --cgroups: the bio's series (bpf/cgio.bpf.h), as a request's there. */
+static __always_inline void count_cgroup(const struct bw_bio_state *st, __u32 dev, __u64 svc)
+{
+	struct bw_cg_key k = { .dev = dev, .op = st->op, .cgroup = st->cgroup };
+	struct bw_cg_val *val = bw_cg_series(&k);
+
+	if (!val)
+		return;
+	val->bytes += st->bytes;
+	bw_cg_final(val, svc, true);
 }
 
 static __always_inline void on_bio_complete(struct bio *bio)
@@ -210,6 +232,8 @@ static __always_inline void on_bio_complete(struct bio *bio)
 	cls = bw_count_class(os, st.bytes);
 	if (solo)
 		bw_count_solo(os, cls, svc);
+	if (cg_on && sh)
+		count_cgroup(&st, sh->dev, svc);
 }
 
 SEC("tp_btf/block_bio_queue")

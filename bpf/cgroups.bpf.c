@@ -27,6 +27,10 @@
  *   clock read here, as in the light tier (bpf/light.bpf.c); a completion
  *   without the stamp (a queue that keeps no statistics) is counted, and
  *   has no service time.  A partial completion adds its bytes only.
+ * - Bio-based devices (zram, dm, md) have no requests: the bio object
+ *   (bpf/bio.bpf.c), which pairs their bios' queue and completion, adds
+ *   each final one to the same series, owned by the bio's blkg at queue
+ *   and timed from queue to completion as its device figures are.
  * - One per-CPU hash entry per (device, op, cgroup), allocated at its
  *   first completion (no preallocation: only series that do I/O take
  *   memory), its histogram already at the exporter's resolution
@@ -41,8 +45,8 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "core.h"
-#include "cgroups.h"
 #include "rq.bpf.h"
+#include "cgio.bpf.h"
 #include "qdev.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -50,50 +54,7 @@ char LICENSE[] SEC("license") = "GPL";
 /* Set by the loader before load. */
 const volatile bool rq_arg_second = false;	/* pre-5.11 (q, rq) prototypes */
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 4096);	/* the loader sets it */
-	__type(key, struct bw_cg_key);
-	__type(value, struct bw_cg_val);
-} cgio SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct bw_cg_count);
-} cgcount SEC(".maps");
-
-/* A new series' first value, zeroed (too big for the stack). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct bw_cg_val);
-} cgzero SEC(".maps");
-
 #define RQV_C (BW_RQV_Q | BW_RQV_QID | BW_RQV_IOSTART | BW_RQV_FLAGS | BW_RQV_LEN | BW_RQV_OWNER)
-
-/* The series of k, made at its first completion; NULL (counted) when the map is full. */
-static __always_inline struct bw_cg_val *series(const struct bw_cg_key *k)
-{
-	struct bw_cg_val *v = bpf_map_lookup_elem(&cgio, k), *zero;
-	struct bw_cg_count *cc;
-	__u32 z = 0;
-
-	if (v)
-		return v;
-	zero = bpf_map_lookup_elem(&cgzero, &z);
-	if (!zero)
-		return NULL;
-	if (bpf_map_update_elem(&cgio, k, zero, BPF_NOEXIST)) {
-		cc = bpf_map_lookup_elem(&cgcount, &z);
-		if (cc)
-			cc->no_room++;
-	}
-	return bpf_map_lookup_elem(&cgio, k);
-}
 
 static __always_inline void on_complete(struct request *rq, const struct bw_rqv *v,
 					__u32 nr_bytes)
@@ -101,7 +62,6 @@ static __always_inline void on_complete(struct request *rq, const struct bw_rqv 
 	struct bw_cg_val *val;
 	struct bw_cg_key k;
 	__u64 now, d2c;
-	__u32 b;
 
 	k.dev = bw_qdev_of(v->q, v->qid, rq, NULL);
 	if (!k.dev)
@@ -118,23 +78,16 @@ static __always_inline void on_complete(struct request *rq, const struct bw_rqv 
 	    !bw_empty_flush_write(rq, v, true, nr_bytes))
 		return;
 	k.cgroup = v->owner;
-	val = series(&k);
+	val = bw_cg_series(&k);
 	if (!val)
 		return;
 	val->bytes += nr_bytes;
 	if (nr_bytes < v->data_len)	/* partial: the request stays in flight */
 		return;
-	val->ios++;
-	if (!v->io_start_ns)	/* no stamp (an empty flush write never has one) */
-		return;
-	now = bpf_ktime_get_ns();
+	/* No stamp (an empty flush write never has one): counted, not timed. */
+	now = v->io_start_ns ? bpf_ktime_get_ns() : 0;
 	d2c = now > v->io_start_ns ? now - v->io_start_ns : 0;
-	val->timed++;
-	val->d2c_ns += d2c;
-	b = bw_expo_bucket(d2c >> BW_LAT_SHIFT);
-	barrier_var(b);
-	if (b <= BW_EXPO_LAT_BOUNDS)
-		val->hist[b]++;
+	bw_cg_final(val, d2c, v->io_start_ns);
 }
 
 static __always_inline void complete_args(struct request *rq, const struct bw_rqv *v, __u64 *ctx)

@@ -210,4 +210,44 @@ test_md_raid0() {
 	run_stacked "$top" "$a" "$b"
 }
 
+# export --cgroups on a bio-based device: no requests, so the bio object
+# counts each bio into the cgroups' series, owned by the bio's blkg.
+# Direct I/O from two cgroups on zram0: each cgroup's requests and bytes
+# equal its fio's exactly, the histogram counts every one of them, and
+# promtool finds nothing to report on the page.
+test_zram_cgroups() {
+	local mnt a b port m fa fb
+	bw_require fio jq curl promtool || return 0
+	mnt=$(cg_io_mount)
+	[ -n "$mnt" ] || { bw_skip "no hierarchy with the io controller (cgroup v2 io, or v1 blkio)"; return 0; }
+	zram_setup || return 0
+	[ "$mnt" != "$(cg_mount)" ] || cg_enable io || { fail "enabling io for the root's children"; return; }
+	cg_make a cgza "$mnt" && cg_make b cgzb "$mnt" || { fail "mkdir cgroup"; return; }
+	port=$(bw_free_port)
+	bw_bg_start "$BW_TMP/z.out" "serving" "$BW_BIN" export --listen 127.0.0.1:"$port" \
+		--no-state -d zram0 --cgroups || { fail "export start"; return; }
+	CG_MOUNT=$mnt cg_run "$a" fio --output-format=json --output="$BW_TMP/fa.json" --name=a \
+		--filename=/dev/zram0 --direct=1 --rw=randwrite --bs=4k --ioengine=psync --size=64M \
+		--io_size=8M >/dev/null
+	CG_MOUNT=$mnt cg_run "$b" fio --output-format=json --output="$BW_TMP/fb.json" --name=b \
+		--filename=/dev/zram0 --direct=1 --rw=randread --bs=64k --ioengine=libaio --iodepth=4 \
+		--size=64M --io_size=16M >/dev/null
+	fa=$(jq '.jobs[0].write.total_ios' "$BW_TMP/fa.json")
+	fb=$(jq '.jobs[0].read.total_ios' "$BW_TMP/fb.json")
+	m=$BW_TMP/z.txt
+	sleep 1.2	# one sample after the last completion (-i 1)
+	curl -s "http://127.0.0.1:$port/metrics" >"$m"
+	echo "  zram0: $a fio $fa writes, exported $(cg_metric "$m" blkwise_cgroup_requests_total "$a" write);" \
+		"$b fio $fb reads, exported $(cg_metric "$m" blkwise_cgroup_requests_total "$b" read)"
+	assertEquals "$a: requests = fio's" "$fa" "$(cg_metric "$m" blkwise_cgroup_requests_total "$a" write)"
+	assertEquals "$a: bytes = fio's" $((fa * 4096)) "$(cg_metric "$m" blkwise_cgroup_bytes_total "$a" write)"
+	assertEquals "$b: requests = fio's" "$fb" "$(cg_metric "$m" blkwise_cgroup_requests_total "$b" read)"
+	assertEquals "$b: bytes = fio's" $((fb * 65536)) "$(cg_metric "$m" blkwise_cgroup_bytes_total "$b" read)"
+	assertEquals "$b: every request in the histogram" "$fb" \
+		"$(cg_metric "$m" blkwise_cgroup_service_seconds_count "$b" read)"
+	assertTrue "the series are zram0's" "grep -q 'blkwise_cgroup_requests_total{device=\"zram0\",cgroup=\"$a\"' $m"
+	promtool check metrics <"$m" >"$BW_TMP/lint" 2>&1
+	assertEquals "promtool check metrics: nothing to report: $(head -3 "$BW_TMP/lint")" "" "$(cat "$BW_TMP/lint")"
+}
+
 . shunit2

@@ -40,7 +40,8 @@ static int list_bio_disks(const struct bw_core_opts *o, __u32 *out, int max)
  * A failure is an error when a bio-based device was named with -d; when
  * every device is watched it is a warning, and the others are still watched.
  */
-int bw_bio_open(struct bw_bio **out, const struct bw_core_opts *o, const struct bw_load_env *env)
+int bw_bio_open(struct bw_bio **out, const struct bw_core_opts *o, const struct bw_load_env *env,
+		const struct bw_cg_fds *cg)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = o->btf_path);
 	void (*say)(const char *fmt, ...) = o->nr_watch ? bw_err : bw_warn;
@@ -87,7 +88,12 @@ int bw_bio_open(struct bw_bio **out, const struct bw_core_opts *o, const struct 
 		err = -ENOMEM;
 		goto fail;
 	}
-	err = bpf_map__set_max_entries(b->skel->maps.shared, b->max_slots);
+	/* export --cgroups: the bios' series go into the cgroups object's maps. */
+	b->skel->rodata->cg_on = cg != NULL;
+	err = cg ? bpf_map__reuse_fd(b->skel->maps.cgio, cg->cgio) ?:
+		   bpf_map__reuse_fd(b->skel->maps.cgcount, cg->cgcount) :
+		   bpf_map__set_max_entries(b->skel->maps.cgio, 1);
+	err = err ?: bpf_map__set_max_entries(b->skel->maps.shared, b->max_slots);
 	err = err ?: bpf_map__set_max_entries(b->skel->maps.pcpu, b->max_slots);
 	err = err ?: bpf_map__set_max_entries(b->skel->maps.dev2slot, b->max_slots);
 	if (err) {

@@ -64,6 +64,12 @@ fail:
 	return err < 0 ? err : -EINVAL;
 }
 
+void bw_cgio_fds(const struct bw_cgio *c, struct bw_cg_fds *fds)
+{
+	fds->cgio = bpf_map__fd(c->skel->maps.cgio);
+	fds->cgcount = bpf_map__fd(c->skel->maps.cgcount);
+}
+
 void bw_cgio_close(struct bw_cgio *c)
 {
 	if (!c)

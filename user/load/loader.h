@@ -112,7 +112,13 @@ void bw_core_print_memory(const struct bw_core *c, struct bpf_object *const *oth
 
 /* bio.c: bpf/bio.bpf.c.  *out stays NULL when there is no bio-based device to watch. */
 struct bw_bio;
-int bw_bio_open(struct bw_bio **out, const struct bw_core_opts *o, const struct bw_load_env *env);
+/* The cgroups object's series maps, which the bio object counts into too (export --cgroups). */
+struct bw_cg_fds {
+	int cgio, cgcount;
+};
+/* cg: the cgroups object's maps, NULL without --cgroups. */
+int bw_bio_open(struct bw_bio **out, const struct bw_core_opts *o, const struct bw_load_env *env,
+		const struct bw_cg_fds *cg);
 void bw_bio_close(struct bw_bio *b);
 struct bpf_object *bw_bio_obj(const struct bw_bio *b);
 __u32 bw_bio_slots(const struct bw_bio *b);
@@ -146,6 +152,8 @@ struct bw_cg_series {
 struct bw_cgio;
 int bw_cgio_open(struct bw_cgio **out, const struct bw_core_opts *o,
 		 const struct bw_load_env *env);
+/* Its series maps, for the bio object's bio-based devices. */
+void bw_cgio_fds(const struct bw_cgio *c, struct bw_cg_fds *fds);
 void bw_cgio_close(struct bw_cgio *c);
 struct bpf_object *bw_cgio_obj(const struct bw_cgio *c);
 /* Up to max series; how many. */

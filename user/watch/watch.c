@@ -192,10 +192,17 @@ static int open_others(struct bw_watch *w)
 {
 	const struct bw_core_opts *o = &w->o->core;
 	const struct bw_load_env *env = bw_core_env(w->core);
+	struct bw_cg_fds cg;
 	struct utsname u;
 	int err;
 
-	err = bw_bio_open(&w->bio, o, env);
+	/* The cgroups object first: the bio object counts into its maps. */
+	err = o->cgroups ? bw_cgio_open(&w->cg, o, env) : 0;
+	if (err)
+		return err;
+	if (w->cg)
+		bw_cgio_fds(w->cg, &cg);
+	err = bw_bio_open(&w->bio, o, env, w->cg ? &cg : NULL);
 	if (err)
 		return err;
 	if (o->streams && !env->have_fetch) {
@@ -205,9 +212,6 @@ static int open_others(struct bw_watch *w)
 		return -EOPNOTSUPP;
 	}
 	err = o->streams ? bw_streams_open(&w->st, o, env) : 0;
-	if (err)
-		return err;
-	err = o->cgroups ? bw_cgio_open(&w->cg, o, env) : 0;
 	if (err)
 		return err;
 	w->cg_paths.io = true;
