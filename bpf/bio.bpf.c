@@ -209,7 +209,7 @@ static __always_inline void on_bio_complete(struct bio *bio)
 	struct bw_dev_pcpu *pc;
 	struct bw_op_pcpu *os;
 	__u64 key = (__u64)bio, now, svc;
-	__u32 cls;
+	__u32 cls, op;
 	bool solo;
 	int error;
 
@@ -224,9 +224,15 @@ static __always_inline void on_bio_complete(struct bio *bio)
 	solo = leave(&st, key, now, &sh, &pc);
 	/* Read before the op's bound is checked: 6.1's verifier loses it across the call. */
 	error = BPF_CORE_READ(bio, bi_status);
-	if (!pc || st.op >= BW_NR_OPS)
+	/*
+	 * The op in a register of its own, checked and used there: read again
+	 * from st on the stack, 6.1's verifier knows no bound for it.
+	 */
+	op = st.op;
+	barrier_var(op);
+	if (!pc || op >= BW_NR_OPS)
 		return;
-	os = &pc->op[st.op];
+	os = &pc->op[op];
 	svc = now > st.ts ? now - st.ts : 0;
 	bw_count_io(os, error, st.bytes, svc, true);
 	cls = bw_count_class(os, st.bytes);
