@@ -43,13 +43,13 @@ RATES = {
 }
 # busy_pct: busy time over the span, compared as busy seconds.
 BUSY = {"busy_pct"}
-# Times and ratios of sums: each side reads its own clock at the same
-# tracepoints (two programs on one event run one after the other), so they
-# differ by the programs' own run time: within 3%, or 0.5 us.
-NEAR = {
-    "svc_mean_ms", "queue_mean_ms", "total_mean_ms", "depth_mean_busy",
-    "p_eff", "solo_svc_ms", "seg_per_rq", "kb_per_rq",
-}
+# Times: each side reads its own clock at the same tracepoints (two
+# programs on one event run one after the other), so they differ by the
+# programs' own run time, up to 0.7 us a program on the slower machines of
+# this kind (record's Q program: 636 ns): within 3%, or 1 us.
+TIMES = {"svc_mean_ms", "queue_mean_ms", "total_mean_ms", "solo_svc_ms"}
+# Ratios of sums: within 3%, or 0.0005.
+NEAR = {"depth_mean_busy", "p_eff", "seg_per_rq", "kb_per_rq"}
 # Dispatch stalls: a sum over episodes, each timed by each side's programs
 # at its two ends, so the sides differ by up to a program's run time per
 # episode (seen: 0.3 us an episode over 25,000 episodes, 3.1% of the
@@ -104,6 +104,8 @@ def main():
             ok = near(a * an_span, s * st_span, 0.5, 0.005 * (an_span + st_span))
         elif key in BUSY:
             ok = near(a * an_span, s * st_span, 3, 0.01)
+        elif key in TIMES:
+            ok = near(a, s, 3, 0.001)
         elif key in NEAR:
             ok = near(a, s, 3, 0.0005)
         elif key in STALL:
