@@ -131,6 +131,27 @@ BW_INLINE __u32 bw_count_final(struct bw_op_pcpu *os, int error, __u32 nr_bytes,
 	return bw_count_class(os, nr_bytes);
 }
 
+/*
+ * A requeue, and a bio or request merge, for the op of the request's (or
+ * the bio's) flags, as diskstats files them; an op blkwise does not know
+ * is not counted.  The core, the light tier and the replay count them so.
+ */
+BW_INLINE void bw_count_requeue(struct bw_dev_pcpu *pc, __u32 cmd_flags)
+{
+	__u32 op = bw_op_of(cmd_flags);
+
+	if (op < BW_NR_OPS)
+		pc->op[op].requeues++;
+}
+
+BW_INLINE void bw_count_merge(struct bw_dev_pcpu *pc, __u32 cmd_flags)
+{
+	__u32 op = bw_op_of(cmd_flags);
+
+	if (op < BW_NR_OPS)
+		pc->op[op].merges++;
+}
+
 #undef BW_INLINE
 
 #endif /* BLKWISE_COMPLETE_H */

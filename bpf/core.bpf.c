@@ -270,13 +270,11 @@ static __always_inline void on_requeue(struct request *rq, const struct bw_rqv *
 	struct bw_rq_state *st;
 	struct bw_dev_shared *sh;
 	struct bw_dev_pcpu *pc;
-	__u32 slot, op;
+	__u32 slot;
 
 	if (!dev_of(rq, v, &slot, &sh, &pc, fetch))
 		return;
-	op = bw_op_of(v->flags);
-	if (op < BW_NR_OPS)
-		pc->op[op].requeues++;
+	bw_count_requeue(pc, v->flags);
 	st = bw_rq_find(v->rqk);
 	if (!st || st->d <= BW_RQ_D_LOST) {
 		pc->unmatched++;
@@ -297,12 +295,10 @@ static __always_inline void on_requeue(struct request *rq, const struct bw_rqv *
 
 static __always_inline void count_merge(__u32 slot, __u32 cmd_flags)
 {
-	struct bw_dev_pcpu *pc;
-	__u32 op = bw_op_of(cmd_flags);
+	struct bw_dev_pcpu *pc = bpf_map_lookup_elem(&pcpu, &slot);
 
-	pc = bpf_map_lookup_elem(&pcpu, &slot);
-	if (pc && op < BW_NR_OPS)
-		pc->op[op].merges++;
+	if (pc)
+		bw_count_merge(pc, cmd_flags);
 }
 
 static __always_inline void on_rq_merge(struct request *rq, const struct bw_rqv *v, __u64 *ctx,

@@ -190,23 +190,22 @@ static __always_inline void on_requeue(struct request *rq, const struct bw_rqv *
 				       const bool fetch)
 {
 	struct bw_dev_pcpu *pc;
-	__u32 slot, op = bw_op_of(v->flags);
+	__u32 slot;
 
 	pc = pcpu_of(v->qk, rq, &slot, fetch);
-	if (pc && op < BW_NR_OPS)
-		pc->op[op].requeues++;
+	if (pc)
+		bw_count_requeue(pc, v->flags);
 }
 
 static __always_inline void count_merge(__u32 slot, __u32 cmd_flags)
 {
 	struct bw_dev_pcpu *pc;
-	__u32 op = bw_op_of(cmd_flags);
 
 	if (slot == BW_SLOT_NONE)
 		return;
 	pc = bpf_map_lookup_elem(&pcpu, &slot);
-	if (pc && op < BW_NR_OPS)
-		pc->op[op].merges++;
+	if (pc)
+		bw_count_merge(pc, cmd_flags);
 }
 
 static __always_inline void on_rq_merge(struct request *rq, const struct bw_rqv *v, __u64 *ctx,

@@ -76,11 +76,29 @@ static void test_partial_and_solo(void)
 	CHECK(os.class_ios[cls] == 1, "the class counted once");
 }
 
+/* Requeues and merges go to the op of the flags, as diskstats files them. */
+static void test_requeue_and_merge(void)
+{
+	static struct bw_dev_pcpu pc;
+
+	bw_count_requeue(&pc, 1);			/* REQ_OP_WRITE */
+	bw_count_requeue(&pc, BW_REQ_OP_PASSTHROUGH + 2);	/* DRV_IN */
+	bw_count_merge(&pc, 0);				/* REQ_OP_READ */
+	bw_count_merge(&pc, BW_REQ_OP_DISCARD);
+	bw_count_merge(&pc, BW_REQ_OP_DISCARD | 0x800);	/* a flag above the op */
+	CHECK(pc.op[BW_OP_WRITE].requeues == 1 && pc.op[BW_OP_PASSTHROUGH].requeues == 1 &&
+	      pc.op[BW_OP_READ].requeues == 0, "requeues by op");
+	CHECK(pc.op[BW_OP_READ].merges == 1 && pc.op[BW_OP_DISCARD].merges == 2 &&
+	      pc.op[BW_OP_WRITE].merges == 0, "merges by op");
+	CHECK(pc.op[BW_OP_WRITE].ios == 0 && pc.op[BW_OP_DISCARD].ios == 0,
+	      "neither is a completion");
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
 		UNIT(test_final_completion), UNIT(test_issue_stamp_before_allocation),
-		UNIT(test_partial_and_solo),
+		UNIT(test_partial_and_solo), UNIT(test_requeue_and_merge),
 	};
 
 	return unit_run("complete", tests, sizeof(tests) / sizeof(tests[0]));

@@ -903,7 +903,7 @@ static void merged(struct bw_replay *rp, struct bw_replay_dev *d, const struct b
 	struct rp_rq *e, *front;
 	__u64 sb = by_sector(ev);
 
-	d->acc.op[bw_op_of(ev->flags)].merges++;
+	bw_count_merge(&d->acc, ev->flags);
 	if (ev->type == BW_EV_RQ_MERGE) {
 		e = req_of(rp, ev, 0, false);
 		if (e && e->stream)
@@ -939,7 +939,7 @@ static void merged(struct bw_replay *rp, struct bw_replay_dev *d, const struct b
 
 static void requeue(struct bw_replay_dev *d, struct rp_rq *e, const struct bw_trec *ev)
 {
-	d->acc.op[bw_op_of(ev->flags)].requeues++;
+	bw_count_requeue(&d->acc, ev->flags);
 	if (!e || !e->issued) {
 		d->acc.unmatched++;
 		return;
