@@ -555,9 +555,9 @@ static void text_summary(const struct bw_replay *rp, const struct bw_tsource *sr
 	for (i = 0; i < n; i++)
 		printf("%-10s merges %llu, requeues %llu, errors %llu, completions whose issue "
 		       "was not seen %llu, issues whose completion was not seen %llu\n", d[i].name,
-		       (unsigned long long)d[i].total.merges,
-		       (unsigned long long)d[i].total.requeues,
-		       (unsigned long long)d[i].total.errors,
+		       (unsigned long long)d[i].total.sum.merges,
+		       (unsigned long long)d[i].total.sum.requeues,
+		       (unsigned long long)d[i].total.sum.errors,
 		       (unsigned long long)d[i].total.unmatched,
 		       (unsigned long long)d[i].total.lost);
 	printf("\nSeek distance from the previous issue's end (sectors)\n");

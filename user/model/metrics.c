@@ -253,10 +253,7 @@ void bw_interval_compute(const struct bw_snap_dev *prev, const struct bw_snap_de
 	q2c = all.q2c_ns;
 	seg = all.segments;
 	bytes = all.bytes;
-	o->errors = all.errors + d[BW_OP_PASSTHROUGH].errors;
-	o->merges = all.merges;
 	o->merges_diskstats = -1;
-	o->requeues = all.requeues + d[BW_OP_PASSTHROUGH].requeues;
 	o->q_ios = all.q_ios;
 	o->unmatched = cur->unmatched;
 	o->untracked = cur->untracked;
@@ -299,8 +296,6 @@ void bw_interval_compute(const struct bw_snap_dev *prev, const struct bw_snap_de
 	o->segments = seg;
 	memcpy(o->hist_seg, all.hist_seg, sizeof(o->hist_seg));
 	o->kb_per_rq = ratio(bytes / 1024.0, n);
-	o->merges_per_s = ratio(all.merges, secs);
-	o->requeues_per_s = ratio(all.requeues, secs);
 	compute_stall(prev, cur, dbusy, o);
 	compute_peff(cur, d, dbusy, o->depth_busy, pp, stored, now_unix, o);
 }
@@ -383,7 +378,7 @@ bool bw_interval_active(const struct bw_interval *iv)
 	for (op = 0; op < BW_NR_OPS; op++)
 		if (iv->ios[op] || iv->bytes[op])
 			return true;
-	return iv->busy_pct > 0 || iv->requeues || iv->merges;
+	return iv->busy_pct > 0 || iv->sum.requeues || iv->sum.merges;
 }
 
 void bw_vio_interval(const struct bw_vio_stats *prev, const struct bw_vio_stats *cur,

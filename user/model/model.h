@@ -85,8 +85,11 @@ struct bw_interval {
 	double secs;
 	__u64 ios[BW_NR_OPS];
 	__u64 bytes[BW_NR_OPS];
-	__u64 errors, merges, requeues, q_ios;
-	/* Every op's figures summed, passthrough included: figures.h's counters of every op. */
+	__u64 q_ios;
+	/*
+	 * Every op's figures summed, passthrough included: errors, merges,
+	 * requeues and figures.h's other counters of every op.
+	 */
 	struct bw_op_stats sum;
 	__s64 merges_diskstats;	/* diskstats' merges over the interval (set by the caller), or -1 */
 	__u64 svc_hist_samples, queue_hist_samples;	/* histogram totals */
@@ -105,7 +108,6 @@ struct bw_interval {
 	double seg_per_rq, kb_per_rq;
 	__u64 segments;		/* physical segments of the interval's requests */
 	__u64 hist_seg[BW_SEG_BUCKETS];	/* requests by segment count (bpf/hist.h) */
-	double merges_per_s, requeues_per_s;
 	bool virtio;		/* stat --virtio: the four below are shown */
 	__s64 vio_indirect, vio_direct;	/* ring buffers added by kind, -1: not known */
 	__s64 vio_descs;	/* their descriptors (in indirect tables or the ring), -1 */
