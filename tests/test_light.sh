@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The light tier (bpf/light.bpf.c, the default of stat) against the kernel's
-# own records: its counts against /proc/diskstats and fio, its D2C mean,
+# own records: its counts against /proc/diskstats and fio (short by no
+# more than the completions the kernel never hands to BPF), its D2C mean,
 # p50 and p99 against ftrace's block_rq_issue -> block_rq_complete per
 # request (tests/ftrace_d2c.py pairs them; its percentiles are read through
 # blkwise's histogram geometry so only the stamps are compared), and its
@@ -84,7 +85,9 @@ lt_check() {
 	echo "  $name: diskstats $LT_DS reads, fio $LT_FIO, blkwise (light) $seen" \
 		"($(lt_field .unmatched_total) unmatched, timing $(lt_field .timing_source))," \
 		"ftrace $(jq .completes <<<"$LT_ORACLE") completions, $(jq .requests <<<"$LT_ORACLE") paired"
-	assertEquals "$name: reads = diskstats" "$LT_DS" "$seen"
+	# Some kernels never hand a completion to any BPF program (docs/design.md,
+	# "Lost completions"): seen + in flight <= diskstats, short by <= 0.5%.
+	bw_expect_count "$name: reads vs diskstats" "$LT_DS" "$seen" "$(bw_missed "$LT_OUT" "$LT_DEV")"
 	assertEquals "$name: fio's reads = diskstats" "$LT_DS" "$LT_FIO"
 	assertEquals "$name: tier" '"light"' "$(lt_field .tier)"
 	assertEquals "$name: timing source" '"stamp"' "$(lt_field .timing_source)"
@@ -138,8 +141,9 @@ test_fallback_without_stamps() {
 	un=$(jq -s --arg d "$dev" '[.[].devices[] | select(.device == $d)] | last | .unmatched_total' "$out")
 	echo "  fallback: fio $(jq -s '[.[].jobs[0].read.total_ios] | add' "$BW_TMP"/fb1.fio.json "$BW_TMP"/fb2.fio.json)" \
 		"reads, $seen timed by the issue program, $un counted apart before it was attached"
-	assertEquals "every read timed or counted apart" \
-		"$(jq -s '[.[].jobs[0].read.total_ios] | add' "$BW_TMP"/fb1.fio.json "$BW_TMP"/fb2.fio.json)" "$((seen + un))"
+	bw_expect_count "every read timed or counted apart" \
+		"$(jq -s '[.[].jobs[0].read.total_ios] | add' "$BW_TMP"/fb1.fio.json "$BW_TMP"/fb2.fio.json)" \
+		"$((seen + un))" "$(bw_missed "$out" "$dev")"
 	assertTrue "the second run timed: $seen >= fio's $(jq .jobs[0].read.total_ios "$BW_TMP"/fb2.fio.json)" \
 		"[ $seen -ge $(jq .jobs[0].read.total_ios "$BW_TMP"/fb2.fio.json) ]"
 }

@@ -84,8 +84,11 @@ test_counts_and_percentiles_vs_stat() {
 # (tests/agree.py says how each figure is compared and why).  Nothing
 # reaches the device between the three starts or the three stops
 # (diskstats unchanged), so all saw the same requests.
+# ag_bad FILE: agree.py's disagreeing lines, joined, for a failure's message.
+ag_bad() { grep -E 'DISAGREE|not in analyze|not classed' "$1" | sed 's/^ *//' | paste -sd';'; }
+
 test_stat_and_analyze_agree() {
-	local dev mnt trace ex li an pre post s0 ds_w
+	local dev mnt trace ex li an pre post s0 ds_w rc
 	bw_require fio jq python3 mkfs.ext4 fstrim || return 0
 	bw_loop dev 256 shm --direct-io=on || { fail "loop device"; return; }
 	echo mq-deadline >/sys/block/"$dev"/queue/scheduler
@@ -142,11 +145,15 @@ test_stat_and_analyze_agree() {
 	jq -c --arg d "$dev" '.devices[] | select(.device == $d)' "$li" >"$li.dev"
 	ds_w=$(bw_diskstat_delta "$s0" "$pre" 5)
 	echo "  exact tier vs analyze of the recording:"
-	python3 "$BW_ROOT/tests/agree.py" "$ex.dev" "$(jq .interval_s "$ex")" "$an" "$dev"
-	assertEquals "every figure of the exact tier as analyze gives it" 0 $?
+	python3 "$BW_ROOT/tests/agree.py" "$ex.dev" "$(jq .interval_s "$ex")" "$an" "$dev" >"$an.ex"
+	rc=$?
+	assertEquals "every figure of the exact tier as analyze gives it ($(ag_bad "$an.ex"))" 0 "$rc"
+	cat "$an.ex"
 	echo "  light tier's counts vs analyze:"
-	python3 "$BW_ROOT/tests/agree.py" "$li.dev" "$(jq .interval_s "$li")" "$an" "$dev" --counts-only
-	assertEquals "every count of the light tier as analyze gives it" 0 $?
+	python3 "$BW_ROOT/tests/agree.py" "$li.dev" "$(jq .interval_s "$li")" "$an" "$dev" --counts-only >"$an.li"
+	rc=$?
+	assertEquals "every count of the light tier as analyze gives it ($(ag_bad "$an.li"))" 0 "$rc"
+	cat "$an.li"
 	# The figures compared carry the workload, as the kernel counted it.
 	# (diskstats may count a few more: completions BPF never ran for, which
 	# neither watcher nor the recording saw, at their rate: bw_expect_count.)

@@ -54,8 +54,12 @@ test_streams_two_cgroups() {
 	db=$(st_max "$out" ".cgroup == \"$b\"" depth_mean)
 	echo "  $a: fio $fa, stream $ios_a ios, depth up to $da (max $ma);" \
 		"$b: fio $fb, stream $ios_b ios, depth up to $db (max $mb)"
-	assertEquals "$a's requests = fio's" "$fa" "$ios_a"
-	assertEquals "$b's requests = fio's" "$fb" "$ios_b"
+	# Short only by completions the kernel never handed to BPF, which the
+	# device counts (docs/design.md, "Lost completions").
+	bw_expect_count "$a's and $b's requests vs fio's" "$((fa + fb))" "$((ios_a + ios_b))" \
+		"$(bw_missed "$out" "$dev")"
+	assertTrue "neither stream above its fio ($ios_a <= $fa, $ios_b <= $fb)" \
+		"[ $ios_a -le $fa ] && [ $ios_b -le $fb ]"
 	assertEquals "$b (psync) never has two in flight" 1 "$mb"
 	assertTrue "$a (iodepth 16) has several in flight (max $ma)" "[ $ma -ge 4 ]"
 	assertTrue "$a deeper than $b on average ($da vs $db)" \
