@@ -27,8 +27,8 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(dir $(VMLI
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUT)/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
-# The layers (docs/design.md, "Source layout"): cmd/ over export/, analyze/ and
-# watch/, over load/, over sys/ and model/.  model/ is pure logic: no BPF, no
+# The layers (docs/design.md, "Source layout"): cmd/ over export/ and analyze/,
+# over tune/, over watch/, over load/, over sys/ and model/.  model/ is pure logic: no BPF, no
 # syscalls beyond stdio; unit-tested without root.
 PURE_SRCS := $(wildcard user/model/*.c)
 USER_SRCS := $(wildcard user/*/*.c)

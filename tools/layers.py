@@ -5,9 +5,10 @@
 
 Each folder of user/ is a layer and may use only the folders below it:
 
-  cmd      -> export analyze watch load sys model
-  export   -> watch load sys model
+  cmd      -> export analyze tune watch load sys model
+  export   -> tune watch load sys model
   analyze  -> sys model
+  tune     -> watch load sys model
   watch    -> load sys model
   load     -> sys model
   sys      -> model
@@ -34,9 +35,10 @@ import subprocess
 import sys
 
 MAY_USE = {
-    "cmd": {"export", "analyze", "watch", "load", "sys", "model"},
-    "export": {"watch", "load", "sys", "model"},
+    "cmd": {"export", "analyze", "tune", "watch", "load", "sys", "model"},
+    "export": {"tune", "watch", "load", "sys", "model"},
     "analyze": {"sys", "model"},
+    "tune": {"watch", "load", "sys", "model"},
     "watch": {"load", "sys", "model"},
     "load": {"sys", "model"},
     "sys": {"model"},

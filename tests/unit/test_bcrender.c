@@ -33,7 +33,7 @@ static void fill(void)
 static char *render_all(const struct bw_bc_snap *b)
 {
 	struct bw_expo_self self = { .version = "v", .commit = "c", .libbpf = "l",
-				     .attach = "tp_btf", .bio_cache = b };
+				     .attach = "tp_btf", .biocache = b };
 	struct bw_prom p = {};
 	struct bw_json j;
 	char *buf = NULL;

@@ -22,16 +22,16 @@ struct phase {
 };
 
 struct sim {
-	struct bw_tune_cfg cfg;
-	struct bw_tune_state st;
+	struct bw_policy_cfg cfg;
+	struct bw_policy_state st;
 	double t;
 	__u32 setting, strict;
 	double strict_on;		/* when strict_guarantees last went on */
 	double idle_on;			/* when idling last went on (from 0) */
-	int n[BW_TUNE_NR_ACTIONS];	/* decisions by action */
+	int n[BW_POLICY_NR_ACTIONS];	/* decisions by action */
 	double last_set_t[64];
 	int nsets;
-	struct bw_tune_decision last;
+	struct bw_policy_decision last;
 	char repair_why[512];	/* the first repair's */
 	bool any;
 };
@@ -39,14 +39,14 @@ struct sim {
 static void sim_init(struct sim *s, __u32 setting)
 {
 	memset(s, 0, sizeof(*s));
-	s->cfg = bw_tune_cfg_default;
+	s->cfg = bw_policy_cfg_default;
 	s->setting = setting;
-	bw_tune_init(&s->st, setting);
+	bw_policy_init(&s->st, setting);
 }
 
-static struct bw_tune_obs obs_of(const struct phase *p, __u32 idle)
+static struct bw_policy_obs obs_of(const struct phase *p, __u32 idle)
 {
-	struct bw_tune_obs o = {
+	struct bw_policy_obs o = {
 		.secs = TICK, .bytes = p->mbps * 1048576 * TICK, .busy_s = TICK,
 		.p_eff = p->p_eff, .depth = p->depth, .s1_ms = 1.6, .s1_source = "live",
 		.cls = p->cls, .streams = p->streams, .sync_seq = p->sync_seq,
@@ -71,25 +71,25 @@ static void sim_run(struct sim *s, double secs,
 		    void (*fn)(const struct sim *s, __u32 setting, struct phase *p))
 {
 	double end = s->t + secs - 1e-9;
-	struct bw_tune_decision d;
+	struct bw_policy_decision d;
 	struct phase p;
 
 	while (s->t < end) {
-		struct bw_tune_obs o;
+		struct bw_policy_obs o;
 
 		s->t += TICK;
 		fn(s, s->setting, &p);
 		o = obs_of(&p, s->setting);
-		if (!bw_tune_step(&s->cfg, &s->st, &o, s->t, &d))
+		if (!bw_policy_step(&s->cfg, &s->st, &o, s->t, &d))
 			continue;
 		s->n[d.action]++;
 		s->last = d;
 		s->any = true;
-		if (d.action == BW_TUNE_REPAIR && !s->repair_why[0])
+		if (d.action == BW_POLICY_REPAIR && !s->repair_why[0])
 			snprintf(s->repair_why, sizeof(s->repair_why), "%s", d.why);
-		if (d.action == BW_TUNE_SET && s->nsets < 64)
+		if (d.action == BW_POLICY_SET && s->nsets < 64)
 			s->last_set_t[s->nsets++] = s->t;
-		if ((d.action == BW_TUNE_PROBE || d.action == BW_TUNE_REPAIR) && s->cfg.dry_run)
+		if ((d.action == BW_POLICY_PROBE || d.action == BW_POLICY_REPAIR) && s->cfg.dry_run)
 			continue;
 		if (!s->cfg.dry_run) {
 			if (d.after && !s->setting)
@@ -99,7 +99,7 @@ static void sim_run(struct sim *s, double secs,
 				s->strict_on = s->t;
 			s->strict = d.strict_after;
 		}
-		bw_tune_applied(&s->cfg, &s->st, s->setting, s->strict, s->t);
+		bw_policy_applied(&s->cfg, &s->st, s->setting, s->strict, s->t);
 	}
 }
 
@@ -127,15 +127,15 @@ static void test_probe_finds_deep(void)
 	sim_run(&s, 1.0, stripe);
 	CHECK(!s.any, "the first window only shows the workload");
 	sim_run(&s, 1.0, stripe);
-	CHECK(s.n[BW_TUNE_PROBE] == 1 && s.last.after == 0, "a steady one: a probe of 0");
+	CHECK(s.n[BW_POLICY_PROBE] == 1 && s.last.after == 0, "a steady one: a probe of 0");
 	sim_run(&s, 1.0, stripe);
-	CHECK(s.n[BW_TUNE_KEEP] == 1 && s.setting == 0, "kept 0 (setting %u)", s.setting);
+	CHECK(s.n[BW_POLICY_KEEP] == 1 && s.setting == 0, "kept 0 (setting %u)", s.setting);
 	CHECK(s.last.learned == BW_CLASS_DEEP, "the probe's P_eff says deep");
 	CHECK(strstr(s.last.why, "faster"), "why: %s", s.last.why);
 	sim_run(&s, 200, stripe);
-	CHECK(s.n[BW_TUNE_PROBE] == 1 && s.n[BW_TUNE_SET] == 0 && s.setting == 0,
-	      "steady: no second probe, no change (%d probes, %d sets)", s.n[BW_TUNE_PROBE],
-	      s.n[BW_TUNE_SET]);
+	CHECK(s.n[BW_POLICY_PROBE] == 1 && s.n[BW_POLICY_SET] == 0 && s.setting == 0,
+	      "steady: no second probe, no change (%d probes, %d sets)", s.n[BW_POLICY_PROBE],
+	      s.n[BW_POLICY_SET]);
 	CHECK(s.st.probe_cost_s > 0.5 && s.st.probe_cost_s < 1, "cost counted: %g s",
 	      s.st.probe_cost_s);
 }
@@ -146,7 +146,7 @@ static void test_probe_finds_shallow(void)
 
 	sim_init(&s, 8000);
 	sim_run(&s, 3.0, spindle);
-	CHECK(s.n[BW_TUNE_PROBE] == 1 && s.n[BW_TUNE_REPAIR] == 1 && !s.n[BW_TUNE_REVERT] &&
+	CHECK(s.n[BW_POLICY_PROBE] == 1 && s.n[BW_POLICY_REPAIR] == 1 && !s.n[BW_POLICY_REVERT] &&
 	      s.strict == 1 && s.setting == 20000,
 	      "probe of 0, then back to idling with strict_guarantees (%u us, strict %d)",
 	      s.setting, s.strict);
@@ -157,15 +157,15 @@ static void test_probe_finds_shallow(void)
 	CHECK(s.last.verdict_learned && s.last.verdict_us == 8000 && !s.last.verdict_strict,
 	      "the store learns that idling won (%u us)", s.last.verdict_us);
 	sim_run(&s, 5, spindle);
-	CHECK(s.n[BW_TUNE_KEEP] == 1 && s.strict == 1 && s.setting == 20000,
+	CHECK(s.n[BW_POLICY_KEEP] == 1 && s.strict == 1 && s.setting == 20000,
 	      "kept once BFQ idles at its rate before the probe: %s", s.last.why);
 	sim_run(&s, 250, spindle);
-	CHECK(s.n[BW_TUNE_PROBE] == 1, "rate limit: one probe in 250 s, got %d", s.n[BW_TUNE_PROBE]);
+	CHECK(s.n[BW_POLICY_PROBE] == 1, "rate limit: one probe in 250 s, got %d", s.n[BW_POLICY_PROBE]);
 	sim_run(&s, 60, spindle);
-	CHECK(s.n[BW_TUNE_PROBE] == 2 && s.n[BW_TUNE_REVERT] == 1 && s.n[BW_TUNE_REPAIR] == 1 &&
+	CHECK(s.n[BW_POLICY_PROBE] == 2 && s.n[BW_POLICY_REVERT] == 1 && s.n[BW_POLICY_REPAIR] == 1 &&
 	      s.setting == 20000 && s.strict == 1,
 	      "again after probe_every_s (%d probes), same verdict, strict kept (%u us)",
-	      s.n[BW_TUNE_PROBE], s.setting);
+	      s.n[BW_POLICY_PROBE], s.setting);
 }
 
 /* The workload changes: streams appear. */
@@ -190,15 +190,15 @@ static void test_workload_change_reprobes(void)
 
 	sim_init(&s, 8000);
 	sim_run(&s, 29, spindle_more);
-	CHECK(s.n[BW_TUNE_PROBE] == 1, "one probe for the first workload");
+	CHECK(s.n[BW_POLICY_PROBE] == 1, "one probe for the first workload");
 	sim_run(&s, 10, spindle_more);
-	CHECK(s.n[BW_TUNE_PROBE] == 2, "a second once streams changed, got %d",
-	      s.n[BW_TUNE_PROBE]);
+	CHECK(s.n[BW_POLICY_PROBE] == 2, "a second once streams changed, got %d",
+	      s.n[BW_POLICY_PROBE]);
 	sim_run(&s, 60, spindle_more);
-	CHECK(s.n[BW_TUNE_PROBE] == 2, "and no third on the same workload");
+	CHECK(s.n[BW_POLICY_PROBE] == 2, "and no third on the same workload");
 	sim_init(&s, 8000);
 	sim_run(&s, 20, spindle_blip);
-	CHECK(s.n[BW_TUNE_PROBE] == 1, "one odd window: no second probe, got %d", s.n[BW_TUNE_PROBE]);
+	CHECK(s.n[BW_POLICY_PROBE] == 1, "one odd window: no second probe, got %d", s.n[BW_POLICY_PROBE]);
 }
 
 static void known(const struct sim *s, __u32 idle, struct phase *p, enum bw_class_id cls,
@@ -235,7 +235,7 @@ static void test_class_rules(void)
 
 	sim_init(&s, 8000);
 	sim_run(&s, 1.0, deep_dev);
-	CHECK(s.n[BW_TUNE_SET] == 1 && s.setting == 0 && !s.n[BW_TUNE_PROBE],
+	CHECK(s.n[BW_POLICY_SET] == 1 && s.setting == 0 && !s.n[BW_POLICY_PROBE],
 	      "deep: 0 after one window, no probe");
 	sim_init(&s, 0);
 	sim_run(&s, 1.0, shallow_fast);
@@ -249,8 +249,8 @@ static void test_class_rules(void)
 	sim_init(&s, 0);
 	sim_run(&s, 1.0, shallow_2ms);
 	CHECK(s.setting == 6500, "think p90 2 ms: 3 x 2 + 0.5 ms, got %u", s.setting);
-	CHECK(bw_tune_idle_for(&s.cfg, 5.0) == 8000, "clamped at 8 ms");
-	CHECK(bw_tune_idle_for(&s.cfg, NAN) == 8000, "unknown think: the ceiling");
+	CHECK(bw_policy_idle_for(&s.cfg, 5.0) == 8000, "clamped at 8 ms");
+	CHECK(bw_policy_idle_for(&s.cfg, NAN) == 8000, "unknown think: the ceiling");
 	sim_init(&s, 0);
 	sim_run(&s, 5.0, shallow_slow);
 	CHECK(!s.any && s.setting == 0, "think beyond 8 ms: throughput leaves it");
@@ -286,17 +286,17 @@ static void test_verdict_outranks_class(void)
 
 	sim_init(&s, 8000);
 	sim_run(&s, 5, stripe_aligned);
-	CHECK(s.setting == 0 && s.n[BW_TUNE_KEEP] == 1, "the probe keeps 0 (setting %u)",
+	CHECK(s.setting == 0 && s.n[BW_POLICY_KEEP] == 1, "the probe keeps 0 (setting %u)",
 	      s.setting);
 	while (s.t < 700) {
 		sim_run(&s, 1, stripe_aligned);
 		at0 += s.setting == 0;
 		n++;
 	}
-	CHECK(s.n[BW_TUNE_SET] == 0, "the shallow class never overrules the measurement "
-	      "(%d sets, last: %s)", s.n[BW_TUNE_SET], s.last.why);
-	CHECK(s.n[BW_TUNE_PROBE] == 3, "measured again each time the verdict runs out: %d probes",
-	      s.n[BW_TUNE_PROBE]);
+	CHECK(s.n[BW_POLICY_SET] == 0, "the shallow class never overrules the measurement "
+	      "(%d sets, last: %s)", s.n[BW_POLICY_SET], s.last.why);
+	CHECK(s.n[BW_POLICY_PROBE] == 3, "measured again each time the verdict runs out: %d probes",
+	      s.n[BW_POLICY_PROBE]);
 	CHECK(at0 >= n - 4, "at 0 for %d of %d s", at0, n);
 }
 
@@ -320,12 +320,12 @@ static void test_phases_keep_the_verdict(void)
 
 	sim_init(&s, 8000);
 	sim_run(&s, 30, stripe_phased);
-	CHECK(s.setting == 0 && s.n[BW_TUNE_KEEP] == 1, "the probe keeps 0 (setting %u)",
+	CHECK(s.setting == 0 && s.n[BW_POLICY_KEEP] == 1, "the probe keeps 0 (setting %u)",
 	      s.setting);
 	sim_run(&s, 60, stripe_phased);
-	CHECK(s.n[BW_TUNE_SET] == 0 && s.setting == 0, "the readers back: the verdict on them "
+	CHECK(s.n[BW_POLICY_SET] == 0 && s.setting == 0, "the readers back: the verdict on them "
 	      "holds, the class rule waits for the workload to hold (%d sets, last: %s)",
-	      s.n[BW_TUNE_SET], s.last.why);
+	      s.n[BW_POLICY_SET], s.last.why);
 }
 
 /*
@@ -352,7 +352,7 @@ static void test_tie_keeps_the_clear_verdict(void)
 
 	sim_init(&s, 8000);
 	sim_run(&s, 5, stripe_slow_idle);
-	CHECK(s.setting == 0 && s.n[BW_TUNE_KEEP] == 1, "the probe keeps 0 (setting %u)",
+	CHECK(s.setting == 0 && s.n[BW_POLICY_KEEP] == 1, "the probe keeps 0 (setting %u)",
 	      s.setting);
 	while (s.t < 600) {
 		sim_run(&s, 1, stripe_slow_idle);
@@ -360,8 +360,8 @@ static void test_tie_keeps_the_clear_verdict(void)
 		n++;
 	}
 	CHECK(at0 >= n - 3, "a probe of idling that ties does not overturn 0, measured faster: "
-	      "at 0 for %d of %d s (%d probes, %d kept; last: %s)", at0, n, s.n[BW_TUNE_PROBE],
-	      s.n[BW_TUNE_KEEP], s.last.why);
+	      "at 0 for %d of %d s (%d probes, %d kept; last: %s)", at0, n, s.n[BW_POLICY_PROBE],
+	      s.n[BW_POLICY_KEEP], s.last.why);
 }
 
 /*
@@ -383,12 +383,12 @@ static void test_count_move_reprobes_at_dwell(void)
 
 	sim_init(&s, 8000);
 	sim_run(&s, 4, one_at_a_time);
-	CHECK(s.n[BW_TUNE_PROBE] == 1 && s.setting == 8000, "probe of 0, slower, back");
+	CHECK(s.n[BW_POLICY_PROBE] == 1 && s.setting == 8000, "probe of 0, slower, back");
 	sim_run(&s, 8, one_at_a_time);
-	CHECK(s.n[BW_TUNE_PROBE] == 1, "the readers' count moves with idling: no probe again "
-	      "within the dwell (%d probes)", s.n[BW_TUNE_PROBE]);
+	CHECK(s.n[BW_POLICY_PROBE] == 1, "the readers' count moves with idling: no probe again "
+	      "within the dwell (%d probes)", s.n[BW_POLICY_PROBE]);
 	sim_run(&s, 20, one_at_a_time);
-	CHECK(s.n[BW_TUNE_PROBE] == 2, "once past it (%d probes)", s.n[BW_TUNE_PROBE]);
+	CHECK(s.n[BW_POLICY_PROBE] == 2, "once past it (%d probes)", s.n[BW_POLICY_PROBE]);
 }
 
 static void test_dwell(void)
@@ -426,11 +426,11 @@ static void test_when_to_probe(void)
 	CHECK(!s.any, "one stream: idling cannot matter, nothing to do");
 	sim_init(&s, 8000);
 	sim_run(&s, 2.0, dead_zone);
-	CHECK(s.n[BW_TUNE_PROBE] == 1, "P_eff between the marks, class unknown: probe");
+	CHECK(s.n[BW_POLICY_PROBE] == 1, "P_eff between the marks, class unknown: probe");
 	sim_init(&s, 8000);
 	s.cfg.dry_run = true;
 	sim_run(&s, 30, stripe);
-	CHECK(s.n[BW_TUNE_PROBE] == 1 && s.st.phase == BW_PH_MEASURE && s.setting == 8000,
+	CHECK(s.n[BW_POLICY_PROBE] == 1 && s.st.phase == BW_PH_MEASURE && s.setting == 8000,
 	      "dry run: the probe is announced once and never run");
 }
 
@@ -462,26 +462,26 @@ static void test_verdict_outranks_class_on_more_streams(void)
 
 	sim_init(&s, 8000);
 	sim_run(&s, 5, stripe_seen);
-	CHECK(s.setting == 0 && s.n[BW_TUNE_KEEP] == 1, "the probe keeps 0 (setting %u)",
+	CHECK(s.setting == 0 && s.n[BW_POLICY_KEEP] == 1, "the probe keeps 0 (setting %u)",
 	      s.setting);
 	while (s.t < 120) {
 		sim_run(&s, 1, stripe_seen);
 		at0 += s.setting == 0;
 		n++;
 	}
-	CHECK(!s.n[BW_TUNE_SET], "no set: the class's 4000 is measured, not applied (%d sets, "
-	      "last: %s)", s.n[BW_TUNE_SET], s.last.why);
-	CHECK(s.n[BW_TUNE_PROBE] == 2 && s.n[BW_TUNE_REVERT] == 1,
+	CHECK(!s.n[BW_POLICY_SET], "no set: the class's 4000 is measured, not applied (%d sets, "
+	      "last: %s)", s.n[BW_POLICY_SET], s.last.why);
+	CHECK(s.n[BW_POLICY_PROBE] == 2 && s.n[BW_POLICY_REVERT] == 1,
 	      "one probe of idling once the four streams show, back to 0 (%d probes, %d reverts)",
-	      s.n[BW_TUNE_PROBE], s.n[BW_TUNE_REVERT]);
+	      s.n[BW_POLICY_PROBE], s.n[BW_POLICY_REVERT]);
 	CHECK(at0 >= n - 2, "at 0 for %d of %d s", at0, n);
 	/* A count that keeps moving: 3 or 4 readers seen, by turns of 2.5 s. */
 	sim_init(&s, 8000);
 	sim_run(&s, 5, stripe_seen);
 	sim_run(&s, 115, stripe_seen_moving);
-	CHECK(s.n[BW_TUNE_PROBE] <= 1 + 115 / 10 + 1, "at most one probe per dwell: %d in 120 s",
-	      s.n[BW_TUNE_PROBE]);
-	CHECK(!s.n[BW_TUNE_SET], "and never the class's setting (%d sets)", s.n[BW_TUNE_SET]);
+	CHECK(s.n[BW_POLICY_PROBE] <= 1 + 115 / 10 + 1, "at most one probe per dwell: %d in 120 s",
+	      s.n[BW_POLICY_PROBE]);
+	CHECK(!s.n[BW_POLICY_SET], "and never the class's setting (%d sets)", s.n[BW_POLICY_SET]);
 }
 
 /* stripe_aligned, shallow by its class (stored) from the start. */
@@ -504,70 +504,70 @@ static void test_stored_verdict(void)
 
 	sim_init(&s, 8000);
 	sim_run(&s, 5, stripe_aligned);
-	CHECK(s.n[BW_TUNE_KEEP] == 1 && s.last.verdict_learned && s.last.verdict_us == 0,
+	CHECK(s.n[BW_POLICY_KEEP] == 1 && s.last.verdict_learned && s.last.verdict_us == 0,
 	      "a probe that kept 0 tells the store 0 (learned %d, %u us)", s.last.verdict_learned,
 	      s.last.verdict_us);
 	gain = s.last.verdict_gain;
 	CHECK(gain > 0.6 && gain < 0.7, "by its gain: %g", gain);
 	sim_init(&s, 8000);
 	sim_run(&s, 2.5, spindle);
-	CHECK(s.n[BW_TUNE_REPAIR] == 1 && s.last.verdict_learned && s.last.verdict_us == 8000,
+	CHECK(s.n[BW_POLICY_REPAIR] == 1 && s.last.verdict_learned && s.last.verdict_us == 8000,
 	      "a probe that went back to idling tells the store 8000 (%u us)", s.last.verdict_us);
 	CHECK(s.last.verdict_gain > 1.6 && s.last.verdict_gain < 1.7,
 	      "the winner's gain over the loser: %g", s.last.verdict_gain);
 	/* The stripe, its class stored shallow, its verdict stored 0: 0 before any window. */
 	sim_init(&s, 8000);
-	bw_tune_seed_verdict(&s.st, 0, 0, gain, 600);
-	CHECK(bw_tune_start(&s.cfg, &s.st, BW_CLASS_SHALLOW, true, true, &s.last) &&
-	      s.last.action == BW_TUNE_SET && s.last.after == 0, "0 at start");
+	bw_policy_seed_verdict(&s.st, 0, 0, gain, 600);
+	CHECK(bw_policy_start(&s.cfg, &s.st, BW_CLASS_SHALLOW, true, true, &s.last) &&
+	      s.last.action == BW_POLICY_SET && s.last.after == 0, "0 at start");
 	CHECK(strstr(s.last.why, "the stored verdict for this device: 0 us won by 67%") &&
 	      strstr(s.last.why, "10 min before this run"), "why: %s", s.last.why);
 	s.setting = 0;
-	bw_tune_applied(&s.cfg, &s.st, 0, 0, 0);
+	bw_policy_applied(&s.cfg, &s.st, 0, 0, 0);
 	sim_run(&s, 1.0, stripe_aligned_stored);
 	CHECK(!s.any && s.setting == 0 && s.st.verdict_stored,
 	      "the first window takes the verdict: nothing more (setting %u)", s.setting);
 	sim_run(&s, 290, stripe_aligned_stored);
-	CHECK(!s.n[BW_TUNE_SET] && !s.n[BW_TUNE_PROBE] && s.setting == 0,
-	      "the shallow class does not overrule it (%d sets, %d probes)", s.n[BW_TUNE_SET],
-	      s.n[BW_TUNE_PROBE]);
+	CHECK(!s.n[BW_POLICY_SET] && !s.n[BW_POLICY_PROBE] && s.setting == 0,
+	      "the shallow class does not overrule it (%d sets, %d probes)", s.n[BW_POLICY_SET],
+	      s.n[BW_POLICY_PROBE]);
 	sim_run(&s, 20, stripe_aligned_stored);
-	CHECK(s.n[BW_TUNE_PROBE] == 1 && s.n[BW_TUNE_REVERT] == 1 && s.setting == 0,
+	CHECK(s.n[BW_POLICY_PROBE] == 1 && s.n[BW_POLICY_REVERT] == 1 && s.setting == 0,
 	      "measured again when it runs out, and confirmed (%d probes, setting %u)",
-	      s.n[BW_TUNE_PROBE], s.setting);
+	      s.n[BW_POLICY_PROBE], s.setting);
 	/* The spindle, its class unknown, its verdict stored 8000: never probed. */
 	for (us = 0; us <= 8000; us += 8000) {
 		sim_init(&s, 8000);
 		if (us)
-			bw_tune_seed_verdict(&s.st, us, 0, 1.65, 60);
+			bw_policy_seed_verdict(&s.st, us, 0, 1.65, 60);
 		sim_run(&s, 60, spindle);
-		CHECK(us ? !s.n[BW_TUNE_PROBE] && !s.any : s.n[BW_TUNE_PROBE] == 1,
+		CHECK(us ? !s.n[BW_POLICY_PROBE] && !s.any : s.n[BW_POLICY_PROBE] == 1,
 		      "%s: %d probes", us ? "verdict 8000 stored" : "none stored",
-		      s.n[BW_TUNE_PROBE]);
+		      s.n[BW_POLICY_PROBE]);
 		CHECK(s.setting == (us ? 8000 : 20000) && s.strict == !us,
 		      "idling kept (%u us, strict_guarantees %d)", s.setting, s.strict);
 	}
 	/* A stored verdict waits for the workload it is about: one stream is not it. */
 	sim_init(&s, 8000);
-	bw_tune_seed_verdict(&s.st, 0, 0, 0.6, 60);
+	bw_policy_seed_verdict(&s.st, 0, 0, 0.6, 60);
 	sim_run(&s, 20, lone);
 	CHECK(!s.any && s.st.has_stored, "one stream: nothing done, the verdict kept for later");
 	sim_run(&s, 2.0, stripe_aligned_stored);
 	CHECK(s.setting == 0, "four streams, held two windows: taken (setting %u)", s.setting);
 	/* 8000 stored, or the latency policy: nothing at start. */
 	sim_init(&s, 8000);
-	bw_tune_seed_verdict(&s.st, 8000, 0, 1.65, 60);
-	CHECK(!bw_tune_start(&s.cfg, &s.st, BW_CLASS_UNKNOWN, false, true, &s.last), "8000: no start");
+	bw_policy_seed_verdict(&s.st, 8000, 0, 1.65, 60);
+	CHECK(!bw_policy_start(&s.cfg, &s.st, BW_CLASS_UNKNOWN, false, true, &s.last), "8000: no start");
 	sim_init(&s, 8000);
 	s.cfg.policy = BW_POLICY_LATENCY;
-	bw_tune_seed_verdict(&s.st, 0, 0, 0.6, 60);
-	CHECK(!bw_tune_start(&s.cfg, &s.st, BW_CLASS_UNKNOWN, false, true, &s.last), "latency: no start");
+	bw_policy_seed_verdict(&s.st, 0, 0, 0.6, 60);
+	CHECK(!bw_policy_start(&s.cfg, &s.st, BW_CLASS_UNKNOWN, false, true, &s.last), "latency: no start");
 	/* The latency policy decides by latency: a throughput verdict is not its. */
 	sim_init(&s, 8000);
 	s.cfg.policy = BW_POLICY_LATENCY;
-	bw_tune_seed_verdict(&s.st, 8000, 0, 1.65, 60);
+	bw_policy_seed_verdict(&s.st, 8000, 0, 1.65, 60);
 	sim_run(&s, 5, spindle);
-	CHECK(s.n[BW_TUNE_PROBE] == 1 && !s.last.verdict_learned,
+	CHECK(s.n[BW_POLICY_PROBE] == 1 && !s.last.verdict_learned,
 	      "latency: probed, and nothing stored from it");
 }
 
@@ -601,33 +601,33 @@ static void test_ties_and_latency(void)
 	/* A probe of idling: the tie is not settled by P_eff measured while idling. */
 	sim_init(&s, 0);
 	sim_run(&s, 3.0, tie_from_zero);
-	CHECK(s.n[BW_TUNE_PROBE] == 1 && s.last.after == 0 && s.setting == 0 &&
+	CHECK(s.n[BW_POLICY_PROBE] == 1 && s.last.after == 0 && s.setting == 0 &&
 	      strstr(s.last.why, "(-2%, a tie): going back"),
 	      "a probe of idling tied: back to 0 (%s)", s.last.why);
 
 	sim_init(&s, 8000);
 	sim_run(&s, 3.0, tie);
-	CHECK(s.n[BW_TUNE_REVERT] == 1 && s.setting == 8000, "throughput: a tie goes back");
+	CHECK(s.n[BW_POLICY_REVERT] == 1 && s.setting == 8000, "throughput: a tie goes back");
 	sim_init(&s, 8000);
 	s.cfg.policy = BW_POLICY_LATENCY;
 	sim_run(&s, 3.0, tie);
-	CHECK(s.n[BW_TUNE_KEEP] == 1 && s.setting == 0, "latency: a tie keeps 0");
+	CHECK(s.n[BW_POLICY_KEEP] == 1 && s.setting == 0, "latency: a tie keeps 0");
 }
 
 static void test_start(void)
 {
-	struct bw_tune_decision d;
+	struct bw_policy_decision d;
 	struct sim s;
 
 	sim_init(&s, 8000);
-	CHECK(bw_tune_start(&s.cfg, &s.st, BW_CLASS_DEEP, true, true, &d) && d.action == BW_TUNE_SET &&
+	CHECK(bw_policy_start(&s.cfg, &s.st, BW_CLASS_DEEP, true, true, &d) && d.action == BW_POLICY_SET &&
 	      d.after == 0 && strstr(d.why, "stored"), "known deep: 0 at once");
 	sim_init(&s, 0);
-	CHECK(!bw_tune_start(&s.cfg, &s.st, BW_CLASS_DEEP, true, true, &d), "already 0: nothing");
+	CHECK(!bw_policy_start(&s.cfg, &s.st, BW_CLASS_DEEP, true, true, &d), "already 0: nothing");
 	sim_init(&s, 8000);
-	CHECK(!bw_tune_start(&s.cfg, &s.st, BW_CLASS_SHALLOW, true, true, &d),
+	CHECK(!bw_policy_start(&s.cfg, &s.st, BW_CLASS_SHALLOW, true, true, &d),
 	      "shallow: waits for the streams' think time");
-	CHECK(!bw_tune_start(&s.cfg, &s.st, BW_CLASS_UNKNOWN, false, true, &d), "unknown: nothing");
+	CHECK(!bw_policy_start(&s.cfg, &s.st, BW_CLASS_UNKNOWN, false, true, &d), "unknown: nothing");
 }
 
 /*
@@ -684,13 +684,13 @@ static void test_repair_retried(void)
 	sim_init(&s, 8000);
 	s.st.last_probe = 0;
 	sim_run(&s, 40, collapsing_long_dip);
-	CHECK(s.n[BW_TUNE_REPAIR] == 1 && s.n[BW_TUNE_REVERT] == 1 && !s.strict &&
+	CHECK(s.n[BW_POLICY_REPAIR] == 1 && s.n[BW_POLICY_REVERT] == 1 && !s.strict &&
 	      s.setting == 8000, "no window of the first trial won in 20 s: back, to 8000 "
 	      "(%u us, %s)", s.setting, s.last.why);
 	sim_run(&s, 40, collapsing_long_dip);
-	CHECK(s.n[BW_TUNE_REPAIR] == 2 && s.n[BW_TUNE_KEEP] == 1 && s.strict == 1,
+	CHECK(s.n[BW_POLICY_REPAIR] == 2 && s.n[BW_POLICY_KEEP] == 1 && s.strict == 1,
 	      "BFQ still not idling: tried once more, kept (%d repairs, %s)",
-	      s.n[BW_TUNE_REPAIR], s.last.why);
+	      s.n[BW_POLICY_REPAIR], s.last.why);
 }
 
 /* The dip after the switch lasts 14 s (seen once on the emulated spindle). */
@@ -738,25 +738,25 @@ static void test_repair_waits_out_the_dip(void)
 	sim_init(&s, 8000);
 	s.st.last_probe = 0;
 	sim_run(&s, 32, collapsing_dip14);
-	CHECK(s.n[BW_TUNE_REPAIR] == 1 && s.n[BW_TUNE_KEEP] == 1 && !s.n[BW_TUNE_REVERT] &&
+	CHECK(s.n[BW_POLICY_REPAIR] == 1 && s.n[BW_POLICY_KEEP] == 1 && !s.n[BW_POLICY_REVERT] &&
 	      s.strict == 1 && strstr(s.last.why, "17 s after the switch") &&
 	      strstr(s.last.why, "BFQ idles again, keeping it"),
 	      "measured window by window: kept at the first that wins (%s)", s.last.why);
 	sim_init(&s, 8000);
 	s.st.last_probe = 0;
 	sim_run(&s, 16, collapsing_dip_short);
-	CHECK(s.n[BW_TUNE_KEEP] == 1 && s.strict == 1 && strstr(s.last.why, "4 s after the switch"),
+	CHECK(s.n[BW_POLICY_KEEP] == 1 && s.strict == 1 && strstr(s.last.why, "4 s after the switch"),
 	      "BFQ idles again at once: kept at once (%s)", s.last.why);
 	sim_init(&s, 8000);
 	s.st.last_probe = 0;
 	sim_run(&s, 30, collapsing_noisy_dip);
-	CHECK(s.n[BW_TUNE_KEEP] == 1 && s.strict == 1 && strstr(s.last.why, "strict_guarantees 1: 101.0"),
+	CHECK(s.n[BW_POLICY_KEEP] == 1 && s.strict == 1 && strstr(s.last.why, "strict_guarantees 1: 101.0"),
 	      "a window of the dip above the collapsed rate is not BFQ idling again (%s)",
 	      s.last.why);
 	sim_init(&s, 8000);
 	s.st.last_probe = 0;
 	sim_run(&s, 40, collapsing_half_back);
-	CHECK(s.n[BW_TUNE_KEEP] == 1 && strstr(s.last.why, "20 s after the switch") &&
+	CHECK(s.n[BW_POLICY_KEEP] == 1 && strstr(s.last.why, "20 s after the switch") &&
 	      strstr(s.last.why, "faster, keeping it"),
 	      "faster but short of the idled rate: kept at the end, not said to idle (%s)",
 	      s.last.why);
@@ -769,19 +769,19 @@ static void test_collapse_repaired(void)
 	sim_init(&s, 8000);
 	s.st.last_probe = 0;	/* no probe of 0 in the way: the collapse alone */
 	sim_run(&s, 10, collapsing);
-	CHECK(!s.n[BW_TUNE_REPAIR] && !s.strict, "idling works: nothing to repair");
+	CHECK(!s.n[BW_POLICY_REPAIR] && !s.strict, "idling works: nothing to repair");
 	sim_run(&s, 3.05, collapsing);
-	CHECK(s.n[BW_TUNE_REPAIR] == 1 && s.strict == 1 && s.setting == 20000,
+	CHECK(s.n[BW_POLICY_REPAIR] == 1 && s.strict == 1 && s.setting == 20000,
 	      "two windows at depth 3.9, 101 -> 35 MB/s: strict_guarantees on, with 20 ms "
-	      "(%d repairs, %u us)", s.n[BW_TUNE_REPAIR], s.setting);
+	      "(%d repairs, %u us)", s.n[BW_POLICY_REPAIR], s.setting);
 	CHECK(strstr(s.repair_why, "BFQ stopped idling at slice_idle_us 8000: depth 1.00 -> 3.90, "
 		     "101 -> 35 MB/s; trying strict_guarantees 1 with slice_idle_us 20000"),
 	      "the evidence in one line: %s", s.repair_why);
 	sim_run(&s, 3.2, collapsing);
-	CHECK(!s.n[BW_TUNE_KEEP] && !s.n[BW_TUNE_REVERT] && s.strict == 1,
+	CHECK(!s.n[BW_POLICY_KEEP] && !s.n[BW_POLICY_REVERT] && s.strict == 1,
 	      "not judged in the dip after the switch");
 	sim_run(&s, 10, collapsing);
-	CHECK(s.n[BW_TUNE_KEEP] == 1 && s.strict == 1, "the trial, measured once BFQ could "
+	CHECK(s.n[BW_POLICY_KEEP] == 1 && s.strict == 1, "the trial, measured once BFQ could "
 	      "idle again: faster, kept (%s)", s.last.why);
 	CHECK(s.last.verdict_learned && s.last.verdict_us == 8000 && s.last.verdict_strict == 1 &&
 	      s.last.verdict_gain > 1.8 && s.last.verdict_gain < 2.0,
@@ -789,7 +789,7 @@ static void test_collapse_repaired(void)
 	      s.last.verdict_learned, s.last.verdict_us, s.last.verdict_strict,
 	      s.last.verdict_gain);
 	sim_run(&s, 200, collapsing);
-	CHECK(s.n[BW_TUNE_REPAIR] == 1 && !s.n[BW_TUNE_PROBE] && !s.n[BW_TUNE_SET] &&
+	CHECK(s.n[BW_POLICY_REPAIR] == 1 && !s.n[BW_POLICY_PROBE] && !s.n[BW_POLICY_SET] &&
 	      s.strict == 1 && s.setting == 20000,
 	      "then it holds: no second repair, no probe, no change (%u us)", s.setting);
 }
@@ -816,30 +816,30 @@ static void test_probe_damage_repaired(void)
 
 	sim_init(&s, 8000);
 	sim_run(&s, 3, probe_breaks_it);
-	CHECK(s.n[BW_TUNE_PROBE] == 1 && s.n[BW_TUNE_REPAIR] == 1 && !s.n[BW_TUNE_REVERT] &&
+	CHECK(s.n[BW_POLICY_PROBE] == 1 && s.n[BW_POLICY_REPAIR] == 1 && !s.n[BW_POLICY_REVERT] &&
 	      s.strict == 1 && s.setting == 20000, "spindle: probe of 0, slower, back to idling "
 	      "with strict_guarantees (%u us, strict %d)", s.setting, s.strict);
 	CHECK(strstr(s.repair_why, "probe of 0 us: 35.0 MB/s vs 101.0 MB/s at 8000 us (-65%, "
 		     "slower): going back to idling, with strict_guarantees 1"),
 	      "why: %s", s.repair_why);
 	sim_run(&s, 100, probe_breaks_it);
-	CHECK(s.n[BW_TUNE_KEEP] == 1 && s.strict == 1 && s.n[BW_TUNE_PROBE] == 1 &&
-	      s.n[BW_TUNE_REPAIR] == 1 && !s.st.probe_damage,
+	CHECK(s.n[BW_POLICY_KEEP] == 1 && s.strict == 1 && s.n[BW_POLICY_PROBE] == 1 &&
+	      s.n[BW_POLICY_REPAIR] == 1 && !s.st.probe_damage,
 	      "kept; no damage to see, no second probe over the kept trial (damage %d)",
 	      s.st.probe_damage);
 
 	s_flat = true;
 	sim_init(&s, 8000);
 	sim_run(&s, 8, probe_breaks_it);
-	CHECK(s.n[BW_TUNE_PROBE] == 1 && s.n[BW_TUNE_REVERT] == 1, "probe of 0, slower, back");
-	CHECK(s.n[BW_TUNE_REPAIR] == 1 && s.strict == 1 && s.st.probe_damage == 1,
+	CHECK(s.n[BW_POLICY_PROBE] == 1 && s.n[BW_POLICY_REVERT] == 1, "probe of 0, slower, back");
+	CHECK(s.n[BW_POLICY_REPAIR] == 1 && s.strict == 1 && s.st.probe_damage == 1,
 	      "BFQ did not idle again: repaired, counted (%d repairs, damage %d)",
-	      s.n[BW_TUNE_REPAIR], s.st.probe_damage);
+	      s.n[BW_POLICY_REPAIR], s.st.probe_damage);
 	CHECK(strstr(s.repair_why, "BFQ stopped idling at slice_idle_us 8000: depth 1.00 -> 3.90, "
 		     "101 -> 35 MB/s") && strstr(s.repair_why, "since the probe"),
 	      "against the window before the probe: %s", s.repair_why);
 	sim_run(&s, 100, probe_breaks_it);
-	CHECK(s.n[BW_TUNE_KEEP] == 1 && s.strict == 1 && s.n[BW_TUNE_PROBE] == 1,
+	CHECK(s.n[BW_POLICY_KEEP] == 1 && s.strict == 1 && s.n[BW_POLICY_PROBE] == 1,
 	      "kept; no second probe over the kept trial");
 	s_flat = false;
 }
@@ -851,27 +851,27 @@ static void test_collapse_never_strict_on_deep(void)
 	sim_init(&s, 8000);
 	s.st.last_probe = 0;
 	sim_run(&s, 30, collapsing_deep);
-	CHECK(!s.n[BW_TUNE_REPAIR] && !s.strict, "faster without idling, P_eff deep: no repair");
+	CHECK(!s.n[BW_POLICY_REPAIR] && !s.strict, "faster without idling, P_eff deep: no repair");
 	sim_init(&s, 8000);
 	s.st.last_probe = 0;
 	sim_run(&s, 50, collapsing_stuck);
-	CHECK(s.n[BW_TUNE_REPAIR] == 1 && s.n[BW_TUNE_REVERT] == 1 && !s.strict,
-	      "a trial that does not help goes back (%d repairs)", s.n[BW_TUNE_REPAIR]);
+	CHECK(s.n[BW_POLICY_REPAIR] == 1 && s.n[BW_POLICY_REVERT] == 1 && !s.strict,
+	      "a trial that does not help goes back (%d repairs)", s.n[BW_POLICY_REPAIR]);
 	sim_run(&s, 290, collapsing_stuck);
-	CHECK(s.n[BW_TUNE_REPAIR] == 2 && s.n[BW_TUNE_REVERT] == 2 && !s.strict,
+	CHECK(s.n[BW_POLICY_REPAIR] == 2 && s.n[BW_POLICY_REVERT] == 2 && !s.strict,
 	      "tried once more 40 s after, then not for 5 minutes (%d repairs)",
-	      s.n[BW_TUNE_REPAIR]);
+	      s.n[BW_POLICY_REPAIR]);
 	sim_init(&s, 8000);
 	s.st.last_probe = 0;
 	s.cfg.dry_run = true;
 	sim_run(&s, 60, collapsing);
-	CHECK(s.n[BW_TUNE_REPAIR] == 1 && !s.strict && s.st.phase == BW_PH_MEASURE,
+	CHECK(s.n[BW_POLICY_REPAIR] == 1 && !s.strict && s.st.phase == BW_PH_MEASURE,
 	      "dry run: announced once, never set");
 	sim_init(&s, 8000);
 	s.st.last_probe = 0;
 	s.cfg.no_strict = true;
 	sim_run(&s, 30, collapsing);
-	CHECK(!s.n[BW_TUNE_REPAIR], "--no-strict: never");
+	CHECK(!s.n[BW_POLICY_REPAIR], "--no-strict: never");
 }
 
 /* strict_guarantees in force, then the device shows deep: off with idling. */
@@ -888,13 +888,13 @@ static void test_strict_dropped(void)
 	sim_init(&s, 8000);
 	s.strict = s.st.strict = 1;
 	sim_run(&s, 1.0, strict_then_deep);
-	CHECK(s.n[BW_TUNE_SET] == 1 && !s.strict, "P_eff deep: strict_guarantees off at once");
+	CHECK(s.n[BW_POLICY_SET] == 1 && !s.strict, "P_eff deep: strict_guarantees off at once");
 	sim_init(&s, 8000);
 	s.strict = s.st.strict = 1;
 	{
-		struct bw_tune_decision d;
+		struct bw_policy_decision d;
 
-		CHECK(bw_tune_start(&s.cfg, &s.st, BW_CLASS_DEEP, true, true, &d) && !d.strict_after &&
+		CHECK(bw_policy_start(&s.cfg, &s.st, BW_CLASS_DEEP, true, true, &d) && !d.strict_after &&
 		      !d.after, "known deep at start: idling and strict_guarantees off");
 	}
 }
@@ -934,11 +934,11 @@ static void random_deep(const struct sim *s, __u32 idle, struct phase *p)
 static void started_strict(struct sim *s)
 {
 	sim_init(s, 8000);
-	bw_tune_seed_verdict(&s->st, 8000, 1, 1.89, 600);
-	bw_tune_start(&s->cfg, &s->st, BW_CLASS_UNKNOWN, false, true, &s->last);
+	bw_policy_seed_verdict(&s->st, 8000, 1, 1.89, 600);
+	bw_policy_start(&s->cfg, &s->st, BW_CLASS_UNKNOWN, false, true, &s->last);
 	s->strict = 1;
 	s->setting = s->last.after;
-	bw_tune_applied(&s->cfg, &s->st, s->setting, 1, 0);
+	bw_policy_applied(&s->cfg, &s->st, s->setting, 1, 0);
 }
 
 /*
@@ -951,9 +951,9 @@ static void test_stored_repair(void)
 	int i;
 
 	sim_init(&s, 8000);
-	bw_tune_seed_verdict(&s.st, 8000, 1, 1.89, 600);
-	CHECK(bw_tune_start(&s.cfg, &s.st, BW_CLASS_UNKNOWN, false, true, &s.last) &&
-	      s.last.action == BW_TUNE_SET && s.last.after == 20000 && s.last.strict_after == 1,
+	bw_policy_seed_verdict(&s.st, 8000, 1, 1.89, 600);
+	CHECK(bw_policy_start(&s.cfg, &s.st, BW_CLASS_UNKNOWN, false, true, &s.last) &&
+	      s.last.action == BW_POLICY_SET && s.last.after == 20000 && s.last.strict_after == 1,
 	      "strict_guarantees at start (%d, %u, %u)", s.last.action, s.last.after,
 	      s.last.strict_after);
 	CHECK(strstr(s.last.why, "strict_guarantees, once BFQ had stopped idling, won by 189%") &&
@@ -961,21 +961,21 @@ static void test_stored_repair(void)
 	s.strict = 1;
 	s.strict_on = 0;
 	s.setting = 20000;
-	bw_tune_applied(&s.cfg, &s.st, 20000, 1, 0);
+	bw_policy_applied(&s.cfg, &s.st, 20000, 1, 0);
 	sim_run(&s, 300, collapsing);
 	CHECK(!s.any && s.strict == 1 && s.setting == 20000,
 	      "it holds: no repair, no probe, no change (%d repairs, %d probes, %d sets)",
-	      s.n[BW_TUNE_REPAIR], s.n[BW_TUNE_PROBE], s.n[BW_TUNE_SET]);
+	      s.n[BW_POLICY_REPAIR], s.n[BW_POLICY_PROBE], s.n[BW_POLICY_SET]);
 	/* Not where it does not belong, nor where it may not be set. */
 	for (i = 0; i < 5; i++) {
-		struct bw_tune_decision d;
+		struct bw_policy_decision d;
 		enum bw_class_id cls = i == 0 ? BW_CLASS_DEEP : BW_CLASS_UNKNOWN;
 
 		sim_init(&s, 8000);
 		s.cfg.policy = i == 1 ? BW_POLICY_LATENCY : BW_POLICY_THROUGHPUT;
 		s.cfg.no_strict = i == 2;
-		bw_tune_seed_verdict(&s.st, 8000, i != 4, 1.89, 600);
-		CHECK(!bw_tune_start(&s.cfg, &s.st, cls, false, i != 3, &d) ? i != 0 :
+		bw_policy_seed_verdict(&s.st, 8000, i != 4, 1.89, 600);
+		CHECK(!bw_policy_start(&s.cfg, &s.st, cls, false, i != 3, &d) ? i != 0 :
 		      i == 0 && !d.strict_after && !d.after, "case %d: %s", i,
 		      (const char *[]){ "deep: 0, no strict", "latency: nothing", "--no-strict: "
 					"nothing", "not rotational: nothing", "no repair stored: "
@@ -985,8 +985,8 @@ static void test_stored_repair(void)
 	started_strict(&s);
 	sim_run(&s, 1.0, strict_then_deep);
 	sim_run(&s, 5.0, strict_then_deep);
-	CHECK(s.n[BW_TUNE_SET] >= 1 && !s.strict, "P_eff deep: strict_guarantees off (%d sets)",
-	      s.n[BW_TUNE_SET]);
+	CHECK(s.n[BW_POLICY_SET] >= 1 && !s.strict, "P_eff deep: strict_guarantees off (%d sets)",
+	      s.n[BW_POLICY_SET]);
 	/* ... and so does a workload without sync sequential streams. */
 	started_strict(&s);
 	sim_run(&s, 1.0, random_ncq);
@@ -1001,31 +1001,31 @@ static void test_random_reads_ordered(void)
 
 	sim_init(&s, 8000);
 	sim_run(&s, 30, random_fifo);
-	CHECK(s.n[BW_TUNE_PROBE] == 1 && s.n[BW_TUNE_KEEP] == 1 && s.strict == 1 &&
+	CHECK(s.n[BW_POLICY_PROBE] == 1 && s.n[BW_POLICY_KEEP] == 1 && s.strict == 1 &&
 	      s.setting == 8000, "random reads queued in a FIFO device: strict_guarantees "
-	      "tried, faster, kept (%d trials, %d kept, strict %u)", s.n[BW_TUNE_PROBE],
-	      s.n[BW_TUNE_KEEP], s.strict);
+	      "tried, faster, kept (%d trials, %d kept, strict %u)", s.n[BW_POLICY_PROBE],
+	      s.n[BW_POLICY_KEEP], s.strict);
 	CHECK(strstr(s.last.why, "faster, keeping it") != NULL, "why: %s", s.last.why);
 	sim_run(&s, 200, random_fifo);
-	CHECK(s.n[BW_TUNE_PROBE] == 1 && s.strict == 1 && !s.n[BW_TUNE_SET],
-	      "then it holds for that workload (%d sets)", s.n[BW_TUNE_SET]);
+	CHECK(s.n[BW_POLICY_PROBE] == 1 && s.strict == 1 && !s.n[BW_POLICY_SET],
+	      "then it holds for that workload (%d sets)", s.n[BW_POLICY_SET]);
 	sim_init(&s, 8000);
 	sim_run(&s, 100, random_ncq);
-	CHECK(s.n[BW_TUNE_PROBE] == 1 && s.n[BW_TUNE_REVERT] == 1 && !s.strict,
+	CHECK(s.n[BW_POLICY_PROBE] == 1 && s.n[BW_POLICY_REVERT] == 1 && !s.strict,
 	      "a device that orders its queue: tried once, slower, back (%d trials)",
-	      s.n[BW_TUNE_PROBE]);
+	      s.n[BW_POLICY_PROBE]);
 	sim_init(&s, 8000);
 	sim_run(&s, 30, random_deep);
-	CHECK(!s.n[BW_TUNE_PROBE] && !s.strict, "deep device: never tried");
+	CHECK(!s.n[BW_POLICY_PROBE] && !s.strict, "deep device: never tried");
 	s_flat = true;
 	sim_init(&s, 8000);
 	sim_run(&s, 30, random_fifo);
 	s_flat = false;
-	CHECK(!s.n[BW_TUNE_PROBE] && !s.strict, "not rotational: never tried");
+	CHECK(!s.n[BW_POLICY_PROBE] && !s.strict, "not rotational: never tried");
 	sim_init(&s, 8000);
 	s.cfg.policy = BW_POLICY_LATENCY;
 	sim_run(&s, 30, random_fifo);
-	CHECK(!s.n[BW_TUNE_PROBE] && !s.strict, "latency policy: never tried");
+	CHECK(!s.n[BW_POLICY_PROBE] && !s.strict, "latency policy: never tried");
 }
 
 /* A window with nothing known (a start from a stored class) prints "-", never nan. */
@@ -1056,32 +1056,32 @@ static void test_doubt_checked(void)
 	sim_run(&s, 30, stripe_stored_shallow);
 	CHECK(!s.any && s.setting == 8000, "no doubt: the stored class keeps idling, silent");
 	sim_init(&s, 8000);
-	bw_tune_doubt(&s.st, "a test's reason");
+	bw_policy_doubt(&s.st, "a test's reason");
 	sim_run(&s, 3, stripe_stored_shallow);
-	CHECK(s.n[BW_TUNE_PROBE] == 1, "in doubt: a probe within 3 s (%d)", s.n[BW_TUNE_PROBE]);
-	CHECK(s.n[BW_TUNE_KEEP] == 1 && s.setting == 0, "0 kept on the stripe (setting %u)",
+	CHECK(s.n[BW_POLICY_PROBE] == 1, "in doubt: a probe within 3 s (%d)", s.n[BW_POLICY_PROBE]);
+	CHECK(s.n[BW_POLICY_KEEP] == 1 && s.setting == 0, "0 kept on the stripe (setting %u)",
 	      s.setting);
 	CHECK(s.last.learned == BW_CLASS_DEEP, "the probe says deep: the store's shallow dropped");
 	CHECK(s.last.dropped && strstr(s.last.why, "beliefs about this device dropped"),
 	      "the check contradicted the store: %s", s.last.why);
 	sim_run(&s, 30, stripe_stored_shallow);
-	CHECK(s.n[BW_TUNE_PROBE] == 1 && s.setting == 0, "checked once (%d probes), 0 held",
-	      s.n[BW_TUNE_PROBE]);
+	CHECK(s.n[BW_POLICY_PROBE] == 1 && s.setting == 0, "checked once (%d probes), 0 held",
+	      s.n[BW_POLICY_PROBE]);
 	/* The same doubt on a spindle: the probe loses, idling stays. */
 	sim_init(&s, 8000);
-	bw_tune_doubt(&s.st, "a test's reason");
+	bw_policy_doubt(&s.st, "a test's reason");
 	sim_run(&s, 3, spindle_stored_shallow);
-	CHECK(s.n[BW_TUNE_PROBE] == 1 && s.setting > 0, "spindle: probed once, idling back (%u)",
+	CHECK(s.n[BW_POLICY_PROBE] == 1 && s.setting > 0, "spindle: probed once, idling back (%u)",
 	      s.setting);
-	CHECK(s.n[BW_TUNE_REVERT] == 1 && s.n[BW_TUNE_REPAIR] == 0 && !s.last.dropped,
+	CHECK(s.n[BW_POLICY_REVERT] == 1 && s.n[BW_POLICY_REPAIR] == 0 && !s.last.dropped,
 	      "a check that loses: plain idling, no repair, the belief kept");
 	/* Live P_eff from live S1, clear of the dead zone, settles the doubt: no probe. */
 	s_stored = false;
 	sim_init(&s, 0);
-	bw_tune_doubt(&s.st, "a test's reason");
+	bw_policy_doubt(&s.st, "a test's reason");
 	sim_run(&s, 5, stripe);
-	CHECK(s.n[BW_TUNE_PROBE] == 0 && !s.st.doubt, "live evidence decided: no probe (%d)",
-	      s.n[BW_TUNE_PROBE]);
+	CHECK(s.n[BW_POLICY_PROBE] == 0 && !s.st.doubt, "live evidence decided: no probe (%d)",
+	      s.n[BW_POLICY_PROBE]);
 }
 
 /* A slow spindle: 16 requests a second without idling, 40 with it. */
@@ -1098,11 +1098,11 @@ static void test_probe_stretches_on_a_slow_device(void)
 
 	sim_init(&s, 8000);
 	sim_run(&s, 2.0, slow_spindle);
-	CHECK(s.n[BW_TUNE_PROBE] == 1, "a probe (%d)", s.n[BW_TUNE_PROBE]);
+	CHECK(s.n[BW_POLICY_PROBE] == 1, "a probe (%d)", s.n[BW_POLICY_PROBE]);
 	sim_run(&s, 0.6, slow_spindle);
-	CHECK(s.n[BW_TUNE_REVERT] == 0, "0.5 s is too little I/O: the probe goes on");
+	CHECK(s.n[BW_POLICY_REVERT] == 0, "0.5 s is too little I/O: the probe goes on");
 	sim_run(&s, 1.5, slow_spindle);
-	CHECK(s.n[BW_TUNE_REVERT] + s.n[BW_TUNE_REPAIR] >= 1 && s.setting > 0,
+	CHECK(s.n[BW_POLICY_REVERT] + s.n[BW_POLICY_REPAIR] >= 1 && s.setting > 0,
 	      "then decided, idling back (setting %u)", s.setting);
 	CHECK(strstr(s.last.why, "slower") != NULL, "decided by throughput: %s", s.last.why);
 	CHECK(s.st.probe_cost_s > 1 && s.st.probe_cost_s < 2.2, "cost: %g s", s.st.probe_cost_s);
@@ -1129,7 +1129,7 @@ static void test_probe_within_resolution(void)
 	s_gain_at_0 = 0.09;
 	sim_init(&s, 8000);
 	sim_run(&s, 6.0, near_tie_spindle);
-	CHECK(s.n[BW_TUNE_PROBE] == 1 && s.setting == 8000 && s.n[BW_TUNE_KEEP] == 0,
+	CHECK(s.n[BW_POLICY_PROBE] == 1 && s.setting == 8000 && s.n[BW_POLICY_KEEP] == 0,
 	      "+9%% on 20 requests a second: a tie, idling back (setting %u)", s.setting);
 	CHECK(strstr(s.last.why, "the windows resolve") &&
 	      strstr(s.last.why, "P_eff says shallow"), "why: %s", s.last.why);
@@ -1138,7 +1138,7 @@ static void test_probe_within_resolution(void)
 	s_gain_at_0 = 0.3;
 	sim_init(&s, 8000);
 	sim_run(&s, 6.0, near_tie_spindle);
-	CHECK(s.n[BW_TUNE_KEEP] == 1 && s.setting == 0, "+30%%: 0 kept (setting %u: %s)",
+	CHECK(s.n[BW_POLICY_KEEP] == 1 && s.setting == 0, "+30%%: 0 kept (setting %u: %s)",
 	      s.setting, s.last.why);
 }
 
@@ -1171,7 +1171,7 @@ static void test_probe_within_scatter(void)
 	s_scatter = 0.4;
 	sim_init(&s, 8000);
 	sim_run(&s, 6.0, scattered_spindle);
-	CHECK(s.n[BW_TUNE_PROBE] == 1 && s.n[BW_TUNE_KEEP] == 0 && s.setting == 8000,
+	CHECK(s.n[BW_POLICY_PROBE] == 1 && s.n[BW_POLICY_KEEP] == 0 && s.setting == 8000,
 	      "+8%% within ticks 40%% apart: a tie, idling back (setting %u: %s)", s.setting,
 	      s.last.why);
 	CHECK(strstr(s.last.why, "the windows resolve") &&
@@ -1179,7 +1179,7 @@ static void test_probe_within_scatter(void)
 	s_scatter = 0;
 	sim_init(&s, 8000);
 	sim_run(&s, 6.0, scattered_spindle);
-	CHECK(s.n[BW_TUNE_KEEP] == 1 && s.setting == 0, "+8%% between steady ticks: 0 kept "
+	CHECK(s.n[BW_POLICY_KEEP] == 1 && s.setting == 0, "+8%% between steady ticks: 0 kept "
 	      "(setting %u: %s)", s.setting, s.last.why);
 }
 
@@ -1212,7 +1212,7 @@ static void test_probe_over_a_collapse(void)
 	s_strict_helps = true;
 	sim_init(&s, 8000);
 	sim_run(&s, 4, collapsed_spindle);
-	CHECK(s.n[BW_TUNE_PROBE] == 1 && s.n[BW_TUNE_REPAIR] == 1 && !s.n[BW_TUNE_KEEP] &&
+	CHECK(s.n[BW_POLICY_PROBE] == 1 && s.n[BW_POLICY_REPAIR] == 1 && !s.n[BW_POLICY_KEEP] &&
 	      s.strict == 1 && s.setting == 20000, "+20%% over depth 1.90: not kept, a repair "
 	      "(%u us, strict %u: %s)", s.setting, s.strict, s.last.why);
 	CHECK(strstr(s.repair_why, "probe of 0 us: 48.0 MB/s vs 40.0 MB/s at 8000 us (+20%, "
@@ -1220,41 +1220,41 @@ static void test_probe_over_a_collapse(void)
 		     "with strict_guarantees 1 and slice_idle_us 20000 against 0"),
 	      "why: %s", s.repair_why);
 	sim_run(&s, 100, collapsed_spindle);
-	CHECK(s.n[BW_TUNE_KEEP] == 1 && s.strict == 1 && s.setting == 20000 &&
-	      s.n[BW_TUNE_PROBE] == 1 && s.last.verdict_learned && s.last.verdict_us == 8000 &&
+	CHECK(s.n[BW_POLICY_KEEP] == 1 && s.strict == 1 && s.setting == 20000 &&
+	      s.n[BW_POLICY_PROBE] == 1 && s.last.verdict_learned && s.last.verdict_us == 8000 &&
 	      s.last.verdict_strict == 1, "strict_guarantees beat 0: kept, the verdict (%s)",
 	      s.last.why);
 
 	s_strict_helps = false;
 	sim_init(&s, 8000);
 	sim_run(&s, 30, collapsed_spindle);
-	CHECK(s.n[BW_TUNE_REPAIR] == 1 && s.n[BW_TUNE_REVERT] == 1 && !s.strict &&
+	CHECK(s.n[BW_POLICY_REPAIR] == 1 && s.n[BW_POLICY_REVERT] == 1 && !s.strict &&
 	      s.setting == 0 && s.last.verdict_learned && s.last.verdict_us == 0,
 	      "strict_guarantees no better than the collapse: 0 (%u us, strict %u: %s)",
 	      s.setting, s.strict, s.last.why);
 	CHECK(strstr(s.last.why, "no gain, going to 0"), "why: %s", s.last.why);
 	sim_run(&s, 200, collapsed_spindle);
-	CHECK(s.n[BW_TUNE_REPAIR] == 1 && s.n[BW_TUNE_PROBE] == 1 && s.setting == 0,
+	CHECK(s.n[BW_POLICY_REPAIR] == 1 && s.n[BW_POLICY_PROBE] == 1 && s.setting == 0,
 	      "then 0 holds: no second probe or trial (%d probes, %d repairs, %u us)",
-	      s.n[BW_TUNE_PROBE], s.n[BW_TUNE_REPAIR], s.setting);
+	      s.n[BW_POLICY_PROBE], s.n[BW_POLICY_REPAIR], s.setting);
 }
 
 static void test_evidence_unknown(void)
 {
-	struct bw_tune_win w;
+	struct bw_policy_win w;
 	char buf[400];
 
 	memset(&w, 0, sizeof(w));
 	w.s1_ms = NAN;
 	w.think_p90_ms = NAN;
-	bw_tune_win_evidence(buf, sizeof(buf), &w);
+	bw_policy_win_evidence(buf, sizeof(buf), &w);
 	CHECK(!strstr(buf, "nan"), "no nan: %s", buf);
 	CHECK(strstr(buf, "- MB/s, P_eff -, depth -, S1 - ms") != NULL, "unknowns as '-': %s", buf);
 	w.secs = 2;
 	w.bytes = 4 * 1048576.0;
 	w.busy_s = 1;
 	w.depth_sum = 1.5;
-	bw_tune_win_evidence(buf, sizeof(buf), &w);
+	bw_policy_win_evidence(buf, sizeof(buf), &w);
 	CHECK(strstr(buf, "2.0 MB/s") && strstr(buf, "depth 1.50"), "known figures: %s", buf);
 }
 

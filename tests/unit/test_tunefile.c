@@ -4,10 +4,10 @@
 #include "unit.h"
 #include "model/policy.h"
 
-static int parse_text(const char *text, struct bw_tune_orig *o, char *why, size_t len)
+static int parse_text(const char *text, struct bw_tunefile_orig *o, char *why, size_t len)
 {
 	FILE *f = fmemopen((void *)text, strlen(text), "r");
-	int err = bw_tune_orig_parse(f, o, why, len);
+	int err = bw_tunefile_parse(f, o, why, len);
 
 	fclose(f);
 	return err;
@@ -16,7 +16,7 @@ static int parse_text(const char *text, struct bw_tune_orig *o, char *why, size_
 /* The state file: what a tuner found, with the device's identity, back exactly. */
 static void test_state_file(void)
 {
-	struct bw_tune_orig o = { .pid = 42, .dev = (7u << 20) | 3, .slice_idle_us = 8000,
+	struct bw_tunefile_orig o = { .pid = 42, .dev = (7u << 20) | 3, .slice_idle_us = 8000,
 				  .low_latency = -1, .strict_guarantees = 0 }, r;
 	char why[100], buf[512];
 	FILE *f;
@@ -24,21 +24,21 @@ static void test_state_file(void)
 	snprintf(o.name, sizeof(o.name), "loop3");
 	snprintf(o.id, sizeof(o.id), "loop:/var/tmp/a disk.img#254:0:1234");
 	f = tmpfile();
-	CHECK(!bw_tune_orig_format(f, &o), "formatted");
+	CHECK(!bw_tunefile_format(f, &o), "formatted");
 	rewind(f);
-	CHECK(!bw_tune_orig_parse(f, &r, why, sizeof(why)), "parsed: %s", why);
+	CHECK(!bw_tunefile_parse(f, &r, why, sizeof(why)), "parsed: %s", why);
 	CHECK(!strcmp(r.id, o.id) && r.strict_guarantees == 0 && r.slice_idle_us == 8000 &&
 	      r.low_latency == -1 && r.dev == o.dev, "round trip (identity '%s')", r.id);
 	fclose(f);
 	/* Version 1: no identity, no strict_guarantees; matched on dev_t alone. */
 	snprintf(buf, sizeof(buf), "blkwise-tune 1\npid 7\ndevice loop3 7:3\nslice_idle_us 0\n");
 	f = fmemopen(buf, strlen(buf), "r");
-	CHECK(!bw_tune_orig_parse(f, &r, why, sizeof(why)) && !r.id[0] &&
+	CHECK(!bw_tunefile_parse(f, &r, why, sizeof(why)) && !r.id[0] &&
 	      r.strict_guarantees == -1 && r.slice_idle_us == 0, "version 1 still read");
 	fclose(f);
 	snprintf(buf, sizeof(buf), "blkwise-tune 1\npid 7\ndevice loop3 7:3\nstrict_guarantees 1\n");
 	f = fmemopen(buf, strlen(buf), "r");
-	CHECK(bw_tune_orig_parse(f, &r, why, sizeof(why)), "version 1 has no strict_guarantees");
+	CHECK(bw_tunefile_parse(f, &r, why, sizeof(why)), "version 1 has no strict_guarantees");
 	fclose(f);
 }
 
@@ -56,7 +56,7 @@ static void test_bad_files(void)
 		  "line 3: not 'key value'" },
 		{ "blkwise-tune 2\ndevice loop3 7:3\nquantum 4\n", "line 3: unknown key" },
 	};
-	struct bw_tune_orig o;
+	struct bw_tunefile_orig o;
 	char why[100];
 	size_t i;
 

@@ -106,7 +106,7 @@ static const struct {
 static void test_decisions(void)
 {
 	struct bw_whatif *r = run();
-	const struct bw_tune_decision *d;
+	const struct bw_policy_decision *d;
 	const char *dev;
 	double t;
 	int i;
@@ -116,12 +116,12 @@ static void test_decisions(void)
 	for (i = 0; i < bw_whatif_count(r) && i < NWANT; i++) {
 		d = bw_whatif_decision(r, i, &t, &dev);
 		CHECK(t == want[i].t && !strcmp(dev, want[i].dev) &&
-		      !strcmp(bw_tune_action_name(d->action), want[i].action) &&
+		      !strcmp(bw_policy_action_name(d->action), want[i].action) &&
 		      d->before == want[i].before && d->after == want[i].after &&
 		      d->strict_before == want[i].strict_before &&
 		      d->strict_after == want[i].strict_after,
 		      "decision %d: t=%g %s %s %u -> %u, strict %u -> %u: %s", i, t, dev,
-		      bw_tune_action_name(d->action), d->before, d->after, d->strict_before,
+		      bw_policy_action_name(d->action), d->before, d->after, d->strict_before,
 		      d->strict_after, d->why);
 	}
 	d = bw_whatif_count(r) == NWANT ? bw_whatif_decision(r, NWANT - 1, &t, &dev) : NULL;
@@ -271,7 +271,7 @@ static void test_csv(void)
 	      !strcmp(head[8], "evidence.mb_per_s") && !strcmp(head[12], "evidence.class"),
 	      "header: %d cells", nh);
 	for (i = 0; i < bw_whatif_count(r) && i < NWANT; i++) {
-		const struct bw_tune_decision *d;
+		const struct bw_policy_decision *d;
 		const char *dev;
 		double t;
 

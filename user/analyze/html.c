@@ -297,7 +297,7 @@ static void data_ticks(FILE *f, const struct hdev *d)
 
 static void data_whatif(FILE *f, const struct hdev *d, const struct bw_whatif *rep)
 {
-	const struct bw_tune_decision *x;
+	const struct bw_policy_decision *x;
 	const char *dev;
 	bool first = true;
 	double t;
@@ -309,7 +309,7 @@ static void data_whatif(FILE *f, const struct hdev *d, const struct bw_whatif *r
 		if (strcmp(dev, d->name))
 			continue;
 		fprintf(f, "%s[%.6f,", first ? "" : ",", t);
-		js_str(f, bw_tune_action_name(x->action));
+		js_str(f, bw_policy_action_name(x->action));
 		fprintf(f, ",%u,%u,", x->before, x->after);
 		js_str(f, x->why);
 		fputc(']', f);

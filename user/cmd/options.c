@@ -8,7 +8,7 @@
 #include <string.h>
 #include "cmd/options.h"
 #include "sys/sys.h"
-#include "watch/tuner.h"
+#include "tune/tuner.h"
 #include "watch/watch.h"
 
 #define S BW_CMD_STAT

@@ -26,7 +26,7 @@ enum bw_cmd_bit {
 
 /*
  * getopt's values of the long-only options the commands take themselves
- * (watch/watch.h and watch/tuner.h number those they parse).
+ * (watch/watch.h and tune/tuner.h number those they parse).
  */
 enum bw_cmd_opt {
 	BW_OPT_MAX_DEV = 1200, BW_OPT_VIRTIO, BW_OPT_ONCE, BW_OPT_RESTORE, BW_OPT_USER,

@@ -116,11 +116,11 @@ static void report_streams(struct bw_watch *w, struct bw_json *j)
 }
 
 /* The bio cache's counts since start (--bio-cache). */
-static void report_bio_cache(struct bw_watch *w, struct bw_json *j)
+static void report_biocache(struct bw_watch *w, struct bw_json *j)
 {
 	struct bw_bc_snap b;
 
-	if (bw_watch_bio_cache(w, &b)) {
+	if (bw_watch_biocache(w, &b)) {
 		bw_warn("reading the bio cache counts failed");
 		b.method = BW_BC_OFF;
 	}
@@ -183,8 +183,8 @@ static void report(struct stat_args *a, struct bw_watch *w, struct bw_watch_dev 
 		bw_json_close(&j, ']');
 		if (a->w.core.streams)
 			report_streams(w, &j);
-		if (a->w.core.bio_cache)
-			report_bio_cache(w, &j);
+		if (a->w.core.biocache)
+			report_biocache(w, &j);
 		bw_json_close(&j, '}');
 		bw_json_end(&j);
 	} else {
@@ -192,8 +192,8 @@ static void report(struct stat_args *a, struct bw_watch *w, struct bw_watch_dev 
 			bw_render_virtio_row(stdout, &rows[i]->iv);
 		if (a->w.core.streams)
 			report_streams(w, NULL);
-		if (a->w.core.bio_cache)
-			report_bio_cache(w, NULL);
+		if (a->w.core.biocache)
+			report_biocache(w, NULL);
 		fflush(stdout);
 	}
 }

@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
-#include "watch/tuner.h"
+#include "tune/tuner.h"
 #include "cmd/options.h"
 
 struct tune_args {
@@ -81,7 +81,7 @@ static int parse_args(int argc, char **argv, struct tune_args *a)
 /* A tick (a tenth of a window) at a time, until a signal, or --once has decided. */
 static int run(const struct tune_args *a, struct bw_watch *w, struct bw_tuner *t)
 {
-	__u64 tick = (__u64)(a->t.cfg.window_s / BW_TUNE_TICKS_PER_WINDOW * 1e9);
+	__u64 tick = (__u64)(a->t.cfg.window_s / BW_POLICY_TICKS_PER_WINDOW * 1e9);
 	int err = 0;
 
 	while (!bw_exiting) {

@@ -354,8 +354,8 @@ static int render(struct export_ctx *x, __u64 t0)
 
 	if (!rows || !d || !pr)
 		goto out;
-	if (x->a->w.core.bio_cache && !bw_watch_bio_cache(&x->w, &bc))
-		s.bio_cache = &bc;
+	if (x->a->w.core.biocache && !bw_watch_biocache(&x->w, &bc))
+		s.biocache = &bc;
 	if (x->a->w.core.cgroups && !bw_watch_cgroups(&x->w, &x->a->cg, &cg)) {
 		ecg = (struct bw_expo_cg){ .rows = cg.rows, .dev = (const char (*)[BW_NAME_LEN])cg.names,
 					   .n = cg.n, .omitted = cg.omitted,
@@ -973,7 +973,7 @@ static void wait_tick(struct export_ctx *x, __u64 due)
 
 static int run(struct export_ctx *x)
 {
-	double tick_s = x->tuner ? x->a->t.cfg.window_s / BW_TUNE_TICKS_PER_WINDOW : x->a->interval;
+	double tick_s = x->tuner ? x->a->t.cfg.window_s / BW_POLICY_TICKS_PER_WINDOW : x->a->interval;
 	__u64 tick = (__u64)(tick_s * 1e9), due = bw_now_ns() + tick;
 	bool none_said = false;
 	int err = 0, alive;

@@ -10,7 +10,7 @@
 
 #include <gnutls/gnutls.h>
 #include <microhttpd.h>
-#include "watch/tuner.h"
+#include "tune/tuner.h"
 #include "export/webcfg.h"
 
 #define DEFAULT_PORT "9796"

@@ -69,7 +69,7 @@ int bw_bc_open(struct bw_bc **out, const struct bw_load_env *env, bool verbose)
 	if (!b)
 		return -ENOMEM;
 	*out = b;
-	if (!env->has_bio_cache) {
+	if (!env->has_biocache) {
 		snprintf(b->why, sizeof(b->why), "this kernel has no per-cpu bio alloc cache "
 			 "(REQ_ALLOC_CACHE, Linux 5.15 or later)");
 		bw_warn("bio cache accounting off: %s", b->why);
@@ -185,15 +185,4 @@ int bw_bc_snapshot(const struct bw_bc *b, int ncpus, struct bw_bc_snap *s)
 		s->nr++;
 	}
 	return 0;
-}
-
-void bw_bc_snap_free(struct bw_bc_snap *s)
-{
-	int i;
-
-	for (i = 0; i < s->nr; i++)
-		free(s->sets[i].cpu);
-	free(s->sets);
-	s->sets = NULL;
-	s->nr = 0;
 }

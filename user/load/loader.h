@@ -25,7 +25,7 @@ struct bw_core_opts {
 	bool streams;
 	enum bw_stream_by streams_by;	/* with streams: process (default) or cgroup */
 	bool verbose;
-	bool bio_cache;		/* also bpf/biocache.bpf.c (bw_watch_bio_cache) */
+	bool biocache;		/* also bpf/biocache.bpf.c (bw_watch_biocache) */
 	bool cgroups;		/* also bpf/cgroups.bpf.c (bw_watch_cgroups) */
 	int max_devices;	/* 0: sized from the devices present */
 	int nr_watch;		/* 0: every device */
@@ -42,7 +42,7 @@ struct bw_load_env {
 	bool has_io_start;	/* block_io_start (6.5+) */
 	bool have_fetch;	/* BPF atomic fetch-and-add, cmpxchg (5.12+) */
 	bool mempool_noprof;	/* mempool_alloc is mempool_alloc_noprof (6.10+) */
-	bool has_bio_cache;	/* the per-cpu bio alloc cache, REQ_ALLOC_CACHE (5.15+) */
+	bool has_biocache;	/* the per-cpu bio alloc cache, REQ_ALLOC_CACHE (5.15+) */
 	int ncpus;
 	/* Set by bw_core_open: the core's per-request table and streams' maps. */
 	int rqs_fd, streams_fd, scount_fd;

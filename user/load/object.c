@@ -141,7 +141,7 @@ int bw_load_env_probe(struct bw_load_env *env, const struct btf *btf, bool force
 	env->mempool_noprof = btf && btf__find_by_name_kind(btf, "mempool_alloc_noprof",
 							    BTF_KIND_FUNC) > 0;
 	/* The per-cpu bio alloc cache came with 5.15 ("block: add a bio cache"). */
-	env->has_bio_cache = btf_enum_has(btf, "req_flag_bits", "__REQ_ALLOC_CACHE");
+	env->has_biocache = btf_enum_has(btf, "req_flag_bits", "__REQ_ALLOC_CACHE");
 	return 0;
 }
 

@@ -1,12 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The bio alloc cache's figures as stat and its JSON show them, from a
- * bw_bc_snap (user/load/core.c reads bpf/biocache.bpf.c).  Pure: no BPF, no
+ * bw_bc_snap (user/load/biocache.c reads bpf/biocache.bpf.c).  Pure: no BPF, no
  * syscalls.  Each figure is shown with the method that produced it; in
  * tracepoint mode only the bios queued with REQ_ALLOC_CACHE, never hits.
  */
 #include <math.h>
+#include <stdlib.h>
 #include "model/bcrender.h"
+
+/* What bw_bc_snapshot (load/biocache.c) allocated in s. */
+void bw_bc_snap_free(struct bw_bc_snap *s)
+{
+	int i;
+
+	for (i = 0; i < s->nr; i++)
+		free(s->sets[i].cpu);
+	free(s->sets);
+	s->sets = NULL;
+	s->nr = 0;
+}
 
 const char *bw_bc_method_name(enum bw_bc_method m)
 {

@@ -9,10 +9,10 @@
  *     (a probe), not overruled: a measurement outranks the class's model;
  *     so, at once, is one taken on 2+ sync sequential streams when their
  *     count changes (BFQ idling shows a window only some of them).
- *     A verdict from the store (bw_tune_seed_verdict: a probe of an earlier
+ *     A verdict from the store (bw_policy_seed_verdict: a probe of an earlier
  *     run on this device) holds for any workload of 2+ sync sequential
  *     streams, as if probed at the first window with one (a stored 0 is
- *     set at start, bw_tune_start).
+ *     set at start, bw_policy_start).
  *  2. Else the device class decides: deep -> 0 (idling for one queue wastes
  *     a device that can serve the others meanwhile); shallow with sync
  *     sequential streams -> idle for about their p90 think time; shallow
@@ -42,7 +42,7 @@
  *     (a probe is itself bounded and rate-limited), and wait for a new
  *     workload to hold for a second window: its first window is judged
  *     against the workload before it, whose verdict does not apply.
- * At start (bw_tune_start), a device already known deep gets 0 at once.
+ * At start (bw_policy_start), a device already known deep gets 0 at once.
  * The latency policy keeps idling only for a gain of 4 x `gain`, and
  * settles ties on 0: idling holds every other queue back.
  *
@@ -118,7 +118,7 @@
  * The relative standard error of a window's throughput, from the spread of
  * its ticks' rates (each weighted by its length): 0 with under two ticks.
  */
-static double win_noise(const struct bw_tune_win *w)
+static double win_noise(const struct bw_policy_win *w)
 {
 	double m, var;
 
@@ -141,7 +141,7 @@ static double win_noise(const struct bw_tune_win *w)
  * disk's 100 ms ticks scatter by a third and more: a 6% "win" of 64
  * requests over 106 was noise, seen in a guest).
  */
-static double resolution(const struct bw_tune_win *a, const struct bw_tune_win *b)
+static double resolution(const struct bw_policy_win *a, const struct bw_policy_win *b)
 {
 	__u64 n = a->ios < b->ios ? a->ios : b->ios;
 	double na = win_noise(a), nb = win_noise(b);
@@ -152,14 +152,14 @@ static double resolution(const struct bw_tune_win *a, const struct bw_tune_win *
 }
 
 /* Completions a probe's window gathers, stretch allowing: what resolves gain. */
-static __u64 probe_ios(const struct bw_tune_cfg *cfg)
+static __u64 probe_ios(const struct bw_policy_cfg *cfg)
 {
 	__u64 n = (__u64)ceil(2.0 / cfg->gain);
 
 	return n > cfg->min_ios ? n : cfg->min_ios;
 }
 
-const struct bw_tune_cfg bw_tune_cfg_default = {
+const struct bw_policy_cfg bw_policy_cfg_default = {
 	.policy = BW_POLICY_THROUGHPUT,
 	.max_idle_us = 8000, .min_idle_us = 4000, .strict_idle_us = 20000,
 	.window_s = 1.0, .settle_s = 0.1, .min_ios = 20, .gain = 0.05,
@@ -167,14 +167,14 @@ const struct bw_tune_cfg bw_tune_cfg_default = {
 	.trial_settle_s = 2.0, .repair_patience_s = 20.0, .repair_retry_s = 40,
 };
 
-const char *bw_tune_action_name(enum bw_tune_action a)
+const char *bw_policy_action_name(enum bw_policy_action a)
 {
 	static const char *const names[] = { "none", "set", "probe", "keep", "revert", "repair" };
 
-	return a < BW_TUNE_NR_ACTIONS ? names[a] : "?";
+	return a < BW_POLICY_NR_ACTIONS ? names[a] : "?";
 }
 
-void bw_tune_init(struct bw_tune_state *st, __u32 setting)
+void bw_policy_init(struct bw_policy_state *st, __u32 setting)
 {
 	memset(st, 0, sizeof(*st));
 	st->setting = setting;
@@ -195,7 +195,7 @@ void bw_tune_init(struct bw_tune_state *st, __u32 setting)
  * preemptions, a queue switch per request (docs/idling.md).
  * Unknown think: the ceiling.
  */
-__u32 bw_tune_idle_for(const struct bw_tune_cfg *cfg, double think_ms)
+__u32 bw_policy_idle_for(const struct bw_policy_cfg *cfg, double think_ms)
 {
 	double us = isnan(think_ms) ? cfg->max_idle_us : think_ms * 3000 + 500;
 
@@ -217,12 +217,12 @@ __u32 bw_tune_idle_for(const struct bw_tune_cfg *cfg, double think_ms)
  * Idling costs only when a reader is late: one wait of up to 20 ms per
  * stream that ends.
  */
-static __u32 strict_idle(const struct bw_tune_cfg *cfg, __u32 v)
+static __u32 strict_idle(const struct bw_policy_cfg *cfg, __u32 v)
 {
 	return v && v < cfg->strict_idle_us ? cfg->strict_idle_us : v;
 }
 
-double bw_tune_win_mbps(const struct bw_tune_win *w)
+double bw_policy_win_mbps(const struct bw_policy_win *w)
 {
 	return w->secs > 0 ? w->bytes / 1048576.0 / w->secs : NAN;
 }
@@ -233,23 +233,23 @@ double bw_tune_win_mbps(const struct bw_tune_win *w)
  * them, at enough depth, had a known S1.  Not an average of the ticks',
  * which at 0.1 s often have too few completions each on a slow device.
  */
-double bw_tune_win_peff(const struct bw_tune_win *w)
+double bw_policy_win_peff(const struct bw_policy_win *w)
 {
 	const struct bw_peff_params *pp = &bw_peff_default;
 
-	if (w->ios < pp->min_ios || !(w->busy_s > 0) || !(bw_tune_win_depth(w) >= pp->min_depth) ||
+	if (w->ios < pp->min_ios || !(w->busy_s > 0) || !(bw_policy_win_depth(w) >= pp->min_depth) ||
 	    (double)w->known < pp->min_coverage * (double)w->ios)
 		return NAN;
 	return w->work_s / w->busy_s;
 }
 
-double bw_tune_win_depth(const struct bw_tune_win *w)
+double bw_policy_win_depth(const struct bw_policy_win *w)
 {
 	return w->busy_s > 0 ? w->depth_sum / w->busy_s : NAN;
 }
 
 /* ", strict_guarantees 0 -> 1" where the decision changes it, else "". */
-const char *bw_tune_strict_note(const struct bw_tune_decision *d)
+const char *bw_policy_strict_note(const struct bw_policy_decision *d)
 {
 	if (d->strict_before == d->strict_after)
 		return "";
@@ -265,21 +265,21 @@ static const char *figure(char *buf, size_t len, const char *fmt, double v)
 	return buf;
 }
 
-void bw_tune_win_evidence(char *buf, size_t len, const struct bw_tune_win *w)
+void bw_policy_win_evidence(char *buf, size_t len, const struct bw_policy_win *w)
 {
 	char mb[32], pe[32], dp[32], s1[32], th[32];
 
 	snprintf(buf, len, "%s MB/s, P_eff %s, depth %s, S1 %s ms (%s), class %s, streams %d "
 		 "(%d sync sequential), think p90 %s ms",
-		 figure(mb, sizeof(mb), "%.1f", bw_tune_win_mbps(w)),
-		 figure(pe, sizeof(pe), "%.2f", bw_tune_win_peff(w)),
-		 figure(dp, sizeof(dp), "%.2f", bw_tune_win_depth(w)),
+		 figure(mb, sizeof(mb), "%.1f", bw_policy_win_mbps(w)),
+		 figure(pe, sizeof(pe), "%.2f", bw_policy_win_peff(w)),
+		 figure(dp, sizeof(dp), "%.2f", bw_policy_win_depth(w)),
 		 figure(s1, sizeof(s1), "%.3f", w->s1_ms), w->s1_source ? w->s1_source : "-",
 		 bw_class_name(w->cls), w->streams, w->sync_seq,
 		 figure(th, sizeof(th), "%.3f", w->think_p90_ms));
 }
 
-static void win_add(struct bw_tune_win *w, const struct bw_tune_obs *o)
+static void win_add(struct bw_policy_win *w, const struct bw_policy_obs *o)
 {
 	w->secs += o->secs;
 	w->bytes += o->bytes;
@@ -315,17 +315,17 @@ static void win_add(struct bw_tune_win *w, const struct bw_tune_obs *o)
 	w->rotational = o->rotational;
 }
 
-static void win_reset(struct bw_tune_win *w)
+static void win_reset(struct bw_policy_win *w)
 {
 	memset(w, 0, sizeof(*w));
 	w->think_p90_ms = NAN;
 	w->s1_ms = NAN;
 }
 
-static struct bw_tune_sig sig_of(const struct bw_tune_win *w)
+static struct bw_policy_sig sig_of(const struct bw_policy_win *w)
 {
 	double kb = w->ios ? w->kb_sum / w->ios : 0;
-	struct bw_tune_sig s = {
+	struct bw_policy_sig s = {
 		.streams = w->streams,
 		.sync_seq = w->sync_seq,
 		.seq_tenths = w->ios ? (int)lround(w->seq_sum / w->ios / 10) : 0,
@@ -336,7 +336,7 @@ static struct bw_tune_sig sig_of(const struct bw_tune_win *w)
 }
 
 /* A workload change worth a new look: streams come or go, or their nature shifts. */
-static bool sig_changed(const struct bw_tune_sig *a, const struct bw_tune_sig *b)
+static bool sig_changed(const struct bw_policy_sig *a, const struct bw_policy_sig *b)
 {
 	return a->streams != b->streams || a->sync_seq != b->sync_seq ||
 	       abs(a->seq_tenths - b->seq_tenths) >= 3 || abs(a->size_class - b->size_class) >= 2;
@@ -347,7 +347,7 @@ static bool sig_changed(const struct bw_tune_sig *a, const struct bw_tune_sig *b
  * once it holds, so streams starting a little apart (fio's jobs) or one
  * odd window do not count as a new workload.
  */
-static struct bw_tune_sig stable_sig(struct bw_tune_state *st, struct bw_tune_sig now)
+static struct bw_policy_sig stable_sig(struct bw_policy_state *st, struct bw_policy_sig now)
 {
 	if (!st->has_sig) {
 		st->sig = now;
@@ -366,21 +366,21 @@ static struct bw_tune_sig stable_sig(struct bw_tune_state *st, struct bw_tune_si
 	return st->sig;
 }
 
-static void describe(char *buf, size_t len, const struct bw_tune_win *w)
+static void describe(char *buf, size_t len, const struct bw_policy_win *w)
 {
 	char pe[32], dp[32], th[32];
 
 	snprintf(buf, len, "P_eff %s, depth %s, %d streams (%d sync sequential), think p90 %s ms",
-		 figure(pe, sizeof(pe), "%.2f", bw_tune_win_peff(w)),
-		 figure(dp, sizeof(dp), "%.2f", bw_tune_win_depth(w)), w->streams, w->sync_seq,
+		 figure(pe, sizeof(pe), "%.2f", bw_policy_win_peff(w)),
+		 figure(dp, sizeof(dp), "%.2f", bw_policy_win_depth(w)), w->streams, w->sync_seq,
 		 figure(th, sizeof(th), "%.3f", w->think_p90_ms));
 }
 
 /* Rule 2: the setting the device class asks for; false when it asks for none. */
-static bool class_target(const struct bw_tune_cfg *cfg, const struct bw_tune_state *st,
-			 const struct bw_tune_win *w, __u32 *target, char *why, size_t len)
+static bool class_target(const struct bw_policy_cfg *cfg, const struct bw_policy_state *st,
+			 const struct bw_policy_win *w, __u32 *target, char *why, size_t len)
 {
-	double peff = bw_tune_win_peff(w);
+	double peff = bw_policy_win_peff(w);
 
 	if (w->cls == BW_CLASS_DEEP) {
 		*target = 0;
@@ -390,7 +390,7 @@ static bool class_target(const struct bw_tune_cfg *cfg, const struct bw_tune_sta
 	if (w->cls != BW_CLASS_SHALLOW)
 		return false;
 	if (w->sync_seq > 0 && !(w->think_p90_ms * 1000 > cfg->max_idle_us)) {
-		*target = bw_tune_idle_for(cfg, w->think_p90_ms);
+		*target = bw_policy_idle_for(cfg, w->think_p90_ms);
 		/* Idling that already covers it stays: shortening it risks the above. */
 		if (st->setting >= *target &&
 		    st->setting <= (st->strict ? strict_idle(cfg, cfg->max_idle_us) : cfg->max_idle_us))
@@ -409,7 +409,7 @@ static bool class_target(const struct bw_tune_cfg *cfg, const struct bw_tune_sta
  * the store's, any with two or more sync sequential streams (the workload
  * idling is about; a stored verdict outlives the stream count).
  */
-static bool verdict_applies(const struct bw_tune_state *st, const struct bw_tune_sig *sig)
+static bool verdict_applies(const struct bw_policy_state *st, const struct bw_policy_sig *sig)
 {
 	if (!st->has_verdict)
 		return false;
@@ -418,8 +418,8 @@ static bool verdict_applies(const struct bw_tune_state *st, const struct bw_tune
 	return !sig_changed(sig, &st->verdict_sig);
 }
 
-static bool verdict_valid(const struct bw_tune_cfg *cfg, const struct bw_tune_state *st,
-			  const struct bw_tune_sig *sig, double t)
+static bool verdict_valid(const struct bw_policy_cfg *cfg, const struct bw_policy_state *st,
+			  const struct bw_policy_sig *sig, double t)
 {
 	return verdict_applies(st, sig) && t - st->last_probe < cfg->probe_every_s;
 }
@@ -430,7 +430,7 @@ static bool verdict_valid(const struct bw_tune_cfg *cfg, const struct bw_tune_st
  * count moves with the setting, and a count that keeps moving is no new
  * load.  Such a move is probed again at most once per dwell.
  */
-static bool count_moved(const struct bw_tune_state *st, const struct bw_tune_sig *sig)
+static bool count_moved(const struct bw_policy_state *st, const struct bw_policy_sig *sig)
 {
 	return st->verdict_sig.sync_seq >= 2 && sig->sync_seq >= 2;
 }
@@ -444,8 +444,8 @@ static bool count_moved(const struct bw_tune_state *st, const struct bw_tune_sig
  * (a RAID-0 whose readers meet on one spindle reads shallow, yet serves them
  * faster without idling), so it is measured again rather than overruled.
  */
-static bool verdict_outranks(const struct bw_tune_cfg *cfg, const struct bw_tune_state *st,
-			     const struct bw_tune_sig *sig, __u32 target, double t)
+static bool verdict_outranks(const struct bw_policy_cfg *cfg, const struct bw_policy_state *st,
+			     const struct bw_policy_sig *sig, __u32 target, double t)
 {
 	if (!st->has_verdict || st->verdict != st->setting || st->verdict == target)
 		return false;
@@ -460,8 +460,8 @@ static bool verdict_outranks(const struct bw_tune_cfg *cfg, const struct bw_tune
  * streams moved (two or more either way: idling serves some of them at a
  * time, so the count moves with the setting), at most once per dwell.
  */
-static bool probe_again(const struct bw_tune_cfg *cfg, const struct bw_tune_state *st,
-			const struct bw_tune_sig *sig, double t)
+static bool probe_again(const struct bw_policy_cfg *cfg, const struct bw_policy_state *st,
+			const struct bw_policy_sig *sig, double t)
 {
 	if (st->last_probe < 0 || t - st->last_probe >= cfg->probe_every_s)
 		return true;
@@ -473,19 +473,19 @@ static bool probe_again(const struct bw_tune_cfg *cfg, const struct bw_tune_stat
 }
 
 /* why: what calls for the probe; NULL: the evidence is missing (rule 3). */
-static void begin_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
-			const struct bw_tune_win *w, double t, const char *why,
-			struct bw_tune_decision *d)
+static void begin_probe(const struct bw_policy_cfg *cfg, struct bw_policy_state *st,
+			const struct bw_policy_win *w, double t, const char *why,
+			struct bw_policy_decision *d)
 {
-	d->action = BW_TUNE_PROBE;
-	d->after = st->setting ? 0 : bw_tune_idle_for(cfg, w->think_p90_ms);
+	d->action = BW_POLICY_PROBE;
+	d->after = st->setting ? 0 : bw_policy_idle_for(cfg, w->think_p90_ms);
 	if (why)
 		snprintf(d->why, sizeof(d->why), "%s: trying %u us for %.1f s", why, d->after,
 			 cfg->probe_s);
 	else
 		snprintf(d->why, sizeof(d->why), "evidence missing (class unknown, P_eff %s) "
 			 "with %d streams competing: trying %u us for %.1f s",
-			 isnan(bw_tune_win_peff(w)) ? "undetermined" : "between the marks",
+			 isnan(bw_policy_win_peff(w)) ? "undetermined" : "between the marks",
 			 w->streams, d->after, cfg->probe_s);
 	st->last_probe = t;
 	st->probes++;
@@ -502,16 +502,16 @@ static void begin_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
  * throughput policy, strict allowed and not on, and the workload idling
  * is about (two or more sync sequential streams).
  */
-static bool strict_may_repair(const struct bw_tune_cfg *cfg, const struct bw_tune_state *st,
-			      const struct bw_tune_win *w)
+static bool strict_may_repair(const struct bw_policy_cfg *cfg, const struct bw_policy_state *st,
+			      const struct bw_policy_win *w)
 {
 	return cfg->policy == BW_POLICY_THROUGHPUT && !cfg->no_strict && !st->strict &&
 	       w->sync_seq >= 2;
 }
 
 /* Whether BFQ's idling is watched in window w: it must be on to be lost. */
-static bool watches_idling(const struct bw_tune_cfg *cfg, const struct bw_tune_state *st,
-			   const struct bw_tune_win *w)
+static bool watches_idling(const struct bw_policy_cfg *cfg, const struct bw_policy_state *st,
+			   const struct bw_policy_win *w)
 {
 	return st->setting && strict_may_repair(cfg, st, w);
 }
@@ -521,15 +521,15 @@ static bool watches_idling(const struct bw_tune_cfg *cfg, const struct bw_tune_s
  * workload (as it held for two windows: one window may see fewer of the
  * streams, BFQ serving each for its budget).
  */
-static const struct bw_tune_win *idled_before(const struct bw_tune_state *st,
-					      const struct bw_tune_sig *sig)
+static const struct bw_policy_win *idled_before(const struct bw_policy_state *st,
+					      const struct bw_policy_sig *sig)
 {
 	return st->has_idled && st->idled.idle_us == st->setting &&
 	       !sig_changed(&st->idled_sig, sig) ? &st->idled : NULL;
 }
 
-static bool strict_lost_here(const struct bw_tune_cfg *cfg, const struct bw_tune_state *st,
-			     const struct bw_tune_sig *sig, double t)
+static bool strict_lost_here(const struct bw_policy_cfg *cfg, const struct bw_policy_state *st,
+			     const struct bw_policy_sig *sig, double t)
 {
 	/* A repair that lost once is tried again sooner (see the top of this file). */
 	double hold = st->strict_repair && st->strict_lost_n == 1 ? cfg->repair_retry_s :
@@ -547,9 +547,9 @@ static bool strict_lost_here(const struct bw_tune_cfg *cfg, const struct bw_tune
  * unknown, or between the marks, is rule 3's to probe: strict_guarantees is
  * never tried on a device that may be deep.
  */
-static bool shallow_evidence(const struct bw_tune_win *w)
+static bool shallow_evidence(const struct bw_policy_win *w)
 {
-	double peff = bw_tune_win_peff(w);
+	double peff = bw_policy_win_peff(w);
 
 	return w->cls == BW_CLASS_SHALLOW && !(peff >= BW_DEEP_AT);
 }
@@ -558,8 +558,8 @@ static bool shallow_evidence(const struct bw_tune_win *w)
  * A window with strict_guarantees on, judged against w, the window without:
  * a repair (BFQ stopped idling) or a trial for random reads.
  */
-static void start_strict(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
-			 const struct bw_tune_win *w, const struct bw_tune_sig *sig, double t,
+static void start_strict(const struct bw_policy_cfg *cfg, struct bw_policy_state *st,
+			 const struct bw_policy_win *w, const struct bw_policy_sig *sig, double t,
 			 unsigned int from_us, bool repair, double idled_mbps)
 {
 	if (!st->strict_tried || st->strict_won || st->strict_repair != repair ||
@@ -585,9 +585,9 @@ static void start_strict(const struct bw_tune_cfg *cfg, struct bw_tune_state *st
  * against the probe's window and the rate BFQ idled at before it (see the
  * top of this file).  d holds end_probe()'s revert; it becomes the repair.
  */
-static void repair_after_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
-			       const struct bw_tune_win *p, bool slower, double t,
-			       struct bw_tune_decision *d)
+static void repair_after_probe(const struct bw_policy_cfg *cfg, struct bw_policy_state *st,
+			       const struct bw_policy_win *p, bool slower, double t,
+			       struct bw_policy_decision *d)
 {
 	size_t n;
 
@@ -595,7 +595,7 @@ static void repair_after_probe(const struct bw_tune_cfg *cfg, struct bw_tune_sta
 	    !p->rotational || d->learned != BW_CLASS_SHALLOW ||
 	    strict_lost_here(cfg, st, &st->sig, t))
 		return;
-	d->action = BW_TUNE_REPAIR;
+	d->action = BW_POLICY_REPAIR;
 	d->after = strict_idle(cfg, st->probe_from);
 	d->strict_after = 1;
 	n = strlen(d->why);
@@ -603,7 +603,7 @@ static void repair_after_probe(const struct bw_tune_cfg *cfg, struct bw_tune_sta
 		 "slice_idle_us %u: after a probe BFQ may not idle again (up to %.0f s)",
 		 d->after, cfg->repair_patience_s);
 	st->repairs++;
-	start_strict(cfg, st, p, &st->sig, t, st->probe_from, true, bw_tune_win_mbps(&st->base));
+	start_strict(cfg, st, p, &st->sig, t, st->probe_from, true, bw_policy_win_mbps(&st->base));
 }
 
 /*
@@ -620,26 +620,26 @@ static void repair_after_probe(const struct bw_tune_cfg *cfg, struct bw_tune_sta
  * it loses, 0 it is.  Not for a check of the store's beliefs: that asks
  * what the device is, and the probe answers it.
  */
-static bool probe_met_collapse(const struct bw_tune_cfg *cfg, const struct bw_tune_state *st,
-			       const struct bw_tune_win *p, double peff, double t)
+static bool probe_met_collapse(const struct bw_policy_cfg *cfg, const struct bw_policy_state *st,
+			       const struct bw_policy_win *p, double peff, double t)
 {
 	return st->probe_to == 0 && !st->checking && p->rotational && peff < 1 &&
-	       bw_tune_win_depth(&st->base) >= LOST_DEPTH &&
+	       bw_policy_win_depth(&st->base) >= LOST_DEPTH &&
 	       strict_may_repair(cfg, st, &st->base) && !strict_lost_here(cfg, st, &st->sig, t);
 }
 
-static void repair_collapsed_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
-				   const struct bw_tune_win *p, double t,
-				   struct bw_tune_decision *d)
+static void repair_collapsed_probe(const struct bw_policy_cfg *cfg, struct bw_policy_state *st,
+				   const struct bw_policy_win *p, double t,
+				   struct bw_policy_decision *d)
 {
 	size_t n = strlen(d->why);
 
-	d->action = BW_TUNE_REPAIR;
+	d->action = BW_POLICY_REPAIR;
 	d->after = strict_idle(cfg, st->probe_from);
 	d->strict_after = 1;
 	snprintf(d->why + n, sizeof(d->why) - n, ", but BFQ was not idling at %u us (depth "
 		 "%.2f): trying idling with strict_guarantees 1 and slice_idle_us %u against 0 "
-		 "(up to %.0f s)", st->probe_from, bw_tune_win_depth(&st->base), d->after,
+		 "(up to %.0f s)", st->probe_from, bw_policy_win_depth(&st->base), d->after,
 		 cfg->repair_patience_s);
 	st->repairs++;
 	start_strict(cfg, st, p, &st->sig, t, st->probe_from, true, NAN);
@@ -647,11 +647,11 @@ static void repair_collapsed_probe(const struct bw_tune_cfg *cfg, struct bw_tune
 }
 
 /* Rule 3's end: keep the probed setting or go back. */
-static void end_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
-		      const struct bw_tune_win *p, double t, struct bw_tune_decision *d)
+static void end_probe(const struct bw_policy_cfg *cfg, struct bw_policy_state *st,
+		      const struct bw_policy_win *p, double t, struct bw_policy_decision *d)
 {
-	double mp = bw_tune_win_mbps(p), mb = bw_tune_win_mbps(&st->base);
-	double rel = mb > 0 ? mp / mb - 1 : NAN, peff = bw_tune_win_peff(p);
+	double mp = bw_policy_win_mbps(p), mb = bw_policy_win_mbps(&st->base);
+	double rel = mb > 0 ? mp / mb - 1 : NAN, peff = bw_policy_win_peff(p);
 	double res = resolution(p, &st->base);
 	double need = cfg->gain;
 	bool keep, collapse, idle_probe = st->probe_to != 0, slower = rel < -fmax(cfg->gain, res);
@@ -663,7 +663,7 @@ static void end_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 	 * the window before it for a probe of idling (idling serves one queue
 	 * at a time and hides what the device could do).
 	 */
-	double tie_peff = idle_probe ? bw_tune_win_peff(&st->base) : peff;
+	double tie_peff = idle_probe ? bw_policy_win_peff(&st->base) : peff;
 
 	/* Latency: idling holds other queues back, so it must win clearly. */
 	if (cfg->policy == BW_POLICY_LATENCY && idle_probe)
@@ -696,7 +696,7 @@ static void end_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 			"a tie";
 	}
 	collapse = keep && probe_met_collapse(cfg, st, p, peff, t);
-	d->action = keep ? BW_TUNE_KEEP : BW_TUNE_REVERT;
+	d->action = keep ? BW_POLICY_KEEP : BW_POLICY_REVERT;
 	d->resolution = res;
 	d->strict_before = d->strict_after = st->strict;
 	d->before = st->probe_from;
@@ -746,7 +746,7 @@ static void end_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 	 * below takes over too: should its trial lose, BFQ not idling after
 	 * it is still the probe's after-effect.
 	 */
-	if (!keep && !idle_probe && bw_tune_win_depth(&st->base) <= IDLED_DEPTH) {
+	if (!keep && !idle_probe && bw_policy_win_depth(&st->base) <= IDLED_DEPTH) {
 		st->idled = st->base;
 		st->idled_sig = st->sig;
 		st->has_idled = true;
@@ -776,12 +776,12 @@ static void end_probe(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
  * true, with d filled, when BFQ stopped idling and strict_guarantees is
  * worth a trial.
  */
-static bool watch_idling(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
-			 const struct bw_tune_win *w, const struct bw_tune_sig *sig, double t,
-			 struct bw_tune_decision *d)
+static bool watch_idling(const struct bw_policy_cfg *cfg, struct bw_policy_state *st,
+			 const struct bw_policy_win *w, const struct bw_policy_sig *sig, double t,
+			 struct bw_policy_decision *d)
 {
-	double depth = bw_tune_win_depth(w);
-	const struct bw_tune_win *was;
+	double depth = bw_policy_win_depth(w);
+	const struct bw_policy_win *was;
 
 	if (!watches_idling(cfg, st, w)) {
 		st->lost_n = 0;
@@ -798,26 +798,26 @@ static bool watch_idling(const struct bw_tune_cfg *cfg, struct bw_tune_state *st
 	if (!(depth >= LOST_DEPTH) || ++st->lost_n < LOST_WINDOWS)
 		return false;
 	was = idled_before(st, sig);
-	if (was && bw_tune_win_mbps(w) >= (1 - 2 * cfg->gain) * bw_tune_win_mbps(was))
+	if (was && bw_policy_win_mbps(w) >= (1 - 2 * cfg->gain) * bw_policy_win_mbps(was))
 		return false;	/* not idling costs nothing here */
 	if (!shallow_evidence(w))
 		return false;	/* rule 2's or 3's */
 	if (strict_lost_here(cfg, st, sig, t))
 		return false;	/* tried on this workload, and it lost */
-	d->action = BW_TUNE_REPAIR;
+	d->action = BW_POLICY_REPAIR;
 	d->after = strict_idle(cfg, st->setting);
 	d->strict_after = 1;
 	if (was)
 		snprintf(d->why, sizeof(d->why), "BFQ stopped idling at slice_idle_us %u: depth "
 			 "%.2f -> %.2f, %.0f -> %.0f MB/s; trying strict_guarantees 1 with "
-			 "slice_idle_us %u (up to %.0f s)", st->setting, bw_tune_win_depth(was),
-			 depth, bw_tune_win_mbps(was), bw_tune_win_mbps(w), d->after,
+			 "slice_idle_us %u (up to %.0f s)", st->setting, bw_policy_win_depth(was),
+			 depth, bw_policy_win_mbps(was), bw_policy_win_mbps(w), d->after,
 			 cfg->repair_patience_s);
 	else
 		snprintf(d->why, sizeof(d->why), "BFQ is not idling at slice_idle_us %u: depth "
 			 "%.2f under %d sync sequential streams, %.0f MB/s; trying "
 			 "strict_guarantees 1 with slice_idle_us %u (up to %.0f s)", st->setting,
-			 depth, w->sync_seq, bw_tune_win_mbps(w), d->after, cfg->repair_patience_s);
+			 depth, w->sync_seq, bw_policy_win_mbps(w), d->after, cfg->repair_patience_s);
 	if (st->after_probe) {
 		size_t n = strlen(d->why);
 
@@ -826,7 +826,7 @@ static bool watch_idling(const struct bw_tune_cfg *cfg, struct bw_tune_state *st
 	}
 	st->repairs++;
 	st->lost_n = 0;
-	start_strict(cfg, st, w, sig, t, st->setting, true, was ? bw_tune_win_mbps(was) : NAN);
+	start_strict(cfg, st, w, sig, t, st->setting, true, was ? bw_policy_win_mbps(was) : NAN);
 	return true;
 }
 
@@ -848,25 +848,25 @@ static bool watch_idling(const struct bw_tune_cfg *cfg, struct bw_tune_state *st
  * requests, each alone, are S1 samples).  True, with d filled, when such a
  * trial starts.
  */
-static bool order_trial(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
-			const struct bw_tune_win *w, const struct bw_tune_sig *sig, double t,
-			struct bw_tune_decision *d)
+static bool order_trial(const struct bw_policy_cfg *cfg, struct bw_policy_state *st,
+			const struct bw_policy_win *w, const struct bw_policy_sig *sig, double t,
+			struct bw_policy_decision *d)
 {
-	double depth = bw_tune_win_depth(w);
+	double depth = bw_policy_win_depth(w);
 
 	if (cfg->policy != BW_POLICY_THROUGHPUT || cfg->no_strict || st->strict ||
 	    w->sync_seq || !w->sync_rand || !w->rotational)
 		return false;
-	if (!(depth >= LOST_DEPTH) || w->cls == BW_CLASS_DEEP || bw_tune_win_peff(w) >= BW_DEEP_AT)
+	if (!(depth >= LOST_DEPTH) || w->cls == BW_CLASS_DEEP || bw_policy_win_peff(w) >= BW_DEEP_AT)
 		return false;	/* nothing to order, or a deep device */
 	if (st->windows < 2 || st->cand_n || strict_lost_here(cfg, st, sig, t))
 		return false;	/* settling, or tried on this workload and lost */
-	d->action = BW_TUNE_PROBE;
+	d->action = BW_POLICY_PROBE;
 	d->after = st->setting;
 	d->strict_after = 1;
 	snprintf(d->why, sizeof(d->why), "%d sync random streams at depth %.2f, %.2f MB/s, "
 		 "device not deep: trying strict_guarantees 1, one request at a time in BFQ's order "
-		 "(%.1f s, measured after %.1f s)", w->sync_rand, depth, bw_tune_win_mbps(w),
+		 "(%.1f s, measured after %.1f s)", w->sync_rand, depth, bw_policy_win_mbps(w),
 		 cfg->window_s, cfg->trial_settle_s);
 	st->probes++;
 	start_strict(cfg, st, w, sig, t, st->setting, false, NAN);
@@ -878,11 +878,11 @@ static bool order_trial(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
  * without; a repair that is not yet goes on until repair_patience_s (false:
  * nothing decided).
  */
-static bool end_strict(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
-		       const struct bw_tune_win *p, double t, struct bw_tune_decision *d)
+static bool end_strict(const struct bw_policy_cfg *cfg, struct bw_policy_state *st,
+		       const struct bw_policy_win *p, double t, struct bw_policy_decision *d)
 {
-	double mp = bw_tune_win_mbps(p), mb = bw_tune_win_mbps(&st->base);
-	double rel = mb > 0 ? mp / mb - 1 : NAN, peff = bw_tune_win_peff(&st->base);
+	double mp = bw_policy_win_mbps(p), mb = bw_policy_win_mbps(&st->base);
+	double rel = mb > 0 ? mp / mb - 1 : NAN, peff = bw_policy_win_peff(&st->base);
 	double on = t - st->strict_at;
 	bool keep = p->ios >= cfg->min_ios && rel > cfg->gain;
 	bool patient = st->strict_repair && on + cfg->window_s < cfg->repair_patience_s + 1e-9;
@@ -896,7 +896,7 @@ static bool end_strict(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 		keep = false;
 	if (!keep && patient)
 		return false;
-	d->action = keep ? BW_TUNE_KEEP : BW_TUNE_REVERT;
+	d->action = keep ? BW_POLICY_KEEP : BW_POLICY_REVERT;
 	d->before = st->setting;
 	d->after = keep ? st->setting : st->strict_back_us;
 	d->strict_before = 1;
@@ -943,12 +943,12 @@ static bool end_strict(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
  * strict_guarantees in force where it no longer belongs: why, or NULL.  It
  * stays for sync sequential streams, or for the workload whose trial it won.
  */
-static const char *strict_unwanted(const struct bw_tune_state *st, const struct bw_tune_win *w,
-				   const struct bw_tune_sig *sig, bool have, __u32 target)
+static const char *strict_unwanted(const struct bw_policy_state *st, const struct bw_policy_win *w,
+				   const struct bw_policy_sig *sig, bool have, __u32 target)
 {
 	bool won_here = st->strict_won && !sig_changed(sig, &st->strict_sig);
 
-	if (w->cls == BW_CLASS_DEEP || bw_tune_win_peff(w) >= BW_DEEP_AT)
+	if (w->cls == BW_CLASS_DEEP || bw_policy_win_peff(w) >= BW_DEEP_AT)
 		return "deep device: one request at a time wastes it";
 	if (have && !target && !won_here)
 		return "idling set to 0";
@@ -957,7 +957,7 @@ static const char *strict_unwanted(const struct bw_tune_state *st, const struct 
 	return NULL;
 }
 
-void bw_tune_seed_verdict(struct bw_tune_state *st, __u32 idle_us, __u32 strict, double gain,
+void bw_policy_seed_verdict(struct bw_policy_state *st, __u32 idle_us, __u32 strict, double gain,
 			  double age_s)
 {
 	st->has_stored = true;
@@ -967,22 +967,22 @@ void bw_tune_seed_verdict(struct bw_tune_state *st, __u32 idle_us, __u32 strict,
 	st->stored_age_s = age_s;
 }
 
-void bw_tune_doubt(struct bw_tune_state *st, const char *why)
+void bw_policy_doubt(struct bw_policy_state *st, const char *why)
 {
 	st->doubt = why;
 }
 
 /*
- * A belief in doubt (bw_tune_doubt) is checked before it decides on a
+ * A belief in doubt (bw_policy_doubt) is checked before it decides on a
  * workload idling matters to (two or more streams): P_eff from this
  * device's own solo service time, clear of the dead zone, settles it (the
  * class follows it); else a probe of the other setting measures both on
  * this very device, and its verdict and class replace the store's.
  */
-static bool check_doubt(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
-			const struct bw_tune_win *w, double t, struct bw_tune_decision *d)
+static bool check_doubt(const struct bw_policy_cfg *cfg, struct bw_policy_state *st,
+			const struct bw_policy_win *w, double t, struct bw_policy_decision *d)
 {
-	double peff = bw_tune_win_peff(w);
+	double peff = bw_policy_win_peff(w);
 	char why[400];
 
 	if (!st->doubt || w->streams < 2)
@@ -1006,7 +1006,7 @@ static bool check_doubt(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 	return true;
 }
 
-static void stored_why(const struct bw_tune_state *st, char *why, size_t len)
+static void stored_why(const struct bw_policy_state *st, char *why, size_t len)
 {
 	snprintf(why, len, "the stored verdict for this device: %s won by %.0f%% for sync "
 		 "sequential streams, %.0f min before this run",
@@ -1018,24 +1018,24 @@ static void stored_why(const struct bw_tune_state *st, char *why, size_t len)
  * The store's verdict becomes this run's, as if probed now: it stands for
  * probe_every_s, then is measured again where the class rule disagrees.
  */
-static void take_stored(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
-			const struct bw_tune_win *w, const struct bw_tune_sig *sig, double t)
+static void take_stored(const struct bw_policy_cfg *cfg, struct bw_policy_state *st,
+			const struct bw_policy_win *w, const struct bw_policy_sig *sig, double t)
 {
 	st->has_stored = false;
 	st->has_verdict = true;
 	st->verdict_stored = true;
 	st->verdict_clear = true;
 	st->verdict = !st->stored_us ? 0 : st->setting ? st->setting :
-		bw_tune_idle_for(cfg, w->think_p90_ms);
+		bw_policy_idle_for(cfg, w->think_p90_ms);
 	st->verdict_sig = *sig;
 	st->last_probe = t;
 }
 
-bool bw_tune_step(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
-		  const struct bw_tune_obs *o, double t, struct bw_tune_decision *d)
+bool bw_policy_step(const struct bw_policy_cfg *cfg, struct bw_policy_state *st,
+		  const struct bw_policy_obs *o, double t, struct bw_policy_decision *d)
 {
-	struct bw_tune_win w;
-	struct bw_tune_sig sig;
+	struct bw_policy_win w;
+	struct bw_policy_sig sig;
 	char why[200], ev[200];
 	const char *strict_off;
 	__u32 target = 0;
@@ -1085,7 +1085,7 @@ bool bw_tune_step(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 		have = class_target(cfg, st, &w, &target, why, sizeof(why));
 	}
 	if (st->strict && !st->cand_n && (strict_off = strict_unwanted(st, &w, &sig, have, target))) {
-		d->action = BW_TUNE_SET;
+		d->action = BW_POLICY_SET;
 		d->after = have ? target : st->setting;
 		/* strict_guarantees' longer idle goes with it. */
 		if (d->after > cfg->max_idle_us && d->after > st->strict_from_us)
@@ -1102,7 +1102,7 @@ bool bw_tune_step(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 	if (order_trial(cfg, st, &w, &sig, t, d))
 		return true;
 	if (!have) {
-		double peff = bw_tune_win_peff(&w);
+		double peff = bw_policy_win_peff(&w);
 
 		/* P_eff clear of the dead zone: the class follows in a few windows. */
 		if (w.streams < 2 || peff >= BW_DEEP_AT || peff <= BW_SHALLOW_AT)
@@ -1129,14 +1129,14 @@ bool bw_tune_step(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
 	}
 	if (st->last_change >= 0 && t - st->last_change < cfg->dwell_s)
 		return false;	/* dwell: the next window asks again */
-	d->action = BW_TUNE_SET;
+	d->action = BW_POLICY_SET;
 	d->after = target;
 	st->changes++;
 	snprintf(d->why, sizeof(d->why), "%s; %s", why, ev);
 	return true;
 }
 
-void bw_tune_applied(const struct bw_tune_cfg *cfg, struct bw_tune_state *st, __u32 v,
+void bw_policy_applied(const struct bw_policy_cfg *cfg, struct bw_policy_state *st, __u32 v,
 		     __u32 strict, double t)
 {
 	st->setting = v;
@@ -1157,15 +1157,15 @@ void bw_tune_applied(const struct bw_tune_cfg *cfg, struct bw_tune_state *st, __
  * strict_unwanted() drops it as soon as a window shows P_eff deep or no
  * sync sequential stream.
  */
-static bool start_strict_stored(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
-				enum bw_class_id cls, bool rotational, struct bw_tune_decision *d)
+static bool start_strict_stored(const struct bw_policy_cfg *cfg, struct bw_policy_state *st,
+				enum bw_class_id cls, bool rotational, struct bw_policy_decision *d)
 {
 	size_t n;
 
 	if (!st->has_stored || !st->stored_strict || !rotational || cls == BW_CLASS_DEEP ||
 	    cfg->policy != BW_POLICY_THROUGHPUT || cfg->no_strict || st->strict)
 		return false;
-	d->action = BW_TUNE_SET;
+	d->action = BW_POLICY_SET;
 	st->strict_from_us = st->setting ? st->setting : st->stored_us;
 	d->after = strict_idle(cfg, st->strict_from_us);
 	d->strict_after = 1;
@@ -1189,8 +1189,8 @@ static bool start_strict_stored(const struct bw_tune_cfg *cfg, struct bw_tune_st
  * decided without a window (a shallow device's idle needs its streams'
  * think time).
  */
-bool bw_tune_start(const struct bw_tune_cfg *cfg, struct bw_tune_state *st, enum bw_class_id cls,
-		   bool stored, bool rotational, struct bw_tune_decision *d)
+bool bw_policy_start(const struct bw_policy_cfg *cfg, struct bw_policy_state *st, enum bw_class_id cls,
+		   bool stored, bool rotational, struct bw_policy_decision *d)
 {
 	bool zero = st->has_stored && !st->stored_us && cfg->policy == BW_POLICY_THROUGHPUT;
 
@@ -1206,7 +1206,7 @@ bool bw_tune_start(const struct bw_tune_cfg *cfg, struct bw_tune_state *st, enum
 		return true;
 	if ((cls != BW_CLASS_DEEP && !zero) || (!st->setting && !st->strict))
 		return false;
-	d->action = BW_TUNE_SET;
+	d->action = BW_POLICY_SET;
 	d->after = 0;
 	d->strict_after = 0;
 	if (cls == BW_CLASS_DEEP)
@@ -1232,7 +1232,7 @@ static bool sync_rand(const struct bw_stream_interval *s)
 
 /* The streams' part of an observation. */
 static void observe_streams(const struct bw_stream_interval *const *streams, int n,
-			    struct bw_tune_obs *o)
+			    struct bw_policy_obs *o)
 {
 	double seq = 0, ios = 0;
 	int i;
@@ -1261,9 +1261,9 @@ static void observe_streams(const struct bw_stream_interval *const *streams, int
  * One interval of a device (and its streams) as the policy sees it: the
  * live tuner and analyze --what-if-tune observe through this one function.
  */
-void bw_tune_observe(const struct bw_interval *iv, const struct bw_class *cls,
+void bw_policy_observe(const struct bw_interval *iv, const struct bw_class *cls,
 		     const struct bw_stream_interval *const *streams, int nstreams, __u32 idle_us,
-		     struct bw_tune_obs *o)
+		     struct bw_policy_obs *o)
 {
 	int op;
 

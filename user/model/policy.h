@@ -10,10 +10,10 @@
 
 #include "model/model.h"
 
-enum bw_tune_policy { BW_POLICY_THROUGHPUT, BW_POLICY_LATENCY };
+enum bw_policy_policy { BW_POLICY_THROUGHPUT, BW_POLICY_LATENCY };
 
-struct bw_tune_cfg {
-	enum bw_tune_policy policy;
+struct bw_policy_cfg {
+	enum bw_policy_policy policy;
 	__u32 max_idle_us;	/* ceiling of a nonzero setting (BFQ's default 8000) */
 	__u32 min_idle_us;	/* floor of a nonzero setting */
 	__u32 strict_idle_us;	/* the least nonzero setting with strict_guarantees, sequential */
@@ -31,10 +31,10 @@ struct bw_tune_cfg {
 	bool no_strict;		/* never set BFQ's strict_guarantees */
 };
 
-extern const struct bw_tune_cfg bw_tune_cfg_default;
+extern const struct bw_policy_cfg bw_policy_cfg_default;
 
 /* One interval of one device, as the watch loop measured it. */
-struct bw_tune_obs {
+struct bw_policy_obs {
 	double secs;
 	__u64 ios;
 	double bytes;
@@ -59,7 +59,7 @@ struct bw_tune_obs {
 };
 
 /* A window: observations added up. */
-struct bw_tune_win {
+struct bw_policy_win {
 	double secs, bytes, busy_s;
 	__u64 ios;
 	double work_s;		/* solo-equivalent work: P_eff over the window is work / busy */
@@ -80,7 +80,7 @@ struct bw_tune_win {
 };
 
 /* What the workload looks like, to notice when it changes. */
-struct bw_tune_sig {
+struct bw_policy_sig {
 	int streams, sync_seq;
 	int seq_tenths;		/* sequential share in tenths */
 	int size_class;		/* log2 of KiB per request */
@@ -92,15 +92,15 @@ struct bw_tune_sig {
  * BFQ stopped idling, window after window until one wins or
  * repair_patience_s has passed.
  */
-enum bw_tune_phase { BW_PH_MEASURE, BW_PH_PROBE, BW_PH_STRICT };
+enum bw_policy_phase { BW_PH_MEASURE, BW_PH_PROBE, BW_PH_STRICT };
 
-struct bw_tune_state {
-	enum bw_tune_phase phase;
+struct bw_policy_state {
+	enum bw_policy_phase phase;
 	__u32 setting;		/* what we believe is in force */
 	__u32 strict;		/* strict_guarantees believed in force (0 or 1) */
 	/* The last window BFQ idled in (depth ~1 under 2+ sync sequential streams). */
-	struct bw_tune_win idled;
-	struct bw_tune_sig idled_sig;	/* the workload then */
+	struct bw_policy_win idled;
+	struct bw_policy_sig idled_sig;	/* the workload then */
 	bool has_idled;
 	int lost_n;		/* windows in a row with idling set and BFQ not idling */
 	bool after_probe;	/* a probe of 0 went back to idling, and BFQ has not idled since */
@@ -113,18 +113,18 @@ struct bw_tune_state {
 	__u32 strict_from_us;	/* the setting before strict_guarantees went on */
 	__u32 strict_back_us;	/* where a trial that loses goes: strict_from_us, or 0 */
 	int strict_lost_n;	/* trials lost in a row on that workload */
-	struct bw_tune_sig strict_sig;
+	struct bw_policy_sig strict_sig;
 	int repairs;
 	double settle_until;
 	double last_change;	/* -1: never */
 	double last_probe;	/* -1: never */
-	struct bw_tune_win win;	/* the window being filled */
-	struct bw_tune_win base;	/* the window before a probe */
+	struct bw_policy_win win;	/* the window being filled */
+	struct bw_policy_win base;	/* the window before a probe */
 	__u32 probe_from, probe_to;
 	/* The last probe's verdict and the workload it was taken on. */
 	bool has_verdict;
 	__u32 verdict;
-	struct bw_tune_sig verdict_sig;
+	struct bw_policy_sig verdict_sig;
 	bool verdict_stored;	/* the store's: holds for any 2+ sync sequential streams */
 	bool verdict_clear;	/* decided by more than gain (not a tie) */
 	/* The store's verdict for this device, until a window it applies to takes it. */
@@ -132,9 +132,9 @@ struct bw_tune_state {
 	__u32 stored_us;
 	bool stored_strict;	/* with strict_guarantees: a repair won */
 	double stored_gain, stored_age_s;
-	struct bw_tune_sig sig;	/* the workload, as it has held for two windows */
+	struct bw_policy_sig sig;	/* the workload, as it has held for two windows */
 	bool has_sig;
-	struct bw_tune_sig cand_sig;	/* a change seen once, not yet held */
+	struct bw_policy_sig cand_sig;	/* a change seen once, not yet held */
 	int cand_n;
 	/*
 	 * Why what the store holds for the device is in doubt (its identity
@@ -148,23 +148,23 @@ struct bw_tune_state {
 	double probe_cost_s;	/* seconds spent on probed settings */
 };
 
-enum bw_tune_action {
-	BW_TUNE_NONE,
-	BW_TUNE_SET,		/* a decision: set after */
-	BW_TUNE_PROBE,		/* try after for a probe */
-	BW_TUNE_KEEP,		/* probe over: after (the probed setting) stays */
-	BW_TUNE_REVERT,		/* probe over: back to after (the setting before) */
-	BW_TUNE_REPAIR,		/* BFQ stopped idling: strict_guarantees on, for a trial */
-	BW_TUNE_NR_ACTIONS
+enum bw_policy_action {
+	BW_POLICY_NONE,
+	BW_POLICY_SET,		/* a decision: set after */
+	BW_POLICY_PROBE,		/* try after for a probe */
+	BW_POLICY_KEEP,		/* probe over: after (the probed setting) stays */
+	BW_POLICY_REVERT,		/* probe over: back to after (the setting before) */
+	BW_POLICY_REPAIR,		/* BFQ stopped idling: strict_guarantees on, for a trial */
+	BW_POLICY_NR_ACTIONS
 };
 
-struct bw_tune_decision {
-	enum bw_tune_action action;
+struct bw_policy_decision {
+	enum bw_policy_action action;
 	__u32 before, after;
 	__u32 strict_before, strict_after;	/* strict_guarantees */
 	char why[512];
-	struct bw_tune_win win;	/* the evidence */
-	struct bw_tune_win base;	/* for a probe's end: the window it is compared with */
+	struct bw_policy_win win;	/* the evidence */
+	struct bw_policy_win base;	/* for a probe's end: the window it is compared with */
 	double resolution;	/* a probe's end: the relative difference the windows resolve */
 	enum bw_class_id learned;	/* a probe's end: the class P_eff showed, or UNKNOWN */
 	bool dropped;		/* a check's end: the store's beliefs were wrong here */
@@ -176,20 +176,20 @@ struct bw_tune_decision {
 	double verdict_gain;
 };
 
-void bw_tune_init(struct bw_tune_state *st, __u32 setting);
+void bw_policy_init(struct bw_policy_state *st, __u32 setting);
 /*
  * At start, before any window, on a device BFQ serves as a spindle or
  * not (queue/rotational); true when d holds a decision.
  */
-bool bw_tune_start(const struct bw_tune_cfg *cfg, struct bw_tune_state *st, enum bw_class_id cls,
-		   bool stored, bool rotational, struct bw_tune_decision *d);
+bool bw_policy_start(const struct bw_policy_cfg *cfg, struct bw_policy_state *st, enum bw_class_id cls,
+		   bool stored, bool rotational, struct bw_policy_decision *d);
 /*
  * The store's idling verdict for the device (bw_idle_rec), learned age_s
  * ago: a hypothesis the first window with 2+ sync sequential streams
  * takes as a probe's verdict, measured again like one.  With strict (a
  * repair won: BFQ had stopped idling), strict_guarantees goes on at start.
  */
-void bw_tune_seed_verdict(struct bw_tune_state *st, __u32 idle_us, __u32 strict, double gain,
+void bw_policy_seed_verdict(struct bw_policy_state *st, __u32 idle_us, __u32 strict, double gain,
 			  double age_s);
 /*
  * What the store holds for the device (class, S1 or idling verdict) may be
@@ -197,33 +197,33 @@ void bw_tune_seed_verdict(struct bw_tune_state *st, __u32 idle_us, __u32 strict,
  * starts decisions as before, and is checked within the first windows with
  * two or more streams competing.
  */
-void bw_tune_doubt(struct bw_tune_state *st, const char *why);
+void bw_policy_doubt(struct bw_policy_state *st, const char *why);
 /* Adds one interval ending at t (seconds); true when d holds something to do or say. */
-bool bw_tune_step(const struct bw_tune_cfg *cfg, struct bw_tune_state *st,
-		  const struct bw_tune_obs *o, double t, struct bw_tune_decision *d);
+bool bw_policy_step(const struct bw_policy_cfg *cfg, struct bw_policy_state *st,
+		  const struct bw_policy_obs *o, double t, struct bw_policy_decision *d);
 /*
  * The setting is v, strict_guarantees strict, from time t on (written, or
  * left as they were in a dry run).
  */
-void bw_tune_applied(const struct bw_tune_cfg *cfg, struct bw_tune_state *st, __u32 v,
+void bw_policy_applied(const struct bw_policy_cfg *cfg, struct bw_policy_state *st, __u32 v,
 		     __u32 strict, double t);
-const char *bw_tune_action_name(enum bw_tune_action a);
-double bw_tune_win_mbps(const struct bw_tune_win *w);
-double bw_tune_win_peff(const struct bw_tune_win *w);
-double bw_tune_win_depth(const struct bw_tune_win *w);
+const char *bw_policy_action_name(enum bw_policy_action a);
+double bw_policy_win_mbps(const struct bw_policy_win *w);
+double bw_policy_win_peff(const struct bw_policy_win *w);
+double bw_policy_win_depth(const struct bw_policy_win *w);
 /* The window as evidence, one line (no newline), "-" for what is unknown. */
-void bw_tune_win_evidence(char *buf, size_t len, const struct bw_tune_win *w);
-const char *bw_tune_strict_note(const struct bw_tune_decision *d);
+void bw_policy_win_evidence(char *buf, size_t len, const struct bw_policy_win *w);
+const char *bw_policy_strict_note(const struct bw_policy_decision *d);
 /* An interval of a device and its streams (those with I/O on it) as an observation. */
-#define BW_TUNE_MAX_STREAMS 4096
-void bw_tune_observe(const struct bw_interval *iv, const struct bw_class *cls,
+#define BW_POLICY_MAX_STREAMS 4096
+void bw_policy_observe(const struct bw_interval *iv, const struct bw_class *cls,
 		     const struct bw_stream_interval *const *streams, int nstreams, __u32 idle_us,
-		     struct bw_tune_obs *o);
+		     struct bw_policy_obs *o);
 /* The nonzero setting for streams whose p90 think time is think_ms. */
-__u32 bw_tune_idle_for(const struct bw_tune_cfg *cfg, double think_ms);
+__u32 bw_policy_idle_for(const struct bw_policy_cfg *cfg, double think_ms);
 
 /* tunefile.c (pure): what a tuner changed, so it can be put back after a crash. */
-struct bw_tune_orig {
+struct bw_tunefile_orig {
 	int pid;		/* the tuner that wrote it */
 	char name[BW_NAME_LEN];
 	__u32 dev;
@@ -233,8 +233,8 @@ struct bw_tune_orig {
 	long low_latency;	/* before; -1 if untouched */
 	long strict_guarantees;	/* before; -1 if untouched */
 };
-int bw_tune_orig_format(FILE *f, const void *orig);
-int bw_tune_orig_parse(FILE *f, struct bw_tune_orig *o, char *why, size_t len);
+int bw_tunefile_format(FILE *f, const void *orig);
+int bw_tunefile_parse(FILE *f, struct bw_tunefile_orig *o, char *why, size_t len);
 /* "none [mq-deadline] bfq" -> "mq-deadline"; -EINVAL without brackets. */
 int bw_parse_scheduler(const char *line, char *out, size_t len);
 

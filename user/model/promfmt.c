@@ -507,7 +507,7 @@ static void self(struct bw_prom *p, const struct bw_expo_self *s)
  * label says how each count was made (exact: fentry/fexit; tracepoint:
  * block_bio_queue, which sees cache-flagged bios but no hits or misses).
  */
-static void bio_cache(struct bw_prom *p, const struct bw_bc_snap *b)
+static void biocache(struct bw_prom *p, const struct bw_bc_snap *b)
 {
 	char l[BW_PROM_LABELS];
 	int i, f;
@@ -602,8 +602,8 @@ void bw_expo_render(struct bw_prom *p, const struct bw_expo_self *s, const struc
 	self(p, s);
 	presence(p, s);
 	devices(p, d, n);
-	if (s->bio_cache)
-		bio_cache(p, s->bio_cache);
+	if (s->biocache)
+		biocache(p, s->biocache);
 	if (s->cgroups)
 		cgroups(p, s->cgroups);
 }

@@ -38,7 +38,7 @@ extern const unsigned int bw_expo_seg_bounds[BW_EXPO_SEG_BOUNDS];
 __u64 bw_hist_below(const __u64 *hist, unsigned int nbuckets, unsigned int b);
 
 struct bw_expo_tune {
-	__u64 actions[6];	/* by enum bw_tune_action: none, set, probe, keep, revert, repair */
+	__u64 actions[6];	/* by enum bw_policy_action: none, set, probe, keep, revert, repair */
 	__u64 probes;
 	double probe_s;
 };
@@ -83,7 +83,7 @@ struct bw_expo_self {
 	double sample_s, last_sample_unix;
 	double rss_bytes, cpu_s, start_unix;
 	long open_fds;
-	const struct bw_bc_snap *bio_cache;	/* NULL: not asked for (--bio-cache) */
+	const struct bw_bc_snap *biocache;	/* NULL: not asked for (--bio-cache) */
 	const struct bw_expo_presence *presence;	/* named devices, and any shown */
 	const struct bw_expo_cg *cgroups;	/* NULL: not asked for (--cgroups) */
 	int npresence;

@@ -27,9 +27,9 @@
 #define MAGIC "blkwise-tune"
 #define VERSION 2
 
-int bw_tune_orig_format(FILE *f, const void *arg)
+int bw_tunefile_format(FILE *f, const void *arg)
 {
-	const struct bw_tune_orig *o = arg;
+	const struct bw_tunefile_orig *o = arg;
 
 	fprintf(f, MAGIC " %d\npid %d\ndevice %s %u:%u\n", VERSION, o->pid, o->name,
 		BW_MAJOR(o->dev), BW_MINOR(o->dev));
@@ -52,7 +52,7 @@ static int bad(char *why, size_t len, int line, const char *what)
 	return -EINVAL;
 }
 
-int bw_tune_orig_parse(FILE *f, struct bw_tune_orig *o, char *why, size_t len)
+int bw_tunefile_parse(FILE *f, struct bw_tunefile_orig *o, char *why, size_t len)
 {
 	char line[BW_ID_LEN + 32], key[32], val[64], extra;
 	unsigned int ma, mi;

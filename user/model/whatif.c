@@ -15,7 +15,7 @@
 struct wdev {
 	__u32 dev;
 	char name[BW_NAME_LEN];
-	struct bw_tune_state st;
+	struct bw_policy_state st;
 	bool started;
 };
 
@@ -23,13 +23,13 @@ struct wdev {
 struct wdecision {
 	double t;
 	const struct wdev *w;
-	struct bw_tune_decision d;
+	struct bw_policy_decision d;
 };
 
 struct bw_whatif {
 	struct wdev wd[WHATIF_DEVS];
 	int nwd;
-	struct bw_tune_cfg cfg;
+	struct bw_policy_cfg cfg;
 	struct wdecision *dec;	/* decisions, in time order */
 	int ndec, dec_cap;
 };
@@ -55,7 +55,7 @@ struct bw_whatif *bw_whatif_new(void)
 
 	if (!r)
 		return NULL;
-	r->cfg = bw_tune_cfg_default;
+	r->cfg = bw_policy_cfg_default;
 	r->cfg.dry_run = true;
 	return r;
 }
@@ -74,7 +74,7 @@ bool bw_whatif_on(const struct bw_whatif *r)
 }
 
 static void whatif_log(struct bw_whatif *r, const struct wdev *w, double t,
-		       const struct bw_tune_decision *d)
+		       const struct bw_policy_decision *d)
 {
 	struct wdecision *n;
 
@@ -95,7 +95,7 @@ int bw_whatif_count(const struct bw_whatif *r)
 	return bw_whatif_on(r) ? r->ndec : 0;
 }
 
-const struct bw_tune_decision *bw_whatif_decision(const struct bw_whatif *r, int i, double *t,
+const struct bw_policy_decision *bw_whatif_decision(const struct bw_whatif *r, int i, double *t,
 						  const char **dev)
 {
 	*t = r->dec[i].t;
@@ -108,21 +108,21 @@ void bw_whatif_decision_json(const struct bw_whatif *r, struct bw_json *j, int i
 	static const struct wdev none_dev;
 	static const struct wdecision none = { .w = &none_dev };
 	const struct wdecision *x = i >= 0 ? &r->dec[i] : &none;
-	const struct bw_tune_win *e = &x->d.win;
+	const struct bw_policy_win *e = &x->d.win;
 
 	bw_json_obj(j, NULL);
 	bw_json_num(j, "t", x->t, 3);
 	bw_json_str(j, "device", x->w->name);
-	bw_json_str(j, "action", bw_tune_action_name(x->d.action));
+	bw_json_str(j, "action", bw_policy_action_name(x->d.action));
 	bw_json_u64(j, "slice_idle_us_before", x->d.before);
 	bw_json_u64(j, "slice_idle_us_after", x->d.after);
 	bw_json_u64(j, "strict_guarantees_before", x->d.strict_before);
 	bw_json_u64(j, "strict_guarantees_after", x->d.strict_after);
 	bw_json_str(j, "why", x->d.why);
 	bw_json_obj(j, "evidence");
-	bw_json_num(j, "mb_per_s", bw_tune_win_mbps(e), 3);
-	bw_json_num(j, "p_eff", bw_tune_win_peff(e), 3);
-	bw_json_num(j, "depth", bw_tune_win_depth(e), 3);
+	bw_json_num(j, "mb_per_s", bw_policy_win_mbps(e), 3);
+	bw_json_num(j, "p_eff", bw_policy_win_peff(e), 3);
+	bw_json_num(j, "depth", bw_policy_win_depth(e), 3);
 	bw_json_num(j, "s1_ms", e->s1_ms, 4);
 	bw_json_str(j, "class", bw_class_name(e->cls));
 	bw_json_u64(j, "streams", e->streams);
@@ -154,8 +154,8 @@ void bw_whatif_json(const struct bw_whatif *r, struct bw_json *j)
 void bw_whatif_tick(struct bw_whatif *r, const struct bw_replay_tick *t)
 {
 	struct wdev *w = wdev_of(r, t->d);
-	struct bw_tune_decision d;
-	struct bw_tune_obs o;
+	struct bw_policy_decision d;
+	struct bw_policy_obs o;
 	double end = t->t + t->iv->secs;
 	__u32 idle;
 
@@ -164,14 +164,14 @@ void bw_whatif_tick(struct bw_whatif *r, const struct bw_replay_tick *t)
 	if (!w->started) {
 		idle = t->d->info && t->d->info->slice_idle_us >= 0 ?
 		       (__u32)t->d->info->slice_idle_us : 8000;
-		bw_tune_init(&w->st, idle);
+		bw_policy_init(&w->st, idle);
 		w->started = true;
-		if (bw_tune_start(&r->cfg, &w->st, BW_CLASS_UNKNOWN, false, false, &d))
+		if (bw_policy_start(&r->cfg, &w->st, BW_CLASS_UNKNOWN, false, false, &d))
 			whatif_log(r, w, t->t, &d);
 	}
-	bw_tune_observe(t->iv, t->cls, t->streams, t->nstreams, w->st.setting, &o);
+	bw_policy_observe(t->iv, t->cls, t->streams, t->nstreams, w->st.setting, &o);
 	o.rotational = !t->d->info || t->d->info->rotational;	/* unknown: as a spindle */
-	if (!bw_tune_step(&r->cfg, &w->st, &o, end, &d))
+	if (!bw_policy_step(&r->cfg, &w->st, &o, end, &d))
 		return;
 	whatif_log(r, w, end, &d);
 	/*
@@ -179,8 +179,8 @@ void bw_whatif_tick(struct bw_whatif *r, const struct bw_replay_tick *t)
 	 * believed set; a trial (probe, repair) is announced only, as in the
 	 * live tuner's dry run.
 	 */
-	if (d.action != BW_TUNE_PROBE && d.action != BW_TUNE_REPAIR)
-		bw_tune_applied(&r->cfg, &w->st, d.after, d.strict_after, end);
+	if (d.action != BW_POLICY_PROBE && d.action != BW_POLICY_REPAIR)
+		bw_policy_applied(&r->cfg, &w->st, d.after, d.strict_after, end);
 }
 
 void bw_whatif_print(const struct bw_whatif *r, FILE *f)
@@ -195,12 +195,12 @@ void bw_whatif_print(const struct bw_whatif *r, FILE *f)
 		fprintf(f, "  no decision\n");
 	for (i = 0; i < r->ndec; i++) {
 		const struct wdecision *x = &r->dec[i];
-		const struct bw_tune_win *e = &x->d.win;
+		const struct bw_policy_win *e = &x->d.win;
 		char ev[400];
 
-		bw_tune_win_evidence(ev, sizeof(ev), e);
+		bw_policy_win_evidence(ev, sizeof(ev), e);
 		fprintf(f, "  t=%8.2f s %s %s: slice_idle_us %u -> %u%s: %s\n      evidence: %s\n",
-			x->t, x->w->name, bw_tune_action_name(x->d.action), x->d.before, x->d.after,
-			bw_tune_strict_note(&x->d), x->d.why, ev);
+			x->t, x->w->name, bw_policy_action_name(x->d.action), x->d.before, x->d.after,
+			bw_policy_strict_note(&x->d), x->d.why, ev);
 	}
 }

@@ -19,7 +19,7 @@ int bw_whatif_count(const struct bw_whatif *r);
 void bw_whatif_decision_json(const struct bw_whatif *r, struct bw_json *j, int i);
 void bw_whatif_json(const struct bw_whatif *r, struct bw_json *j);
 /* Decision i: when, on which device (its name). */
-const struct bw_tune_decision *bw_whatif_decision(const struct bw_whatif *r, int i, double *t,
+const struct bw_policy_decision *bw_whatif_decision(const struct bw_whatif *r, int i, double *t,
 						  const char **dev);
 
 #endif /* BLKWISE_WHATIF_H */

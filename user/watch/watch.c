@@ -73,7 +73,7 @@ int bw_watch_opt(struct bw_watch_opts *o, int c, const char *arg)
 	case BW_OPT_EXACT_SLICE:
 		return slice_opt(o, c, arg);
 	case BW_OPT_BIO_CACHE:
-		o->core.bio_cache = true;
+		o->core.biocache = true;
 		return 1;
 	case BW_OPT_VERSION:
 		bw_print_version(stdout);
@@ -215,7 +215,7 @@ static int open_others(struct bw_watch *w)
 	if (err)
 		return err;
 	w->cg_paths.io = true;
-	return o->bio_cache ? bw_bc_open(&w->bc, env, o->verbose) : 0;
+	return o->biocache ? bw_bc_open(&w->bc, env, o->verbose) : 0;
 }
 
 /* The loaded objects: the core first. */
@@ -405,7 +405,7 @@ void bw_cg_rows_free(struct bw_cg_rows *r)
 	memset(r, 0, sizeof(*r));
 }
 
-int bw_watch_bio_cache(const struct bw_watch *w, struct bw_bc_snap *s)
+int bw_watch_biocache(const struct bw_watch *w, struct bw_bc_snap *s)
 {
 	return bw_bc_snapshot(w->bc, bw_core_env(w->core)->ncpus, s);
 }

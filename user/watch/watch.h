@@ -139,7 +139,7 @@ int bw_watch_refresh(struct bw_watch *w);
 /* Up to max loaded programs of every object; how many, or -errno. */
 int bw_watch_prog_stats(const struct bw_watch *w, struct bw_prog_stat *out, int max);
 /* The bio alloc cache (method BW_BC_OFF without --bio-cache); 0 or -errno. */
-int bw_watch_bio_cache(const struct bw_watch *w, struct bw_bc_snap *s);
+int bw_watch_biocache(const struct bw_watch *w, struct bw_bc_snap *s);
 /*
  * Ends an interval: figures in every device's iv; how many named devices
  * are alive.  A device that goes is dropped (one BW_ROW_GONE interval,

@@ -32,7 +32,7 @@
 #include <unistd.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include "watch/tuner.h"
+#include "tune/tuner.h"
 
 #define IDLE_ATTR "queue/iosched/slice_idle_us"
 #define LL_ATTR "queue/iosched/low_latency"
@@ -55,12 +55,12 @@ struct tdev {
 	int lock_fd;
 	int state_fd;		/* the state file, to empty where it cannot be removed */
 	int fd[F_NR];		/* what it writes, opened in prepare; -1: not open */
-	struct bw_tune_orig orig;
+	struct bw_tunefile_orig orig;
 	bool orig_saved;	/* the state file holds orig */
-	struct bw_tune_state st;
+	struct bw_policy_state st;
 	bool decided;		/* --once: a decision was taken */
 	bool idle_seeded;	/* the store's idling verdict handed to the policy (or none) */
-	__u64 actions[BW_TUNE_NR_ACTIONS];	/* decisions, dry runs' would-* too */
+	__u64 actions[BW_POLICY_NR_ACTIONS];	/* decisions, dry runs' would-* too */
 };
 
 struct bw_tuner {
@@ -84,8 +84,8 @@ static int parse_long(const char *s, long lo, long hi, long *v)
 void bw_tuner_args_init(struct bw_tuner_args *a)
 {
 	memset(a, 0, sizeof(*a));
-	a->cfg = bw_tune_cfg_default;
-	a->run_dir = BW_TUNE_RUN_DIR;
+	a->cfg = bw_policy_cfg_default;
+	a->run_dir = BW_TUNER_RUN_DIR;
 	a->low_latency = -1;
 }
 
@@ -99,7 +99,7 @@ int bw_tuner_set_window(struct bw_tuner_args *a, const char *arg)
 	}
 	a->cfg.window_s = secs;
 	a->cfg.probe_s = secs / 2;
-	a->cfg.settle_s = secs / BW_TUNE_TICKS_PER_WINDOW;
+	a->cfg.settle_s = secs / BW_POLICY_TICKS_PER_WINDOW;
 	return 0;
 }
 
@@ -264,13 +264,13 @@ static int take_lock(struct bw_tuner *x, struct tdev *t)
 		return -errno;
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB)) {
-		struct bw_tune_orig o;
+		struct bw_tunefile_orig o;
 		char why[100], sp[PATH_MAX];
 		FILE *f;
 
 		path_of(x->a.run_dir, t->name, "", sp, sizeof(sp));
 		f = fopen(sp, "r");
-		if (!f || bw_tune_orig_parse(f, &o, why, sizeof(why)))
+		if (!f || bw_tunefile_parse(f, &o, why, sizeof(why)))
 			o.pid = 0;
 		if (f)
 			fclose(f);
@@ -284,7 +284,7 @@ static int take_lock(struct bw_tuner *x, struct tdev *t)
 }
 
 /* The values this tuner will change, as they are now, where o has none yet. */
-static int found_now(const struct bw_tuner *x, const struct tdev *t, struct bw_tune_orig *o)
+static int found_now(const struct bw_tuner *x, const struct tdev *t, struct bw_tunefile_orig *o)
 {
 	char sched[32];
 	int err = sched_of(t->name, sched, sizeof(sched));
@@ -313,7 +313,7 @@ static int found_now(const struct bw_tuner *x, const struct tdev *t, struct bw_t
 static int read_originals(struct bw_tuner *x, struct tdev *t)
 {
 	char path[PATH_MAX], why[100];
-	struct bw_tune_orig *o = &t->orig;
+	struct bw_tunefile_orig *o = &t->orig;
 	FILE *f;
 
 	path_of(x->a.run_dir, t->name, "", path, sizeof(path));
@@ -324,7 +324,7 @@ static int read_originals(struct bw_tuner *x, struct tdev *t)
 		f = NULL;
 	}
 	if (f) {
-		int err = bw_tune_orig_parse(f, o, why, sizeof(why));
+		int err = bw_tunefile_parse(f, o, why, sizeof(why));
 
 		fclose(f);
 		/* The same device: its dev_t, and its identity where the file has one. */
@@ -530,7 +530,7 @@ static int save_originals(struct bw_tuner *x, struct tdev *t)
 	int err;
 
 	snprintf(fname, sizeof(fname), "tune-%s", t->name);
-	err = bw_state_write(x->a.run_dir, fname, bw_tune_orig_format, &t->orig);
+	err = bw_state_write(x->a.run_dir, fname, bw_tunefile_format, &t->orig);
 	if (!err) {
 		t->orig_saved = true;
 		path_of(x->a.run_dir, t->name, "", path, sizeof(path));
@@ -612,7 +612,7 @@ static int prepare_dev(struct bw_tuner *x, struct tdev *t)
 		bw_err("%s: cannot read /sys/block/%s/%s", t->name, t->name, IDLE_ATTR);
 		return -EIO;
 	}
-	bw_tune_init(&t->st, (__u32)cur);
+	bw_policy_init(&t->st, (__u32)cur);
 	if (!x->a.cfg.no_strict && !read_long(t->name, STRICT_ATTR, &cur))
 		t->st.strict = !!cur;
 	return 0;
@@ -636,7 +636,7 @@ int bw_tuner_prepare(struct bw_tuner *x)
  * slice_idle_us: BFQ raises slice_idle to 8 ms when strict_guarantees
  * is set (bfq_strict_guarantees_store), so the idle value comes last.
  */
-static int restore_orig(const struct bw_tune_orig *o, const int *fd, const bool *skip)
+static int restore_orig(const struct bw_tunefile_orig *o, const int *fd, const bool *skip)
 {
 	char sched[32];
 	int err = 0, e;
@@ -726,7 +726,7 @@ static bool restore_wanted(const struct bw_watch_opts *wo, __u32 dev)
 }
 
 /* The device at o's dev_t is the one o's values were found on (when o names it). */
-static bool same_device(const struct bw_tune_orig *o)
+static bool same_device(const struct bw_tunefile_orig *o)
 {
 	struct bw_devinfo di;
 
@@ -746,7 +746,7 @@ static int restore_file(const struct bw_tuner_args *a, const struct bw_watch_opt
 			const char *name)
 {
 	char path[PATH_MAX], why[100];
-	struct bw_tune_orig o;
+	struct bw_tunefile_orig o;
 	int lfd, err;
 	FILE *f;
 
@@ -757,7 +757,7 @@ static int restore_file(const struct bw_tuner_args *a, const struct bw_watch_opt
 		unlink(path);
 		return 0;
 	}
-	if (!f || bw_tune_orig_parse(f, &o, why, sizeof(why))) {
+	if (!f || bw_tunefile_parse(f, &o, why, sizeof(why))) {
 		bw_err("%s: not a tune state file (%s); left as is", path, f ? why :
 		       strerror(errno));
 		if (f)
@@ -846,16 +846,16 @@ static struct bw_class class_of(const struct bw_watch_dev *wd)
 }
 
 static void observe(const struct bw_tuner *x, const struct bw_watch_dev *wd, __u32 idle_us,
-		    struct bw_tune_obs *o)
+		    struct bw_policy_obs *o)
 {
-	const struct bw_stream_interval *s[BW_TUNE_MAX_STREAMS];
+	const struct bw_stream_interval *s[BW_POLICY_MAX_STREAMS];
 	struct bw_class c = class_of(wd);
 	int i, n = 0;
 
-	for (i = 0; i < x->w->nstreams && n < BW_TUNE_MAX_STREAMS; i++)
+	for (i = 0; i < x->w->nstreams && n < BW_POLICY_MAX_STREAMS; i++)
 		if (x->w->streams[i].s.dev == wd->dev)
 			s[n++] = &x->w->streams[i].s;
-	bw_tune_observe(&wd->iv, &c, s, n, idle_us, o);
+	bw_policy_observe(&wd->iv, &c, s, n, idle_us, o);
 	o->rotational = wd->info.rotational;
 }
 
@@ -866,14 +866,14 @@ static void stamp(char *buf, size_t len)
 	strftime(buf, len, "%Y-%m-%dT%H:%M:%S%z", localtime(&now));
 }
 
-static void json_win(struct bw_json *j, const char *key, const struct bw_tune_win *w)
+static void json_win(struct bw_json *j, const char *key, const struct bw_policy_win *w)
 {
 	bw_json_obj(j, key);
 	bw_json_num(j, "window_s", w->secs, 3);
 	bw_json_u64(j, "ios", w->ios);
-	bw_json_num(j, "mb_per_s", bw_tune_win_mbps(w), 3);
-	bw_json_num(j, "p_eff", bw_tune_win_peff(w), 3);
-	bw_json_num(j, "depth_mean_busy", bw_tune_win_depth(w), 3);
+	bw_json_num(j, "mb_per_s", bw_policy_win_mbps(w), 3);
+	bw_json_num(j, "p_eff", bw_policy_win_peff(w), 3);
+	bw_json_num(j, "depth_mean_busy", bw_policy_win_depth(w), 3);
 	bw_json_num(j, "s1_ms", w->s1_ms, 4);
 	bw_json_str(j, "s1_source", w->s1_source);
 	bw_json_str(j, "class", bw_class_name(w->cls));
@@ -888,7 +888,7 @@ static void json_win(struct bw_json *j, const char *key, const struct bw_tune_wi
 }
 
 static void json_decision(const struct bw_tuner *x, const struct tdev *t,
-			  const struct bw_tune_decision *d, const char *action, const char *ts)
+			  const struct bw_policy_decision *d, const char *action, const char *ts)
 {
 	struct bw_json j;
 
@@ -904,7 +904,7 @@ static void json_decision(const struct bw_tuner *x, const struct tdev *t,
 	bw_json_u64(&j, "strict_guarantees_after", d->strict_after);
 	bw_json_str(&j, "why", d->why);
 	json_win(&j, "evidence", &d->win);
-	if (d->action == BW_TUNE_KEEP || d->action == BW_TUNE_REVERT)
+	if (d->action == BW_POLICY_KEEP || d->action == BW_POLICY_REVERT)
 		json_win(&j, "compared_with", &d->base);
 	if (d->resolution > 0)	/* a probe's end: what its windows could tell apart */
 		bw_json_num(&j, "resolution", d->resolution, 3);
@@ -919,9 +919,9 @@ static void json_decision(const struct bw_tuner *x, const struct tdev *t,
 
 /* One line per decision, with its evidence: the only thing the tuner prints to stdout. */
 static void log_decision(const struct bw_tuner *x, const struct tdev *t,
-			 const struct bw_tune_decision *d, const char *action)
+			 const struct bw_policy_decision *d, const char *action)
 {
-	const struct bw_tune_win *w = &d->win;
+	const struct bw_policy_win *w = &d->win;
 	char ts[32], ev[400];
 
 	stamp(ts, sizeof(ts));
@@ -929,9 +929,9 @@ static void log_decision(const struct bw_tuner *x, const struct tdev *t,
 		json_decision(x, t, d, action, ts);
 		return;
 	}
-	bw_tune_win_evidence(ev, sizeof(ev), w);
+	bw_policy_win_evidence(ev, sizeof(ev), w);
 	printf("%s %s %s: slice_idle_us %u -> %u%s: %s\n    evidence: %s; probes %d (%.1f s), "
-	       "changes %d\n", ts, t->name, action, d->before, d->after, bw_tune_strict_note(d), d->why,
+	       "changes %d\n", ts, t->name, action, d->before, d->after, bw_policy_strict_note(d), d->why,
 	       ev, t->st.probes, t->st.probe_cost_s, t->st.changes);
 	fflush(stdout);
 }
@@ -951,7 +951,7 @@ static int write_failed(struct tdev *t, int f, long v, int err)
  * slice_idle to 8 ms in BFQ, so the idle value is written after), or in a
  * dry run only says it would and takes what is in force.
  */
-static int apply(struct bw_tuner *x, struct tdev *t, const struct bw_tune_decision *d, double now)
+static int apply(struct bw_tuner *x, struct tdev *t, const struct bw_policy_decision *d, double now)
 {
 	long cur, strict = t->st.strict;
 	int err;
@@ -960,7 +960,7 @@ static int apply(struct bw_tuner *x, struct tdev *t, const struct bw_tune_decisi
 		if (!x->a.cfg.no_strict)
 			read_long(t->name, STRICT_ATTR, &strict);
 		if (!read_long(t->name, IDLE_ATTR, &cur))
-			bw_tune_applied(&x->a.cfg, &t->st, (__u32)cur, !!strict, now);
+			bw_policy_applied(&x->a.cfg, &t->st, (__u32)cur, !!strict, now);
 		return 0;
 	}
 	if (d->strict_after != t->st.strict) {
@@ -971,19 +971,19 @@ static int apply(struct bw_tuner *x, struct tdev *t, const struct bw_tune_decisi
 	err = write_long(t->fd[F_IDLE], t->name, IDLE_ATTR, d->after);
 	if (err)
 		return write_failed(t, F_IDLE, d->after, err);
-	bw_tune_applied(&x->a.cfg, &t->st, d->after, d->strict_after, now);
+	bw_policy_applied(&x->a.cfg, &t->st, d->after, d->strict_after, now);
 	return 0;
 }
 
 /* Carries a decision out (or, in a dry run, only says it), and logs it. */
-static void act(struct bw_tuner *x, struct tdev *t, struct bw_tune_decision *d, double now)
+static void act(struct bw_tuner *x, struct tdev *t, struct bw_policy_decision *d, double now)
 {
 	char name[16];
-	bool trial = d->action == BW_TUNE_PROBE || d->action == BW_TUNE_REPAIR;
+	bool trial = d->action == BW_POLICY_PROBE || d->action == BW_POLICY_REPAIR;
 
 	snprintf(name, sizeof(name), "%s%s", x->a.cfg.dry_run ? "would-" : "",
-		 bw_tune_action_name(d->action));
-	if (d->action < BW_TUNE_NR_ACTIONS)
+		 bw_policy_action_name(d->action));
+	if (d->action < BW_POLICY_NR_ACTIONS)
 		t->actions[d->action]++;
 	if (!trial || !x->a.cfg.dry_run)
 		apply(x, t, d, now);
@@ -1048,12 +1048,12 @@ static void seed_verdict(struct tdev *t, const struct bw_watch_dev *wd)
 		return;
 	t->idle_seeded = true;
 	if (wd->has_idle && wd->info.id_kind != BW_ID_DEVT)
-		bw_tune_seed_verdict(&t->st, wd->idle.idle_us, wd->idle.strict, wd->idle.gain,
+		bw_policy_seed_verdict(&t->st, wd->idle.idle_us, wd->idle.strict, wd->idle.gain,
 				     difftime(time(NULL), (time_t)wd->idle.learned));
 	if (!bw_id_ambiguous(wd->info.id_kind, wd->info.id) ||
 	    !(wd->has_idle || wd->has_stored || wd->cls.stored))
 		return;
-	bw_tune_doubt(&t->st, wd->info.id_kind == BW_ID_DEVT ?
+	bw_policy_doubt(&t->st, wd->info.id_kind == BW_ID_DEVT ?
 		      "keyed by dev_t, which another device may have now" :
 		      "its backing file has no birth time: another file at the same path "
 		      "can have the same identity");
@@ -1062,8 +1062,8 @@ static void seed_verdict(struct tdev *t, const struct bw_watch_dev *wd)
 static void tune_dev(struct bw_tuner *x, struct tdev *t, double now)
 {
 	const struct bw_watch_dev *wd = watched(x, t->dev);
-	struct bw_tune_decision d;
-	struct bw_tune_obs o;
+	struct bw_policy_decision d;
+	struct bw_policy_obs o;
 	long cur;
 
 	if (!wd || wd->row != BW_ROW_SHOW || !wd->shown) {
@@ -1075,7 +1075,7 @@ static void tune_dev(struct bw_tuner *x, struct tdev *t, double now)
 		return;
 	seed_verdict(t, wd);
 	observe(x, wd, (__u32)cur, &o);
-	if (bw_tune_step(&x->a.cfg, &t->st, &o, now, &d))
+	if (bw_policy_step(&x->a.cfg, &t->st, &o, now, &d))
 		act(x, t, &d, now);
 }
 
@@ -1083,11 +1083,11 @@ static void tune_dev(struct bw_tuner *x, struct tdev *t, double now)
 static void start_dev(struct bw_tuner *x, struct tdev *t)
 {
 	const struct bw_watch_dev *wd = watched(x, t->dev);
-	struct bw_tune_decision d;
+	struct bw_policy_decision d;
 
 	if (wd)
 		seed_verdict(t, wd);
-	if (!wd || !bw_tune_start(&x->a.cfg, &t->st, class_of(wd).cls, wd->cls.stored,
+	if (!wd || !bw_policy_start(&x->a.cfg, &t->st, class_of(wd).cls, wd->cls.stored,
 				  wd->info.rotational, &d))
 		return;
 	act(x, t, &d, 0);
@@ -1095,7 +1095,7 @@ static void start_dev(struct bw_tuner *x, struct tdev *t)
 
 void bw_tuner_begin(struct bw_tuner *x)
 {
-	const struct bw_tune_cfg *cfg = &x->a.cfg;
+	const struct bw_policy_cfg *cfg = &x->a.cfg;
 	int i;
 
 	x->t0 = bw_now_ns();

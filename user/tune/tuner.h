@@ -13,11 +13,11 @@
 #include "watch/watch.h"
 #include "model/policy.h"
 
-#define BW_TUNE_RUN_DIR "/run/blkwise"
-#define BW_TUNE_TICKS_PER_WINDOW 10
+#define BW_TUNER_RUN_DIR "/run/blkwise"
+#define BW_POLICY_TICKS_PER_WINDOW 10
 
 struct bw_tuner_args {
-	struct bw_tune_cfg cfg;
+	struct bw_policy_cfg cfg;
 	bool json;
 	const char *run_dir;
 	const char *set_sched;	/* --set-scheduler */
@@ -45,7 +45,7 @@ struct bw_tuner_dev_stats {
 	__u32 dev;
 	char name[BW_NAME_LEN];
 	bool active;		/* being tuned: not gone, not left alone */
-	__u64 actions[BW_TUNE_NR_ACTIONS];	/* by enum bw_tune_action */
+	__u64 actions[BW_POLICY_NR_ACTIONS];	/* by enum bw_policy_action */
 	__u64 probes;
 	double probe_s;
 	__u32 setting;
