@@ -288,6 +288,35 @@ bw_stat_start_quiet() {
 	return 1
 }
 
+# bw_bpf_count_start DEV: an independent count, by bpftrace, of DEV's
+# block_rq_complete events that reach BPF programs at all (some kernels
+# never hand a few to any: docs/design.md, "Lost completions"); attached
+# when this returns (false where bpftrace cannot run).  bw_bpf_count_stop
+# VAR ends it and puts the count in VAR.
+bw_bpf_count_start() {
+	local d i
+	command -v bpftrace >/dev/null || return 1
+	d=$(cat /sys/block/"$1"/dev) || return 1
+	BW_BT_OUT=$BW_TMP/bpfcount.$$.$RANDOM
+	bpftrace -e "tracepoint:block:block_rq_complete /args->dev == $(((${d%:*} << 20) | ${d#*:}))/ { @n = count(); }" \
+		>"$BW_BT_OUT" 2>&1 &
+	BW_BT_PID=$!
+	bw_on_cleanup "kill -KILL $BW_BT_PID"
+	for i in $(seq 300); do
+		grep -q '^Attaching' "$BW_BT_OUT" && return 0
+		kill -0 "$BW_BT_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	cat "$BW_BT_OUT" >&2
+	return 1
+}
+
+bw_bpf_count_stop() {
+	kill -INT "$BW_BT_PID"
+	wait "$BW_BT_PID"
+	printf -v "$1" '%s' "$(awk '/^@n: / { n = $2 } END { print n + 0 }' "$BW_BT_OUT")"
+}
+
 # bw_disk_scaled OPTS: the emulated disk's mount options with its time
 # constants multiplied by BW_DISK_SCALE (1; tools/fakedisk.sh's scale=K).
 # Under TCG the guest's own path per request (FUSE, loop, fio) costs

@@ -37,7 +37,8 @@ lt_mark() {
 # lt_run DEV NAME FIO_ARGS...: stat (light) and an ftrace instance (x86-tsc
 # clock where there is one, with calibration marks) around one fio run;
 # sets LT_OUT (stat's JSON), LT_ORACLE (ftrace_d2c.py's JSON), LT_DS
-# (diskstats' reads), LT_FIO (fio's reads).
+# (diskstats' reads), LT_FIO (fio's reads), LT_BPF (the completions that
+# reached BPF, counted by bpftrace; empty where it cannot run).
 lt_run() {
 	local dev=$1 name=$2 t s0 s1
 	shift 2
@@ -54,6 +55,11 @@ lt_run() {
 	# diskstats' and not blkwise's.
 	bw_stat_start_quiet "$LT_OUT" "$dev" -i 600 --no-state || { fail "blkwise start"; return 1; }
 	s0=$BW_S0
+	LT_BPF=
+	if bw_bpf_count_start "$dev"; then
+		assertEquals "nothing reached $dev while the independent counter attached" "$s0" "$(bw_diskstats "$dev")"
+		LT_BPF=on
+	fi
 	echo 1 >"$t"/tracing_on
 	lt_mark "$t"
 	bw_fio "$BW_TMP/$name.fio.json" --name="$name" --filename="/dev/$dev" --direct=1 \
@@ -63,6 +69,7 @@ lt_run() {
 	echo 0 >"$t"/tracing_on
 	bw_stat_stop INT
 	assertEquals "$name: blkwise exit status" 0 $?
+	[ -z "$LT_BPF" ] || bw_bpf_count_stop LT_BPF
 	s1=$(bw_diskstats "$dev")
 	LT_DS=$(bw_diskstat_delta "$s0" "$s1" 1)
 	LT_FIO=$(jq '.jobs[0].read.total_ios' "$BW_TMP/$name.fio.json")
@@ -85,12 +92,18 @@ lt_close() {
 lt_check() {
 	local name=$1 seen f bw or us
 	seen=$(bw_jsum "$LT_OUT" "$LT_DEV" .ops.read.ios)
-	echo "  $name: diskstats $LT_DS reads, fio $LT_FIO, blkwise (light) $seen" \
+	echo "  $name: diskstats $LT_DS reads, fio $LT_FIO, handed to BPF ${LT_BPF:-(no bpftrace)}, blkwise (light) $seen" \
 		"($(lt_field .unmatched_total) unmatched, timing $(lt_field .timing_source))," \
 		"ftrace $(jq .completes <<<"$LT_ORACLE") completions, $(jq .requests <<<"$LT_ORACLE") paired"
 	# Some kernels never hand a completion to any BPF program (docs/design.md,
 	# "Lost completions"): seen + in flight <= diskstats, short by <= 0.5%.
 	bw_expect_count "$name: reads vs diskstats" "$LT_DS" "$seen" "$(bw_missed "$LT_OUT" "$LT_DEV")"
+	# ... and exactly what reached BPF, by a counter of its own.
+	if [ -n "$LT_BPF" ]; then
+		assertEquals "$name: reads = the completions handed to BPF (bpftrace)" "$LT_BPF" "$seen"
+	elif [ "$(id -u)" = 0 ] && ! command -v bpftrace >/dev/null; then
+		fail "$name: bpftrace missing (tools/deps.sh --test installs it)"
+	fi
 	assertEquals "$name: fio's reads = diskstats" "$LT_DS" "$LT_FIO"
 	assertEquals "$name: tier" '"light"' "$(lt_field .tier)"
 	assertEquals "$name: timing source" '"stamp"' "$(lt_field .timing_source)"

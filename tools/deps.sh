@@ -15,15 +15,16 @@ libmicrohttpd-dev libgnutls28-dev libyaml-dev libcrypt-dev libcap-ng-dev"
 # Run: the shared libraries of the binary (libmicrohttpd and GnuTLS are opened
 # by export only; libyaml reads its --web.config.file, libcrypt checks bcrypt).
 RUN="libbpf1 libelf1 zlib1g libcap-ng0 libmicrohttpd12 libgnutls30 libyaml-0-2 libcrypt1"
-# Test: the emulated disk (FUSE), the runner and its oracles and workloads,
-# the servers and checkers the suites start, the fuzzers' runtime, and nm for
-# the layer check (tools/layers.py).
+# Test: the emulated disk (FUSE), the runner and its oracles and workloads
+# (bpftrace: a BPF counter independent of blkwise's code), the servers and
+# checkers the suites start, the fuzzers' runtime, and nm for the layer
+# check (tools/layers.py).
 TEST="libfuse3-dev fuse3 shunit2 fio jq python3 python3-yaml util-linux mount fdisk e2fsprogs
 kmod procps iproute2 libcap2-bin curl openssl gzip prometheus apache2-utils chromium systemd
-groff-base man-db dmsetup mdadm libclang-rt-14-dev binutils"
+groff-base man-db dmsetup mdadm libclang-rt-14-dev binutils bpftrace"
 # Bench: the peers measured beside blkwise, the blktrace pipeline analyze is
 # timed against, and iostat for the parallelism table.
-BENCH="libbpf-tools bpftrace blktrace sysstat"
+BENCH="libbpf-tools blktrace sysstat"
 # VM tier: QEMU, the guest's first stage, what fetches and unpacks the Debian
 # kernels it boots, the guest's scratch file systems, and blktrace for the
 # captures made in the guest.
