@@ -34,7 +34,7 @@ static void test_full_file(void)
 		"basic_auth_users:\n"
 		"  prometheus: " HASH "\n";
 	struct bw_webcfg c;
-	char why[256] = "", prio[128];
+	char why[256] = "", prio[256];
 
 	CHECK(!parse_text(text, &c, why, sizeof(why)), "parses: %s", why);
 	CHECK(c.tls, "TLS on");
@@ -45,7 +45,7 @@ static void test_full_file(void)
 	CHECK(c.min_version == 13 && c.max_version == 0, "versions %d %d", c.min_version,
 	      c.max_version);
 	bw_webcfg_priorities(&c, prio, sizeof(prio));
-	CHECK(!strcmp(prio, "NORMAL:-VERS-ALL:+VERS-TLS1.3:%SERVER_PRECEDENCE"), "priorities %s", prio);
+	CHECK(!strcmp(prio, "NORMAL:-VERS-ALL:+VERS-TLS1.3:-GROUP-ALL:+GROUP-X25519:+GROUP-SECP256R1:+GROUP-SECP384R1:+GROUP-SECP521R1:%SERVER_PRECEDENCE"), "priorities %s", prio);
 	CHECK(c.nheaders == 1 && !strcmp(c.header_name[0], "X-Frame-Options") &&
 	      !strcmp(c.header_value[0], "deny"), "one header (a blank one left out)");
 	CHECK(c.nusers == 1 && !strcmp(c.users[0].name, "prometheus"), "one user");
@@ -62,7 +62,7 @@ static void test_full_file(void)
 static void test_empty_and_defaults(void)
 {
 	struct bw_webcfg c;
-	char why[256] = "", prio[128];
+	char why[256] = "", prio[256];
 
 	CHECK(!parse_text("", &c, why, sizeof(why)), "an empty file: %s", why);
 	CHECK(!c.tls && !c.nusers && bw_webcfg_auth(&c, NULL, NULL), "nothing asked");
@@ -70,7 +70,7 @@ static void test_empty_and_defaults(void)
 	CHECK(!parse_text("tls_server_config:\n  cert_file: a\n  key_file: b\n", &c, why,
 			  sizeof(why)), "TLS only: %s", why);
 	bw_webcfg_priorities(&c, prio, sizeof(prio));
-	CHECK(!strcmp(prio, "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:%SERVER_PRECEDENCE"),
+	CHECK(!strcmp(prio, "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-GROUP-ALL:+GROUP-X25519:+GROUP-SECP256R1:+GROUP-SECP384R1:+GROUP-SECP521R1:%SERVER_PRECEDENCE"),
 	      "TLS 1.2 and 1.3 by default: %s", prio);
 	CHECK(c.client_auth == BW_NO_CLIENT_CERT, "no client certificate");
 	bw_webcfg_free(&c);

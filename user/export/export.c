@@ -796,7 +796,7 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 static struct MHD_Daemon *serve(struct export_ctx *x)
 {
 	const struct bw_webcfg *t = x->tls;
-	char prio[128];
+	char prio[256];
 	struct MHD_OptionItem o[16] = {
 		{ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, x },	/* first: MHD warns otherwise */
 		{ MHD_OPTION_LISTEN_SOCKET, x->listen_fd, NULL },

@@ -31,6 +31,8 @@
 #include <yaml.h>
 #include "export/webcfg.h"
 
+#define BW_TLS_GROUPS ":-GROUP-ALL:+GROUP-X25519:+GROUP-SECP256R1:+GROUP-SECP384R1:+GROUP-SECP521R1"
+
 struct parse {
 	yaml_document_t *doc;
 	const char *path;
@@ -562,6 +564,15 @@ void bw_webcfg_priorities(const struct bw_webcfg *c, char *buf, size_t len)
 	n = snprintf(buf, len, "NORMAL:-VERS-ALL");
 	for (v = max; v >= c->min_version && n < len; v--)
 		n += snprintf(buf + n, len - n, ":+VERS-TLS1.%d", v - 10);
+	/*
+	 * exporter-toolkit's (Go's) groups, in its order: X25519 first.  With
+	 * GnuTLS's own order (P-256 first) and the server's preference, every
+	 * TLS 1.3 client that sends an X25519 key share (OpenSSL, Go) got a
+	 * HelloRetryRequest, a round trip more; and Debian 12's libmicrohttpd
+	 * 0.9.75 with GnuTLS 3.7.9 failed about 1 retried handshake in 4,000.
+	 */
+	if (n < len)
+		n += snprintf(buf + n, len - n, "%s", BW_TLS_GROUPS);
 	if (c->prefer_server_ciphers && n < len)
 		snprintf(buf + n, len - n, ":%%SERVER_PRECEDENCE");
 }
