@@ -76,6 +76,9 @@ test_counts_and_percentiles_vs_stat() {
 	assertEquals "requests: analyze = the oracle reader" "$(jq .read.n "$BW_TMP/oracle.json")" "$seen"
 }
 
+# ag_bad FILE: agree.py's disagreeing lines, joined, for a failure's message.
+ag_bad() { grep -E 'DISAGREE|not in analyze|not classed' "$1" | sed 's/^ *//' | paste -sd';'; }
+
 # Post-mortem equals live: ext4 over a memory-backed loop device under
 # mq-deadline (fsync's empty flush writes, flushes, merges, dispatch
 # stalls, discards from fstrim), watched by `stat --exact`, by the light
@@ -84,9 +87,6 @@ test_counts_and_percentiles_vs_stat() {
 # (tests/agree.py says how each figure is compared and why).  Nothing
 # reaches the device between the three starts or the three stops
 # (diskstats unchanged), so all saw the same requests.
-# ag_bad FILE: agree.py's disagreeing lines, joined, for a failure's message.
-ag_bad() { grep -E 'DISAGREE|not in analyze|not classed' "$1" | sed 's/^ *//' | paste -sd';'; }
-
 test_stat_and_analyze_agree() {
 	local dev mnt trace ex li an pre post s0 ds_w rc
 	bw_require fio jq python3 mkfs.ext4 fstrim || return 0
