@@ -232,6 +232,17 @@ static __always_inline void on_complete(struct request *rq, const struct bw_rqv 
 			return;
 		}
 	}
+	/* Not issued itself; the entry is an earlier request's, whose C was lost. */
+	if (st && bw_rq_outlived(st->d, v->start_ns)) {
+		barrier();
+		st->rq = 0;
+		if (!(skip & BW_SKIP_FLIGHT))
+			bw_flight_outlived(sh, pc, now, v->rqk, fetch, skip & BW_SKIP_ATOMIC);
+		count_unissued(rq, v, pc, op, nr_bytes);
+		if (fetch)
+			bw_stall_leave(slot, sh, v->rqk, true, 0);
+		return;
+	}
 	/*
 	 * The issue time's low bits: the difference modulo 2^54 is exact.  A
 	 * clock a hair behind the issuing CPU's (the NMI-safe clock may step

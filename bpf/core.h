@@ -115,7 +115,7 @@ struct bw_dev_pcpu {
 	__u64 max_depth;
 	__u64 unmatched;	/* C or requeue with no D seen (issued before attach, or healed) */
 	__u64 untracked;	/* no free entry in the per-request table */
-	__u64 lost;		/* D found its own table entry: a C was never seen */
+	__u64 lost;		/* D, or a C not issued, found an entry outliving its C (flight.h) */
 	__u64 fsync_writes;	/* empty PREFLUSH writes: completed, never issued (see core.bpf.c) */
 	__u64 nostamp;		/* light tier: final completions with no issue stamp (light.bpf.c) */
 	__u64 fallback;		/* light tier: of those, timed by the fallback issue program */

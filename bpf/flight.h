@@ -99,6 +99,36 @@ BW_INLINE bool bw_flight_leave(struct bw_dev_shared *sh, struct bw_dev_pcpu *pc,
 	return opener == id && (old >> BW_INFLIGHT_BITS) == seq;
 }
 
+/*
+ * Lost completions (docs/design.md): the kernel at times runs no program
+ * for a completion, and the request's entry outlives it.  The next issue
+ * of the same request finds the entry and takes its place.  A completion
+ * with no issue of its own (an empty flush write, never issued) can find
+ * it first, and tells it by the stamps: its request was allocated after
+ * the entry's issue, so that issue was an earlier request's.  d is the
+ * entry's issue time (its low BW_RQ_TS_BITS bits suffice), alloc_ns the
+ * completing request's allocation stamp (0: unknown, never outlived).
+ * Valid entries are issued after their allocation; the margin keeps the
+ * issue's NMI-safe clock and the stamp's clock, a hair apart at times,
+ * from meeting.
+ */
+#define BW_RQ_OUTLIVED_NS 1000ULL
+
+BW_INLINE bool bw_rq_outlived(__u64 d, __u64 alloc_ns)
+{
+	__u64 ahead = (alloc_ns - d) & BW_RQ_TS_MASK;
+
+	return alloc_ns && ahead > BW_RQ_OUTLIVED_NS && ahead <= BW_RQ_TS_MASK / 2;
+}
+
+/* The outlived entry's request leaves flight at now, its completion counted lost. */
+BW_INLINE void bw_flight_outlived(struct bw_dev_shared *sh, struct bw_dev_pcpu *pc, __u64 now,
+				  __u64 id, bool fetch, bool plain)
+{
+	pc->lost++;
+	bw_flight_leave(sh, pc, now, id, fetch, plain);
+}
+
 #undef BW_INLINE
 
 #endif /* BLKWISE_FLIGHT_H */

@@ -14,6 +14,11 @@ an_counts() {
 		| "\(.requests) \(.total[0].lost_completions_total + .total[0].inflight)"' "$1"
 }
 
+# rc_near_mean A B: two means in ms within 5% of B, or 1 us.
+rc_near_mean() {
+	bw_within "$1" "$2" 5 || awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; exit !(d <= 0.001 && -d <= 0.001) }'
+}
+
 # The acceptance run: fio's request count = diskstats' = the trace's, and the
 # trace's percentiles agree with blkwise stat's over the same run.
 test_counts_and_percentiles_vs_stat() {
@@ -62,10 +67,14 @@ test_counts_and_percentiles_vs_stat() {
 	a=$(jq ".devices[0].latency.read.d2c.mean_ms" "$an")
 	b=$(jq -s --arg d "$dev" "[.[].devices[] | select(.device == \$d and .ops.read.ios > 0)][0].svc_mean_ms" "$out")
 	echo "  D2C mean: trace $a ms, stat $b ms"
-	assertTrue "D2C mean: trace $a within 5% of stat $b" "bw_within $a $b 5"
+	# Means: within 5%, or 1 us.  stat and record read their own clocks in two
+	# programs on the same event, one after the other (tests/agree.py, TIMES),
+	# and a memory-backed device's mean is a few us.
+	assertTrue "D2C mean: trace $a within 5% (or 1 us) of stat $b" "rc_near_mean $a $b"
 	a=$(jq ".devices[0].latency.read.q2c.mean_ms" "$an")
 	b=$(jq -s --arg d "$dev" "[.[].devices[] | select(.device == \$d and .ops.read.ios > 0)][0].total_mean_ms" "$out")
-	assertTrue "Q2C mean: trace $a within 5% of stat $b" "bw_within $a $b 5"
+	echo "  Q2C mean: trace $a ms, stat $b ms"
+	assertTrue "Q2C mean: trace $a within 5% (or 1 us) of stat $b" "rc_near_mean $a $b"
 	# The same trace through an independent reader: exact means exactly.
 	python3 "$ORACLE" "$trace" >"$BW_TMP/oracle.json"
 	for key in d2c_p50_ms d2c_p90_ms d2c_p99_ms q2c_p50_ms q2c_p99_ms; do

@@ -72,8 +72,13 @@ test_streams_two_cgroups() {
 }
 
 # an_cgroups_agree TRACE STAT_JSON CGROUP...: analyze --streams=cgroup of the
-# trace recorded beside stat --streams=cgroup gives each cgroup's requests,
-# bytes and deepest depth as stat did, named by the same path.
+# trace recorded beside stat --streams=cgroup gives each cgroup's requests
+# and bytes as stat did, named by the same path, and its deepest depth
+# within one.  (Stat and record are two watchers: where a Q on one CPU and
+# a C on another fall within their programs' run times of each other, and
+# under TCG a vCPU can stop between the two programs, stat's in-flight word
+# and the recording's clock can put them in opposite orders: a depth one
+# apart at that instant.  Seen once in the 6.1 guest: 9 and 10.)
 an_cgroups_agree() {
 	local trace=$1 out=$2 an=$BW_TMP/an.json c f want got
 	shift 2
@@ -88,7 +93,12 @@ an_cgroups_agree() {
 			fi
 			got=$(jq "[.streams[] | select(.cgroup == \"$c\") | .$f] | max" "$an")
 			[ $f = depth_max ] || got=$(jq "[.streams[] | select(.cgroup == \"$c\") | .$f] | add" "$an")
-			assertEquals "$c: analyze's $f = stat's" "$want" "$got"
+			if [ $f = depth_max ]; then
+				assertTrue "$c: analyze's depth_max $got within 1 of stat's $want" \
+					"[ $got -ge 1 ] && [ $((got - want)) -le 1 ] && [ $((want - got)) -le 1 ]"
+			else
+				assertEquals "$c: analyze's $f = stat's" "$want" "$got"
+			fi
 		done
 		echo "  analyze: $c $(jq -c "[.streams[] | select(.cgroup == \"$c\") | {ios, bytes, depth_max}]" "$an")"
 	done

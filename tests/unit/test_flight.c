@@ -3,7 +3,9 @@
  * The in-flight rules of bpf/flight.h, which the BPF objects and the
  * replay of a trace share: the word's count and entries, busy periods,
  * solo detection, the epoch's maximum depth, a request issued again while
- * in flight (its completion lost) and a completion with nothing in flight.
+ * in flight (its completion lost), a completion with no issue of its own
+ * that finds an entry outliving its request, and a completion with nothing
+ * in flight.
  * Each sequence runs with the atomics and plain, as the two sides do.
  */
 #include "unit.h"
@@ -62,16 +64,47 @@ static void lost_and_unmatched(bool plain)
 	CHECK(count(&sh) == 0 && pc.busy_ns == 20 * US, "busy from the first issue");
 }
 
+/* A issued at 10 us, its completion lost; an empty flush write, never issued, completes on it. */
+static void outlived(bool plain)
+{
+	struct bw_dev_shared sh = { 0 };
+	struct bw_dev_pcpu pc = { 0 };
+
+	bw_flight_enter(&sh, &pc, 10 * US, 0xa, 1, BW_D_INC, true, plain);
+	bw_flight_outlived(&sh, &pc, 40 * US, 0xa, true, plain);
+	CHECK(pc.lost == 1 && count(&sh) == 0, "one lost, none in flight");
+	CHECK(pc.busy_ns == 30 * US, "busy until the loss was found: %llu",
+	      (unsigned long long)pc.busy_ns);
+	CHECK(pc.unmatched == 0, "not unmatched");
+}
+
 static void test_plain(void)
 {
 	solo_then_overlap(true);
 	lost_and_unmatched(true);
+	outlived(true);
 }
 
 static void test_atomic(void)
 {
 	solo_then_overlap(false);
 	lost_and_unmatched(false);
+	outlived(false);
+}
+
+/* Allocated after the entry's issue (beyond the margin): an earlier request's entry. */
+static void test_rq_outlived(void)
+{
+	const __u64 t = 5000000000ULL, slot = 3ULL << BW_RQ_TS_BITS;
+
+	CHECK(!bw_rq_outlived(t, t - 20 * US), "issued after its allocation: its own");
+	CHECK(!bw_rq_outlived(t, t), "at the same time: its own");
+	CHECK(!bw_rq_outlived(t, t + BW_RQ_OUTLIVED_NS), "within the clocks' margin: its own");
+	CHECK(bw_rq_outlived(t, t + BW_RQ_OUTLIVED_NS + 1), "allocated after: outlived");
+	CHECK(bw_rq_outlived(t | slot, t + 50 * US), "the slot's bits are not time");
+	CHECK(!bw_rq_outlived(t, 0), "no allocation stamp: never outlived");
+	CHECK(bw_rq_outlived(BW_RQ_TS_MASK - 10 * US, (BW_RQ_TS_MASK + 1) + 10 * US),
+	      "across the 2^54 wrap");
 }
 
 /* Without fetch-and-add (before 5.12) the word is counted and nothing is learned. */
@@ -88,7 +121,7 @@ static void test_no_fetch(void)
 int main(void)
 {
 	static const struct unit_test tests[] = {
-		UNIT(test_plain), UNIT(test_atomic), UNIT(test_no_fetch),
+		UNIT(test_plain), UNIT(test_atomic), UNIT(test_no_fetch), UNIT(test_rq_outlived),
 	};
 
 	return unit_run("flight", tests, sizeof(tests) / sizeof(tests[0]));

@@ -546,6 +546,50 @@ static void test_blktrace(void)
 	}
 }
 
+/*
+ * Lost completions: A's completion never recorded, then an empty flush
+ * write on A's request structure, never issued, completes (allocated after
+ * A's issue); then B, issued on it again.  The flush write is counted as
+ * the live side counts it (an fsync write, not a request with A's issue),
+ * A's completion lost, and nothing left in flight.
+ */
+static void test_outlived_entry(void)
+{
+	struct evbuf b = {};
+	struct memsrc m;
+	struct bw_tsource src;
+	struct bw_replay *rp;
+	const struct bw_replay_dev *d;
+	const __u64 rq = 0xffff888000001000ULL;
+	const struct bw_op_pcpu *w;
+
+	add(&b, BW_EV_ISSUE, 100 * US, rq, 8, 1);
+	b.ev[b.n - 1].alloc_ns = 90 * US;
+	add(&b, BW_EV_COMPLETE, 300 * US, rq, 0, 0);
+	b.ev[b.n - 1].alloc_ns = 250 * US;
+	b.ev[b.n - 1].flags = 1;	/* REQ_OP_WRITE */
+	b.ev[b.n - 1].bytes = 0;
+	b.ev[b.n - 1].nr_seg = 0;
+	b.ev[b.n - 1].xflags = BW_X_EMPTY_FLUSH;
+	add(&b, BW_EV_ISSUE, 400 * US, rq, 16, 1);
+	b.ev[b.n - 1].alloc_ns = 390 * US;
+	add(&b, BW_EV_COMPLETE, 450 * US, rq, 16, 0);
+	b.ev[b.n - 1].alloc_ns = 390 * US;
+	mem_source(&m, &b, &src);
+	run(&src, false, &d, &rp, NULL, NULL);
+	w = &d->acc.op[BW_OP_WRITE];
+	CHECK(d->acc.fsync_writes == 1, "fsync writes %llu", (unsigned long long)d->acc.fsync_writes);
+	CHECK(w->ios == 0 && w->q_ios == 0, "the flush write is no request of A's: ios %llu",
+	      (unsigned long long)w->ios);
+	CHECK(d->acc.lost == 1, "A's completion lost: %llu", (unsigned long long)d->acc.lost);
+	CHECK(d->acc.op[BW_OP_READ].ios == 1 && d->acc.op[BW_OP_READ].d2c_ns == 50 * US,
+	      "B counted with its own issue");
+	CHECK(d->acc.unmatched == 0, "nothing unmatched");
+	CHECK(bw_replay_dev_inflight(d) == 0, "nothing left in flight");
+	bw_replay_free(rp);
+	free(b.ev);
+}
+
 int main(void)
 {
 	static const struct unit_test t[] = {
@@ -558,6 +602,7 @@ int main(void)
 		UNIT(test_stream_by_cgroup),
 		UNIT(test_blktrace),
 		UNIT(test_depth_split_intervals),
+		UNIT(test_outlived_entry),
 	};
 
 	return unit_run("replay", t, sizeof(t) / sizeof(t[0]));

@@ -858,6 +858,13 @@ static void complete(struct bw_replay *rp, struct bw_replay_dev *d, struct rp_rq
 	}
 	if (e && e->stream)
 		stream_done(rp, d, e, now, ev->bytes, true);
+	/* Not issued itself; the entry is an earlier request's, whose C was lost. */
+	if (e && e->issued && bw_rq_outlived(e->d_ts, ev->alloc_ns)) {
+		if (bw_replay_dev_inflight(d))
+			d->sum_d -= e->d_ts;
+		bw_flight_outlived(&d->sh, &d->acc, now, e->a ^ e->b, true, true);
+		e->issued = 0;
+	}
 	if (!e || !e->issued) {
 		bw_count_unissued(&d->acc, ev->xflags & BW_X_EMPTY_FLUSH);
 		if (e)
