@@ -21,7 +21,7 @@ import sys
 EXACT = {
     "segments", "seg_hist", "fsync_writes", "merges", "requeues", "errors",
     "q_ios", "unmatched_total", "untracked_total", "lost_completions_total",
-    "lost_completions", "dispatch_stalls", "depth_max", "inflight",
+    "lost_completions", "inflight",
     "svc_hist_samples", "queue_hist_samples", "ops", "bio_based", "gone",
     "slaves", "holders", "device", "tier", "timing_source", "s1_coverage",
     "busy_source", "exact_sampled", "exact_sample_age_s", "exact_sample_s",
@@ -59,9 +59,16 @@ STALL_EPISODE_S = 1e-6
 # Percentiles from histogram buckets: within one bucket (6.25% above
 # 16 us, 1.024 us below: bpf/hist.h).
 PCTL = {"svc_p50_ms", "svc_p99_ms"}
-# Solo samples: which request was alone can differ where events of two CPUs
-# fall within the clock's resolution of each other: within 0.5%, or 1.
-SOLO = {"solo_samples"}
+# Solo samples and dispatch stall episodes: which request was alone, and
+# where a stretch of waiting starts or ends, can differ where events of two
+# CPUs fall within the programs' run times of each other (each side orders
+# them by its own programs): within 0.5%, or 1.  (Seen: 25,082 and 25,080
+# episodes.)
+SOLO = {"solo_samples", "dispatch_stalls"}
+# The deepest depth: stat's in-flight word and the recording's clock can
+# order an issue on one CPU and a completion on another oppositely where
+# they fall within the programs' run times of each other: within 1.
+DEPTH = {"depth_max"}
 # Not the events' figures: stat's view of the live system or of its own
 # run (identity, the kernel's diskstats, the store, the class, which needs
 # several intervals and stat had one), which a recording does not hold.
@@ -118,6 +125,8 @@ def main():
             ok = near(a, s, 7, 0.001024)
         elif key in SOLO:
             ok = near(a, s, 0.5, 1)
+        elif key in DEPTH:
+            ok = abs(a - s) <= 1 and a >= 1
         else:
             print(f"  {key}: a figure not classed in tests/agree.py")
             bad += 1

@@ -294,27 +294,21 @@ bw_stat_start_quiet() {
 # when this returns (false where bpftrace cannot run).  bw_bpf_count_stop
 # VAR ends it and puts the count in VAR.
 bw_bpf_count_start() {
-	local d i
+	local d prog
 	command -v bpftrace >/dev/null || return 1
 	d=$(cat /sys/block/"$1"/dev) || return 1
+	prog="tracepoint:block:block_rq_complete /args->dev == $(((${d%:*} << 20) | ${d#*:}))/ { @n = count(); }"
 	BW_BT_OUT=$BW_TMP/bpfcount.$$.$RANDOM
-	bpftrace -e "tracepoint:block:block_rq_complete /args->dev == $(((${d%:*} << 20) | ${d#*:}))/ { @n = count(); }" \
-		>"$BW_BT_OUT" 2>&1 &
-	BW_BT_PID=$!
-	bw_on_cleanup "kill -KILL $BW_BT_PID"
-	for i in $(seq 300); do
-		grep -q '^Attaching' "$BW_BT_OUT" && return 0
-		kill -0 "$BW_BT_PID" 2>/dev/null || break
-		sleep 0.1
-	done
-	cat "$BW_BT_OUT" >&2
-	return 1
+	# bpftrace says "Attaching" and prints the count on stdout: both go to
+	# the log bw_bg_start watches.
+	bw_bg_start "$BW_BT_OUT" '^Attaching' sh -c 'exec bpftrace -e "$0" >&2' "$prog" || return 1
+	BW_BT_PID=$BW_BG_PID
 }
 
 bw_bpf_count_stop() {
 	kill -INT "$BW_BT_PID"
 	wait "$BW_BT_PID"
-	printf -v "$1" '%s' "$(awk '/^@n: / { n = $2 } END { print n + 0 }' "$BW_BT_OUT")"
+	printf -v "$1" '%s' "$(awk '/^@n: / { n = $2 } END { print n + 0 }' "$BW_BT_OUT.err")"
 }
 
 # bw_disk_scaled OPTS: the emulated disk's mount options with its time

@@ -226,7 +226,14 @@ test_collapse_detected_and_repaired() {
 	assertEquals "kept (after one trial that lost, at most)" "keep" \
 		"$(jq -r "select($ID_TRIAL_END) | .action" "$out" | tail -n 1)"
 	assertEquals "in force: 20000, strict_guarantees 1" "20000 1" "$(id_levers "$dev")"
-	assertTrue "BFQ was not idling: depth $d0" "id_ge ${d0:-0} 1.35"
+	# Not idling, at the disk: above the line the tuner counts idling by
+	# (1.2), and above the depth after the trial.  (The tuner's own line for
+	# a collapse, 1.35, is at the block layer: under TCG the guest's path
+	# to the emulated disk holds part of each request's time, so the disk
+	# reads shallower; seen: the tuner 1.44, the disk's seconds 1.14, 1.27,
+	# 1.29 at 50 -> 34 MB/s, and 43 MB/s at 1.00 once repaired.)
+	assertTrue "BFQ was not idling: depth $d0 at the disk, $d1 after the trial" \
+		"id_ge ${d0:-0} 1.2 && id_ge ${d0:-0} \$(bw_calc '${d1:-9} + 0.1')"
 	assertTrue "BFQ idles again: depth $d1" "id_ge 1.25 $d1"
 	assertTrue "and the disk serves more: $mb0 -> $mb1 MB/s" "id_ge $mb1 \$(bw_calc '1.2 * ${mb0:-999}')"
 	kill -INT "$ID_PID"
