@@ -233,7 +233,7 @@ static __always_inline void on_complete(struct request *rq, const struct bw_rqv 
 		}
 	}
 	/* Not issued itself; the entry is an earlier request's, whose C was lost. */
-	if (st && bw_rq_outlived(st->d, v->start_ns)) {
+	if (st && st->d > BW_RQ_D_LOST && bw_rq_outlived(st->d, v->start_ns)) {
 		barrier();
 		st->rq = 0;
 		if (!(skip & BW_SKIP_FLIGHT))
