@@ -835,11 +835,18 @@ static void issue(struct bw_replay *rp, struct bw_replay_dev *d, struct rp_rq *e
 	d->last_end = end;
 }
 
-/* e leaves flight at now (bpf/flight.h): true when it was alone from D to C. */
-static bool leave_flight(struct bw_replay_dev *d, const struct rp_rq *e, __u64 now)
+/*
+ * e leaves flight at now (bpf/flight.h): true when it was alone from D to
+ * C.  lost: its C never came, a later request's found its entry.
+ */
+static bool leave_flight(struct bw_replay_dev *d, const struct rp_rq *e, __u64 now, bool lost)
 {
 	if (bw_replay_dev_inflight(d))
 		d->sum_d -= e->d_ts;
+	if (lost) {
+		bw_flight_outlived(&d->sh, &d->acc, now, e->a ^ e->b, true, true);
+		return false;
+	}
 	return bw_flight_leave(&d->sh, &d->acc, now, e->a ^ e->b, true, true);
 }
 
@@ -860,9 +867,7 @@ static void complete(struct bw_replay *rp, struct bw_replay_dev *d, struct rp_rq
 		stream_done(rp, d, e, now, ev->bytes, true);
 	/* Not issued itself; the entry is an earlier request's, whose C was lost. */
 	if (e && e->issued && bw_rq_outlived(e->d_ts, ev->alloc_ns)) {
-		if (bw_replay_dev_inflight(d))
-			d->sum_d -= e->d_ts;
-		bw_flight_outlived(&d->sh, &d->acc, now, e->a ^ e->b, true, true);
+		leave_flight(d, e, now, true);
 		e->issued = 0;
 	}
 	if (!e || !e->issued) {
@@ -872,7 +877,7 @@ static void complete(struct bw_replay *rp, struct bw_replay_dev *d, struct rp_rq
 		return;
 	}
 	d_ts = e->d_ts;
-	solo = leave_flight(d, e, now);
+	solo = leave_flight(d, e, now, false);
 	d2c = now > d_ts ? now - d_ts : 0;
 	/* Q: the allocation stamp where recorded (stat's origin), else the Q event. */
 	q0 = ev->alloc_ns ? ev->alloc_ns : e->q_ts;
@@ -952,7 +957,7 @@ static void requeue(struct bw_replay_dev *d, struct rp_rq *e, const struct bw_tr
 		return;
 	}
 	e->issued = 0;
-	leave_flight(d, e, ev->ts);
+	leave_flight(d, e, ev->ts, false);
 }
 
 static void queued(struct bw_replay *rp, struct bw_replay_dev *d, const struct bw_trec *ev)
