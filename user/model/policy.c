@@ -87,8 +87,9 @@
  * (repair_after_probe()): the probe leaves every queue in the preemption
  * chain, and going back to plain idling to see whether BFQ gets out of it
  * costs two windows, then the repair's dip, where it does not.  A probe of
- * 0 that wins there against a window where BFQ was not idling is tried
- * the same way, with 0 where the trial loses (probe_met_collapse()).
+ * 0 that wins against a window where BFQ was not idling, on a rotational
+ * device under those streams whose probe does not say deep, is tried the
+ * same way, with 0 where the trial loses (probe_met_collapse()).
  */
 #include <math.h>
 #include <stdio.h>
@@ -607,24 +608,27 @@ static void repair_after_probe(const struct bw_policy_cfg *cfg, struct bw_policy
 }
 
 /*
- * A probe of 0 that won against a window where BFQ was not idling (depth
- * LOST_DEPTH or more under two or more sync sequential streams), on a
- * spindle whose probe showed P_eff under 1 (its requests took longer
- * together than alone: they seek between the streams, which idling is
- * for), compared 0 with a collapse, not with idling (seen in a guest: +18%
- * over a window at depth 1.90, P_eff 0.41 in the probe, where idling that
- * works is worth more than half again).  A device whose P_eff is shallow
- * but 1 or more (a RAID-0 whose readers meet on one spindle) shows no such
- * cost of interleaving, and keeps 0 at once.  So idling with
- * strict_guarantees is tried against the probe's window, as a repair; where
- * it loses, 0 it is.  Not for a check of the store's beliefs: that asks
- * what the device is, and the probe answers it.
+ * A probe of 0 that won against a window where BFQ was not idling throughout
+ * (depth above IDLED_DEPTH under two or more sync sequential streams), on a
+ * rotational device whose probe did not show it deep, compared 0 with a
+ * collapse, not with idling: seen in a guest, +18% over a window at depth
+ * 1.90 with P_eff 0.41 in the probe, and on a slowed guest +34% over a
+ * window at depth 1.28 (37 MB/s, where idling that works gave the same
+ * spindle 58-80) with P_eff 1.27, the emulated disk's own path, which
+ * requests share without seeking, lifting it.  A RAID-0 whose readers meet
+ * on one spindle reads the same 1.3, and there 0 is right: the two cannot
+ * be told apart by what the probe saw.  Only a deep P_eff says idling
+ * cannot pay, and keeps 0 at once; else idling with strict_guarantees is
+ * tried against the probe's window, as a repair, and where it loses, 0 it
+ * is, as the verdict (one trial, a probe where nothing else can decide).
+ * Not for a check of the store's beliefs: that asks what the device is,
+ * and the probe answers it.
  */
 static bool probe_met_collapse(const struct bw_policy_cfg *cfg, const struct bw_policy_state *st,
 			       const struct bw_policy_win *p, double peff, double t)
 {
-	return st->probe_to == 0 && !st->checking && p->rotational && peff < 1 &&
-	       bw_policy_win_depth(&st->base) >= LOST_DEPTH &&
+	return st->probe_to == 0 && !st->checking && p->rotational && !(peff >= BW_DEEP_AT) &&
+	       bw_policy_win_depth(&st->base) > IDLED_DEPTH &&
 	       strict_may_repair(cfg, st, &st->base) && !strict_lost_here(cfg, st, &st->sig, t);
 }
 
