@@ -96,7 +96,7 @@ id_truth_at() {
 ID_AFTER_S=20
 id_after_trial() {
 	local t
-	t=$(date -d "$(jq -r "select($ID_TRIAL_END) | .timestamp" "$2" | tail -n 1)" +%s 2>/dev/null)
+	t=$(id_at "$2" "$ID_TRIAL_END" tail)
 	sleep "$ID_AFTER_S"
 	awk -v t="${t:-0}" '
 		function median(v, n,    i, j, x) {
@@ -113,6 +113,14 @@ id_after_trial() {
 # id_lost SAMPLES FROM: the first second at or after unix time FROM that
 # begins three in a row where the disk served at depth >= 1.35 (BFQ not
 # idling); empty when there is none.
+# id_at OUT FILTER [tail]: the second (epoch) of the tuner's first decision
+# in OUT that FILTER selects (its last with tail); empty where none.
+id_at() {
+	local ts
+	ts=$(jq -r "select($2) | .timestamp" "$1" | "${3:-head}" -n 1)
+	[ -z "$ts" ] || date -d "$ts" +%s 2>/dev/null
+}
+
 id_lost() {
 	awk -v from="$2" '$1 >= from { if ($3 >= 1.35) { if (!n++) t = $1 } else n = 0
 		if (n == 3) { print t; exit } }' "$1"
@@ -205,7 +213,7 @@ test_collapse_detected_and_repaired() {
 	# check (a probe of 0, whose second reads deep by the tuner's own
 	# doing: seen at 3 s in the guest, depth 2.91, then 1.47 1.48 1 1).
 	from=$((t0 + 3))
-	t=$(date -d "$(jq -r 'select(.action == "revert" or .action == "keep") | .timestamp' "$out" | head -1)" +%s 2>/dev/null)
+	t=$(id_at "$out" '.action == "revert" or .action == "keep"')
 	[ -z "$t" ] || [ $((t + 1)) -le "$from" ] || from=$((t + 1))
 	lost=$(id_lost "$BW_TMP/truth" "$from")
 	if ! jq -e -s '[.[] | select(.action == "repair")] | length > 0' "$out" >/dev/null; then
@@ -225,7 +233,7 @@ test_collapse_detected_and_repaired() {
 	# TCG guest, whose seconds are less even, the deepest second was once
 	# a partly idling one, 62 MB/s at depth 1.75, two seconds after one of
 	# 24 MB/s at 1.6).
-	t=$(date -d "$(jq -r 'select(.action == "repair") | .timestamp' "$out" | head -1)" +%s 2>/dev/null)
+	t=$(id_at "$out" '.action == "repair"')
 	read -r mb0 d0 < <(awk -v t="${t:-0}" '$1 <= t && $3 > 0 { print }' "$BW_TMP/truth" |
 		tail -n 4 | awk 'NR == 1 || $2 < mb { mb = $2 } NR == 1 || $3 > d { d = $3 }
 			END { printf "%.1f %.2f", mb, d }')
@@ -287,7 +295,7 @@ test_probe_goes_back_with_strict() {
 	assertTrue "says why: $(jq -r 'select(.action == "repair") | .why' "$out")" \
 		"jq -r 'select(.action == \"repair\") | .why' $out | grep -qE \
 		'^probe of 0 us: [0-9.]+ MB/s vs [0-9.]+ MB/s at 8000 us \(-[0-9]+%, slower\): going back to idling, with strict_guarantees 1 and slice_idle_us 20000'"
-	t=$(date -d "$(jq -r 'select(.action == "probe") | .timestamp' "$out" | head -1)" +%s 2>/dev/null)
+	t=$(id_at "$out" '.action == "probe"')
 	read -r mb0 d0 < <(id_truth_at "$BW_TMP/truth" "${t:-0}")
 	echo "  the disk: $mb0 MB/s at depth $d0 in the two seconds before the probe, $mb1 at depth $d1 (medians) in the ${ID_AFTER_S} s after the trial"
 	assertTrue "one request at a time after: depth $d1" "id_ge 1.25 $d1"
@@ -347,7 +355,7 @@ test_random_reads_ordered() {
 	sleep 3.2
 	echo "  tune: $(id_actions "$out")"
 	jq -r '"    \(.action): \(.why)"' "$out"
-	t=$(date -d "$(jq -r 'select(.action == "probe" and .strict_guarantees_after == 1) | .timestamp' "$out" | head -1)" +%s 2>/dev/null)
+	t=$(id_at "$out" '.action == "probe" and .strict_guarantees_after == 1')
 	read -r mb0 d0 < <(id_truth_at "$BW_TMP/truth" "${t:-0}")
 	read -r mb1 d1 < <(tail -n 3 "$BW_TMP/truth" | awk '{ m += $2; d += $3 } END { printf "%.2f %.2f", m / NR, d / NR }')
 	echo "  the disk: $mb0 MB/s at depth $d0 before the trial, $mb1 at depth $d1 after"
