@@ -72,11 +72,20 @@ tn_values() {	# scheduler, slice_idle_us, low_latency
 	fi
 }
 
-# tn_dump OUT: after a failure, every decision with its evidence, for the log.
+# tn_dump OUT: after a failure (or always, with BW_TN_DUMP=1), every
+# decision with its evidence, for the log.
 tn_dump() {
-	[ "${__shunit_testSuccess}" = "${SHUNIT_TRUE}" ] && return 0
+	[ "${__shunit_testSuccess}" = "${SHUNIT_TRUE}" ] && [ "${BW_TN_DUMP:-0}" != 1 ] && return 0
 	echo "  decisions:"
 	jq -c '{action, why, evidence, compared_with}' "$1" | sed 's/^/    /'
+}
+
+# tn_probe_evidence OUT: the first probe's end, its why and what the
+# windows measured (depth and P_eff of the window before and of the probe).
+tn_probe_evidence() {
+	jq -r 'def w: "depth \(.depth_mean_busy // "-" | tostring | .[:4]) p_eff \(.p_eff // "-" | tostring | .[:4]) class \(.class // "-")";
+		select(.action == "keep" or .action == "revert" or .action == "repair")
+		| "\(.why) [before: \(.compared_with | w); probe: \(.evidence | w)]"' "$1" | head -n 1
 }
 
 tn_actions() { jq -r '"\(.action) \(.slice_idle_us_before)->\(.slice_idle_us_after)"' "$1" | paste -sd' '; }
@@ -195,7 +204,9 @@ test_spindle_keeps_idling() {
 	# could not show P_eff shallow); where it does not idle, the class shows
 	# shallow and the tuner repairs idling with strict_guarantees
 	# (tests/test_idling.sh).  Either way idling stays on, and at most one probe.
-	assertTrue "a probe goes back, or a repair: $(tn_actions "$out")" \
+	# The failure's line is all a CI summary keeps: the probe's verdict
+	# and its evidence go in it.
+	assertTrue "a probe goes back, or a repair: $(tn_actions "$out"); $(tn_probe_evidence "$out")" \
 		"tn_actions $out | grep -qE '^(probe 8000->0 (revert 8000->8000|repair 8000->20000)|repair 8000->20000)'"
 	assertTrue "at most one probe" "[ \$(jq -s '[.[] | select(.action == \"probe\")] | length' $out) -le 1 ]"
 	assertTrue "a probe measured P_eff shallow: $(jq -c 'select(.action == "revert" or .action == "repair") | .evidence.p_eff' "$out")" \
