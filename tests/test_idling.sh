@@ -3,12 +3,11 @@
 # slice_idle_us says; strict_guarantees as a lever (put back on every exit
 # path, never written in a dry run); stored beliefs checked against the
 # device they were stored for.  The emulated spindle is tools/fakedisk with
-# a seek model (1 ms per seek plus 30 us per MiB of distance, 8 ms per MiB,
-# 100 us per request), whose own counters are the oracle for throughput and
-# depth.  Every tuner here uses its own --run-dir and --state-dir.
+# a seek model (BW_SPINDLE in lib.sh), whose own counters are the oracle
+# for throughput and depth.  Every tuner here uses its own --run-dir and --state-dir.
 . "$(dirname "$0")/lib.sh"
 
-ID_DISK=$(bw_disk_scaled "service_us=100,xfer_us_per_mib=8000,seek_us=1000,seek_us_per_gib=30720,size_mb=1024")
+ID_DISK=$BW_SPINDLE
 
 id_require() { bw_require_bfq_fakedisk; }
 

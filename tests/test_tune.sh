@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # shunit2 suite: `blkwise tune`.  Decisions against the emulated disk's
-# known parallelism (tools/fakedisk: one spindle with a seek model, and a
-# RAID-0 of four); safety (dry run, every restore path, external changes,
+# known parallelism (tools/fakedisk: one spindle with a seek model,
+# BW_SPINDLE, and a RAID-0 of four); safety (dry run, every restore path, external changes,
 # refusals) on the same devices and on loop devices, checked by reading
 # sysfs back.  Every tuner here uses its own --run-dir and --state-dir.
 . "$(dirname "$0")/lib.sh"
@@ -10,12 +10,13 @@ TN_DISK=$(bw_disk_scaled "service_us=500,xfer_us_per_mib=4000,seek_us_per_gib=80
 
 tn_require() { bw_require_bfq_fakedisk; }
 
-# tn_disk VAR OPTS: an emulated disk on bfq, rotational, low_latency 0,
-# slice_idle_us 8000, with BFQ's queueing detection done (3 s of readers
-# at idle 0: BFQ decides hw_tag once, and idles for nobody before that).
-tn_disk() {
+# tn_bfq_disk VAR OPTS: an emulated disk (OPTS whole) on bfq, rotational,
+# low_latency 0, slice_idle_us 8000, with BFQ's queueing detection done (3 s
+# of readers at idle 0: BFQ decides hw_tag once, and idles for nobody
+# before that).
+tn_bfq_disk() {
 	local _d
-	bw_fakedisk _d "$TN_DISK,$2" || return 1
+	bw_fakedisk _d "$2" || return 1
 	echo bfq >/sys/block/"$_d"/queue/scheduler || return 1
 	echo 1 >/sys/block/"$_d"/queue/rotational
 	echo 0 >/sys/block/"$_d"/queue/iosched/low_latency
@@ -24,6 +25,10 @@ tn_disk() {
 	echo 8000 >/sys/block/"$_d"/queue/iosched/slice_idle_us
 	printf -v "$1" %s "$_d"
 }
+
+# tn_disk VAR OPTS: TN_DISK with OPTS (the RAID-0s); tn_spindle VAR: the spindle.
+tn_disk() { tn_bfq_disk "$1" "$TN_DISK,$2"; }
+tn_spindle() { tn_bfq_disk "$1" "$BW_SPINDLE"; }
 
 # tn_fio DEV SECS [fio options]: 4 sequential 256 KiB direct readers.
 tn_fio() {
@@ -183,7 +188,7 @@ test_striped_device_gets_zero() {
 test_spindle_keeps_idling() {
 	local dev out
 	tn_require || return 0
-	tn_disk dev parallel=1 || { fail "fakedisk"; return; }
+	tn_spindle dev || { fail "fakedisk"; return; }
 	out=$BW_TMP/spindle.json
 	# S1 known first, from one reader alone (always solo): whether BFQ
 	# idles enough at 8 ms to leave requests alone depends on the host's
