@@ -318,14 +318,14 @@ bw_bpf_count_stop() {
 # smaller share of each request's time, as it is on a real machine.
 bw_disk_scaled() { echo "$1,scale=${BW_DISK_SCALE:-1}"; }
 
-# The emulated spindle of the tuner's tests: a head that pays for every
-# move (1 ms, plus 30 us per MiB of distance: 7.5 ms between readers 256
-# MiB apart), 8 ms per MiB read, 100 us per request.  Idling for a
-# sequential reader saves a seek per request, several times what a
-# request costs, so it wins clearly on a slowed guest too: with a move
-# only 2 ms, where BFQ idled only now and then at 8 ms, 0 came within a
-# request's noise of it (42 against 53 MB/s).
-BW_SPINDLE=$(bw_disk_scaled "service_us=100,xfer_us_per_mib=8000,seek_us=1000,seek_us_per_gib=30720,size_mb=1024")
+# The emulated spindle of the tuner's tests, the idling benchmarks' own
+# (tools/emulated-disks.sh): a head that pays for every move (1 ms, plus
+# 30 us per MiB of distance: 7.5 ms between readers 256 MiB apart), 8 ms
+# per MiB read, 100 us per request.  Idling for a sequential reader saves
+# a seek per request, several times what a request costs, so it wins
+# clearly on a slowed guest too (a disk whose moves cost 2 ms let 0 come
+# within a window's noise of idling that BFQ kept up only now and then).
+BW_SPINDLE=$(bw_disk_scaled "$(. "$BW_ROOT"/tools/emulated-disks.sh && echo "$SPINDLE_OPTS")")
 
 # bw_fakedisk VAR OPTS: a loop device over the emulated disk of
 # tools/fakedisk.sh (OPTS as its mount options); its name goes into VAR.

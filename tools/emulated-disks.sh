@@ -4,12 +4,14 @@
 # One spindle with a seek model (100 us per request, 8 ms per MiB
 # transferred, 1 ms per seek plus 30 us per MiB of distance) and a RAID-0 of
 # four such spindles (chunk 256 KiB: one request, one spindle).  Sourced by
-# a script that has set TMP (its scratch directory) and die().
+# a script that has set TMP (its scratch directory) and die(); the tuner's
+# tests take SPINDLE_OPTS from it (tests/lib.sh, BW_SPINDLE).
 
 FD=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/fakedisk.sh
 # DISK_SCALE=K: every time constant K times (tools/fakedisk.sh's scale=K),
 # for a TCG guest, whose own path per request is milliseconds.
-DISK_OPTS="service_us=100,xfer_us_per_mib=8000,seek_us=1000,seek_us_per_gib=30720,size_mb=1024,scale=${DISK_SCALE:-1}"
+SPINDLE_OPTS="service_us=100,xfer_us_per_mib=8000,seek_us=1000,seek_us_per_gib=30720,size_mb=1024"
+DISK_OPTS="$SPINDLE_OPTS,scale=${DISK_SCALE:-1}"
 
 # disks_check CMD...: root, the commands named, and tools/fakedisk built.
 disks_check() {
