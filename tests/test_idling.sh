@@ -109,9 +109,6 @@ id_after_trial() {
 		END { if (n) printf "%.1f %.2f", median(mb, n), median(d, n); else printf "0 9" }' "$1"
 }
 
-# id_lost SAMPLES FROM: the first second at or after unix time FROM that
-# begins three in a row where the disk served at depth >= 1.35 (BFQ not
-# idling); empty when there is none.
 # id_at OUT FILTER [tail]: the second (epoch) of the tuner's first decision
 # in OUT that FILTER selects (its last with tail); empty where none.
 id_at() {
@@ -120,6 +117,9 @@ id_at() {
 	[ -z "$ts" ] || date -d "$ts" +%s 2>/dev/null
 }
 
+# id_lost SAMPLES FROM: the first second at or after unix time FROM that
+# begins three in a row where the disk served at depth >= 1.35 (BFQ not
+# idling); empty when there is none.
 id_lost() {
 	awk -v from="$2" '$1 >= from { if ($3 >= 1.35) { if (!n++) t = $1 } else n = 0
 		if (n == 3) { print t; exit } }' "$1"
@@ -142,13 +142,15 @@ id_spindle_tuned() {
 	id_tune "$out" -d "$ID_DEV" || { fail "tune start"; return 1; }
 }
 
-# id_late_readers SECS OUT: every 3 s one of the readers (ID_FIO's jobs)
-# stops for 14 ms, as a reader woken late on a busy CPU does, for SECS at
-# most, and no more once the tuner's OUT shows a repair (a late reader can
-# break idling under strict_guarantees too).  A reader whose next request
-# comes more than slice_idle (8 ms) and less than three of them after its
-# last completion sets off BFQ's chain of preemptions (docs/idling.md,
-# "BFQ's own log"); stopped at cleanup.  14 ms plus the reader's own path
+# id_late_readers SECS OUT: every second one of the readers (ID_FIO's
+# jobs) stops for 14 ms, as a reader woken late on a busy CPU does, for SECS
+# at most, from the end of the store's check (the tuner's first keep or
+# revert in OUT, or 20 s: a late reader in the check's windows is not what
+# it measures), and no more once the tuner's OUT shows a repair (a late
+# reader can break idling under strict_guarantees too).  A reader whose
+# next request comes more than slice_idle (8 ms) and less than three of
+# them after its last completion sets off BFQ's chain of preemptions
+# (docs/idling.md, "BFQ's own log"); stopped at cleanup.  14 ms plus the reader's own path
 # (0.5 ms here, about 4 ms in a TCG guest) is inside both bounds.  The
 # stop is a read timing out on a FIFO nobody writes: builtins only, as a
 # fork and exec of sleep(1) between the signals takes tens of ms in a
@@ -158,8 +160,12 @@ id_late_readers() {
 	mkfifo "$fifo" || return 1
 	(exec 7<>"$fifo"
 	end=$((SECONDS + $1))
+	check_end=$((SECONDS + 20))
+	while [ $SECONDS -lt $check_end ] && ! grep -qE '"action":"(keep|revert)"' "$2"; do
+		read -r -t 0.5 -u 7
+	done
 	while [ $SECONDS -lt $end ] && ! grep -q '"action":"repair"' "$2"; do
-		read -r -t 3 -u 7
+		read -r -t 1 -u 7
 		pid=$(pgrep -P "$ID_FIO" | shuf -n 1)
 		[ -n "$pid" ] || continue
 		kill -STOP "$pid" && read -r -t 0.014 -u 7
@@ -174,7 +180,7 @@ id_late_readers() {
 # the backing file has no birth time, so its identity cannot rule out
 # another file at the same path, and goes back).  A reader late by
 # more than slice_idle stops BFQ idling, with slice_idle_us unchanged, for
-# seconds at a time (id_late_readers makes one late every 3 s).
+# seconds at a time (id_late_readers makes one late every second).
 # The tuner must say so, with the evidence, try strict_guarantees and keep
 # it (a first trial measured in the dip that can follow the switch may
 # lose; the second, 40 s later, must win).  The disk's own counters are
