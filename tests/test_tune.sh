@@ -279,14 +279,15 @@ tn_restore_path() {
 	echo 1 >/sys/block/"$dev"/queue/iosched/low_latency
 	out=$BW_TMP/restore.$sig.json
 	# The store knows the stripe deep, so the tuner sets 0 at start (as
-	# the dry run's "would-set"), a write the test can wait for.  Not a
-	# probe: it lasts 0.5 to 2 s (in the guest one had ended, 7777 again,
-	# before the values were read) and where BFQ does not idle at 7777 it
-	# ties and goes back (seen in the guest: -1%, depth 3.66 before it).
+	# the dry run's "would-set"), a write the test can wait for; no I/O, so
+	# no window, and no probe to check that belief (in the guest one had
+	# begun, 8000 in force, by the time of the KILL).  Not a probe of 0
+	# either: it lasts 0.5 to 2 s (one had ended, 7777 again, before the
+	# values were read) and where BFQ does not idle at 7777 it ties and
+	# goes back (seen in the guest: -1%, depth 3.66 before it).
 	mkdir -p "$BW_TMP/state"
 	printf 'blkwise-s1 2\nclass\t%s\tdeep\t3.000\t%s\n' \
 		"$(bw_loop_identity "$dev")" "$(date +%s)" >"$BW_TMP/state/s1"
-	tn_seq_bg "$dev" 60
 	tn_start "$out" -d "$dev" --low-latency 0 || { fail "tune start"; return; }
 	tn_wait_for "$out" '.action == "set" and .slice_idle_us_after == 0' 20 ||
 		{ fail "$sig: 0 not set in 20 s: $(tn_actions "$out")"; tn_dump "$out"; return; }
