@@ -4,7 +4,8 @@
 # path, never written in a dry run); stored beliefs checked against the
 # device they were stored for.  The emulated spindle is tools/fakedisk with
 # a seek model (BW_SPINDLE in lib.sh), whose own counters are the oracle
-# for throughput and depth.  Every tuner here uses its own --run-dir and --state-dir.
+# for throughput and depth.  Every tuner here uses its own --run-dir and
+# --state-dir.
 . "$(dirname "$0")/lib.sh"
 
 ID_DISK=$BW_SPINDLE
@@ -150,8 +151,9 @@ id_spindle_tuned() {
 # reader can break idling under strict_guarantees too).  A reader whose
 # next request comes more than slice_idle (8 ms) and less than three of
 # them after its last completion sets off BFQ's chain of preemptions
-# (docs/idling.md, "BFQ's own log"); stopped at cleanup.  14 ms plus the reader's own path
-# (0.5 ms here, about 4 ms in a TCG guest) is inside both bounds.  The
+# (docs/idling.md, "BFQ's own log"); stopped at cleanup.  14 ms plus the
+# reader's own path (0.5 ms here, about 4 ms in a TCG guest) is inside
+# both bounds.  The
 # stop is a read timing out on a FIFO nobody writes: builtins only, as a
 # fork and exec of sleep(1) between the signals takes tens of ms in a
 # TCG guest, and a reader that late starts no chain.

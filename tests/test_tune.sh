@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # shunit2 suite: `blkwise tune`.  Decisions against the emulated disk's
 # known parallelism (tools/fakedisk: one spindle with a seek model,
-# BW_SPINDLE, and a RAID-0 of four); safety (dry run, every restore path, external changes,
-# refusals) on the same devices and on loop devices, checked by reading
+# BW_SPINDLE, and a RAID-0 of four); safety (dry run, every restore path,
+# external changes, refusals) on the same devices and on loop devices, checked by reading
 # sysfs back.  Every tuner here uses its own --run-dir and --state-dir.
 . "$(dirname "$0")/lib.sh"
 
@@ -91,6 +91,13 @@ tn_probe_evidence() {
 	jq -r 'def w: "depth \(.depth_mean_busy // "-" | tostring | .[:4]) p_eff \(.p_eff // "-" | tostring | .[:4]) class \(.class // "-")";
 		select(.action == "keep" or .action == "revert" or .action == "repair")
 		| "\(.why) [before: \(.compared_with | w); probe: \(.evidence | w)]"' "$1" | head -n 1
+}
+
+# tn_store_deep DEV DIR: a store in DIR that knows DEV deep.
+tn_store_deep() {
+	mkdir -p "$2"
+	printf 'blkwise-s1 2\nclass\t%s\tdeep\t3.000\t%s\n' \
+		"$(bw_loop_identity "$1")" "$(date +%s)" >"$2/s1"
 }
 
 tn_actions() { jq -r '"\(.action) \(.slice_idle_us_before)->\(.slice_idle_us_after)"' "$1" | paste -sd' '; }
@@ -236,9 +243,7 @@ test_dry_run_writes_nothing() {
 	for what in trial set; do
 		out=$BW_TMP/dry.$what.json
 		if [ $what = set ]; then
-			mkdir -p "$BW_TMP/drystate"
-			printf 'blkwise-s1 2\nclass\t%s\tdeep\t3.000\t%s\n' \
-				"$(bw_loop_identity "$dev")" "$(date +%s)" >"$BW_TMP/drystate/s1"
+			tn_store_deep "$dev" "$BW_TMP/drystate"
 		fi
 		# Long enough for two steady windows however slowly the tuner starts.
 		tn_seq_bg "$dev" 10
@@ -285,9 +290,7 @@ tn_restore_path() {
 	# either: it lasts 0.5 to 2 s (one had ended, 7777 again, before the
 	# values were read) and where BFQ does not idle at 7777 it ties and
 	# goes back (seen in the guest: -1%, depth 3.66 before it).
-	mkdir -p "$BW_TMP/state"
-	printf 'blkwise-s1 2\nclass\t%s\tdeep\t3.000\t%s\n' \
-		"$(bw_loop_identity "$dev")" "$(date +%s)" >"$BW_TMP/state/s1"
+	tn_store_deep "$dev" "$BW_TMP/state"
 	tn_start "$out" -d "$dev" --low-latency 0 || { fail "tune start"; return; }
 	tn_wait_for "$out" '.action == "set" and .slice_idle_us_after == 0' 20 ||
 		{ fail "$sig: 0 not set in 20 s: $(tn_actions "$out")"; tn_dump "$out"; return; }
