@@ -199,7 +199,7 @@ ID_HORIZON=100
 ID_TRIAL_END='(.action == "keep" or .action == "revert") and .strict_guarantees_before == 1'
 
 test_collapse_detected_and_repaired() {
-	local dev out before t t0 mb0 d0 mb1 d1 lost from
+	local dev out before t t0 mb0 d0 mb1 d1 lost from trials nlost
 	id_require || return 0
 	out=$BW_TMP/collapse.json
 	id_spindle_tuned "$out" shallow 8000 1.650 || return
@@ -248,7 +248,27 @@ test_collapse_detected_and_repaired() {
 	echo "  the disk in the four seconds up to the repair ($((${t:-0} - t0)) s in): $mb0 MB/s the slowest, depth $d0 the deepest; $mb1 at depth $d1 (medians) in the ${ID_AFTER_S} s after the trial"
 	assertTrue "a repair, with the evidence: $(jq -r 'select(.action == "repair") | .why' "$out")" \
 		"jq -e -s '[.[] | select(.action == \"repair\")][0].why | test(\"BFQ (stopped idling|is not idling) at slice_idle_us 8000: depth [0-9.]+\")' $out"
-	assertEquals "kept (after one trial that lost, at most)" "keep" \
+	trials=$(jq -r "select($ID_TRIAL_END) | .action + \" (\" + .why + \")\"" "$out" | paste -sd';')
+	nlost=$(jq -s "[.[] | select($ID_TRIAL_END and .action == \"revert\")] | length" "$out")
+	if [ "$(jq -r "select($ID_TRIAL_END) | .action" "$out" | tail -n 1)" = revert ] &&
+		[ "$nlost" = 1 ] && id_ge 1.25 "$d1"; then
+		# A trial that found no gain went back, and BFQ idled again
+		# without strict_guarantees (no second trial: nothing was left to
+		# repair), the tuner's verdict held to the disk.  A shallow
+		# collapse that ends as the late readers stop, at the repair,
+		# leaves a trial nothing to win.
+		echo "  one trial, no gain, and BFQ idles again without it: $trials"
+		assertTrue "BFQ was not idling: depth $d0 at the disk, $d1 after the trial" \
+			"id_ge ${d0:-0} 1.2 && id_ge ${d0:-0} \$(bw_calc '${d1:-9} + 0.1')"
+		assertEquals "in force: 8000, strict_guarantees 0" "8000 0" "$(id_levers "$dev")"
+		assertTrue "the disk idles again, serving no less: $mb0 -> $mb1 MB/s at depth $d1" "id_ge $mb1 $mb0"
+		kill -INT "$ID_PID"
+		wait "$ID_PID"
+		assertEquals "exit status" 0 $?
+		assertEquals "put back" "$before" "$(id_levers "$dev")"
+		return
+	fi
+	assertEquals "kept (after one trial that lost, at most): $trials" "keep" \
 		"$(jq -r "select($ID_TRIAL_END) | .action" "$out" | tail -n 1)"
 	assertEquals "in force: 20000, strict_guarantees 1" "20000 1" "$(id_levers "$dev")"
 	# Not idling, at the disk: above the line the tuner counts idling by
@@ -548,7 +568,8 @@ test_belief_checked_behind_a_reused_path() {
 	out=$BW_TMP/reused.json
 	t0=$(date +%s)
 	id_tune "$out" -d "$dev" || { fail "tune start"; return; }
-	id_wait_for "$out" '.action == "keep" or .action == "revert"' 10
+	id_wait_for "$out" '.action == "keep" or (.action == "revert" and
+		(.why | contains("the check settled nothing") | not))' 10
 	t=$(($(date +%s) - t0))
 	sleep 6
 	kill -INT "$ID_PID"
@@ -557,10 +578,12 @@ test_belief_checked_behind_a_reused_path() {
 	before=$(awk -v t="$t0" '$1 < t && $1 >= t - 6 { print $2 }' "$BW_TMP/truth" | bw_median)
 	after=$(awk -v t="$((t0 + t))" '$1 > t { print $2 }' "$BW_TMP/truth" | bw_median)
 	echo "  the disk: ${before:-?} MB/s idling, ${after:-?} MB/s after the check (${t} s after the start)"
+	# A check that settles nothing (a tie) is made again, longer: the
+	# stripe's 0 within 10 s all the same.
 	assertTrue "a check within 10 s: $(id_actions "$out")" \
-		"jq -e -s '[.[] | select(.action == \"probe\" and (.why | startswith(\"checking what the store holds for this device\")))] | length == 1' $out"
-	assertEquals "decided by it within 10 s" "probe 8000->0 strict 0->0;keep 8000->0 strict 0->0" \
-		"$(id_actions "$out" | cut -d';' -f1-2)"
+		"jq -e -s '[.[] | select(.action == \"probe\" and (.why | startswith(\"checking what the store holds for this device\")))] | length >= 1' $out"
+	assertTrue "decided by it within 10 s: $(id_actions "$out") [$(jq -r .why "$out" | paste -sd'|')]" \
+		"id_actions '$out' | grep -qE '^(probe 8000->0 strict 0->0;revert 8000->8000 strict 0->0;){0,2}probe 8000->0 strict 0->0;keep 8000->0 strict 0->0(;|\$)'"
 	assertTrue "the disk served more: ${before:-?} -> ${after:-?} MB/s" \
 		"id_ge '${after:-0}' '$(bw_calc "${before:-999} * 1.3")'"
 	assertTrue "the check's verdict stored: 0" "grep -qP '^idle\t\Q$id2\E\t0\t' $BW_TMP/state/s1"

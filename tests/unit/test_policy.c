@@ -1092,6 +1092,59 @@ static void test_doubt_checked(void)
 	      s.n[BW_POLICY_PROBE]);
 }
 
+/*
+ * The stripe behind a shallow belief, where 0 measures no faster than
+ * idling, P_eff undetermined, until s_tie_until (a guest stalled through
+ * the probe) or for good (INFINITY).
+ */
+static double s_tie_until;
+
+static void stripe_tied(const struct sim *s, __u32 idle, struct phase *p)
+{
+	stripe_stored_shallow(s, idle, p);
+	if (!idle && s->t < s_tie_until) {
+		p->mbps = 152;
+		p->p_eff = NAN;
+	}
+}
+
+static void test_doubt_tied_checked_again(void)
+{
+	struct sim s;
+
+	s_stored = true;
+	s_tie_until = 3.0;
+	sim_init(&s, 8000);
+	bw_policy_doubt(&s.st, "a test's reason");
+	sim_run(&s, 2.8, stripe_tied);
+	CHECK(s.n[BW_POLICY_PROBE] == 1 && s.n[BW_POLICY_REVERT] == 1 && s.setting == 8000,
+	      "a check that ties goes back (%d probes, setting %u)", s.n[BW_POLICY_PROBE],
+	      s.setting);
+	CHECK(strstr(s.last.why, "a tie") && strstr(s.last.why, "the check settled nothing"),
+	      "and says it checks again: %s", s.last.why);
+	CHECK(s.st.doubt != NULL, "the doubt stands");
+	sim_run(&s, 5, stripe_tied);
+	CHECK(s.n[BW_POLICY_PROBE] == 2 && s.n[BW_POLICY_KEEP] == 1 && s.setting == 0,
+	      "checked again, 0 kept (%d probes, setting %u)", s.n[BW_POLICY_PROBE], s.setting);
+	CHECK(s.last.dropped && s.last.win.secs > 0.9, "for 1 s, the belief dropped (%g s): %s",
+	      s.last.win.secs, s.last.why);
+	sim_run(&s, 30, stripe_tied);
+	CHECK(s.n[BW_POLICY_PROBE] == 2 && s.setting == 0, "settled: no third probe (%d)",
+	      s.n[BW_POLICY_PROBE]);
+	/* Ties for good: three probes (0.5, 1 and 2 s), then the belief stands. */
+	s_tie_until = INFINITY;
+	sim_init(&s, 8000);
+	bw_policy_doubt(&s.st, "a test's reason");
+	sim_run(&s, 40, stripe_tied);
+	CHECK(s.n[BW_POLICY_PROBE] == 3 && s.n[BW_POLICY_KEEP] == 0 && s.setting == 8000,
+	      "three checks that tie, then idling stands (%d probes, setting %u)",
+	      s.n[BW_POLICY_PROBE], s.setting);
+	CHECK(!s.st.doubt && !strstr(s.last.why, "settled nothing"), "the last says no more: %s",
+	      s.last.why);
+	CHECK(s.st.probe_cost_s > 3.4 && s.st.probe_cost_s < 4.5, "cost: %g s", s.st.probe_cost_s);
+	s_stored = false;
+}
+
 /* A slow spindle: 16 requests a second without idling, 40 with it. */
 static void slow_spindle(const struct sim *s, __u32 idle, struct phase *p)
 {
@@ -1324,6 +1377,7 @@ int main(void)
 		UNIT(test_probe_damage_repaired),
 		UNIT(test_strict_dropped), UNIT(test_random_reads_ordered),
 		UNIT(test_evidence_unknown), UNIT(test_doubt_checked),
+		UNIT(test_doubt_tied_checked_again),
 		UNIT(test_probe_stretches_on_a_slow_device), UNIT(test_probe_within_resolution),
 		UNIT(test_probe_within_scatter),
 		UNIT(test_probe_over_a_collapse), UNIT(test_probe_over_a_collapse_peff),

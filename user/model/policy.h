@@ -143,6 +143,9 @@ struct bw_policy_state {
 	 */
 	const char *doubt;
 	bool checking;		/* the probe in progress is the check of that doubt */
+	const char *check_doubt;	/* the doubt being checked */
+	int check_ties;		/* checks of it that settled nothing, so far */
+	double probe_s;		/* the probe in progress: its length before stretching */
 	int changes, probes;
 	int windows;		/* full windows judged */
 	double probe_cost_s;	/* seconds spent on probed settings */
