@@ -352,6 +352,18 @@ bw_loop_identity() {
 	echo "loop:$f#$(stat -c '%Hd:%Ld:%i' "$f")$birth"
 }
 
+# bw_store DIR ID CLASS [IDLE_US GAIN [STRICT]]: a store in DIR (the
+# tuner's --state-dir) that knows the device named ID as CLASS, and with
+# IDLE_US, that a probe found IDLE_US faster by GAIN ten minutes ago (with
+# STRICT 1: that strict_guarantees won as a repair).
+bw_store() {
+	mkdir -p "$1"
+	printf 'blkwise-s1 4\nclass\t%s\t%s\t%s\t%s\n' "$2" "$3" \
+		"$([ "$3" = deep ] && echo 3.000 || echo 1.000)" "$(date +%s)" >"$1/s1"
+	[ $# -lt 5 ] || printf 'idle\t%s\t%s\t%s\t%s\t%s\n' "$2" "$4" "$5" \
+		$(($(date +%s) - 600)) "${6:-0}" >>"$1/s1"
+}
+
 # Fields of /proc/diskstats for one device, from the reads-completed field on.
 bw_diskstats() { awk -v d="$1" '$3 == d { $1 = $2 = $3 = ""; print }' /proc/diskstats; }
 

@@ -55,17 +55,6 @@ id_identity() {
 	"$BW_BIN" stat --json --no-state -d "$1" -i 0.2 -c 1 2>/dev/null | jq -r '.devices[0].identity'
 }
 
-# id_store DIR ID CLASS [IDLE_US GAIN [STRICT]]: a store that knows the
-# device named ID as CLASS, and with IDLE_US, that a probe found IDLE_US
-# faster by GAIN (with STRICT 1: that strict_guarantees won as a repair).
-id_store() {
-	mkdir -p "$1"
-	printf 'blkwise-s1 4\nclass\t%s\t%s\t%s\t%s\n' "$2" "$3" \
-		"$([ "$3" = deep ] && echo 3.000 || echo 1.000)" "$(date +%s)" >"$1/s1"
-	[ $# -lt 5 ] || printf 'idle\t%s\t%s\t%s\t%s\t%s\n' "$2" "$4" "$5" \
-		$(($(date +%s) - 600)) "${6:-0}" >>"$1/s1"
-}
-
 # id_sampler DIR OUT: every second, "unix-time MB/s depth" as the emulated
 # disk itself served it over that second, to OUT (stopped at cleanup).
 id_sampler() {
@@ -129,7 +118,7 @@ id_lost() {
 # id_spindle_tuned OUT [CLASS IDLE_US GAIN]: the emulated spindle on a new
 # BFQ, its sampler (the disk's own MB/s and depth per second in
 # $BW_TMP/truth) and a tuner writing OUT, whose store knows the device
-# (id_store) when CLASS... are given; ID_DEV, ID_BEFORE (the levers before it).
+# (bw_store) when CLASS... are given; ID_DEV, ID_BEFORE (the levers before it).
 id_spindle_tuned() {
 	local fd out=$1
 	shift
@@ -137,7 +126,7 @@ id_spindle_tuned() {
 	fd=$BW_FAKEDISK_DIR
 	id_bfq "$ID_DEV" || { fail "bfq"; return 1; }
 	bw_on_cleanup "echo none >/sys/block/$ID_DEV/queue/scheduler"
-	[ $# -eq 0 ] || id_store "$BW_TMP/state" "$(bw_loop_identity "$ID_DEV")" "$@"
+	[ $# -eq 0 ] || bw_store "$BW_TMP/state" "$(bw_loop_identity "$ID_DEV")" "$@"
 	id_sampler "$fd" "$BW_TMP/truth"
 	ID_BEFORE=$(id_levers "$ID_DEV")
 	id_tune "$out" -d "$ID_DEV" || { fail "tune start"; return 1; }
@@ -345,7 +334,7 @@ test_stored_repair_at_start() {
 	id_bfq "$dev" || { fail "bfq"; return; }
 	bw_on_cleanup "echo none >/sys/block/$dev/queue/scheduler"
 	before=$(id_levers "$dev")
-	id_store "$BW_TMP/state" "$(bw_loop_identity "$dev")" shallow 8000 4.372 1
+	bw_store "$BW_TMP/state" "$(bw_loop_identity "$dev")" shallow 8000 4.372 1
 	out=$BW_TMP/stored-repair.json
 	id_tune "$out" -d "$dev" || { fail "tune start"; return; }
 	id_wait_for "$out" '.action == "set"' 3
@@ -443,7 +432,7 @@ id_exit_path() {
 	bw_on_cleanup "echo none >/sys/block/$dev/queue/scheduler"
 	echo 1 >/sys/block/"$dev"/queue/iosched/strict_guarantees
 	echo 6000 >/sys/block/"$dev"/queue/iosched/slice_idle_us
-	id_store "$BW_TMP/state" "$(id_identity "$dev")" deep
+	bw_store "$BW_TMP/state" "$(id_identity "$dev")" deep
 	out=$BW_TMP/exit.$sig.json
 	id_tune "$out" -d "$dev" || { fail "tune start"; return; }
 	id_wait_for "$out" '.action == "set"' 3
@@ -476,7 +465,7 @@ test_dry_run_writes_no_lever() {
 	echo 1 >/sys/block/"$dev"/queue/iosched/strict_guarantees
 	echo 6000 >/sys/block/"$dev"/queue/iosched/slice_idle_us
 	before=$(id_levers "$dev")
-	id_store "$BW_TMP/state" "$(id_identity "$dev")" deep
+	bw_store "$BW_TMP/state" "$(id_identity "$dev")" deep
 	out=$BW_TMP/dry.json
 	id_tune "$out" -d "$dev" --dry-run --run-dir "$BW_TMP/dryrun" || { fail "tune start"; return; }
 	id_wait_for "$out" '.action == "would-set"' 3
@@ -509,7 +498,7 @@ test_stale_class_behind_reused_path() {
 	id=$(id_identity "$dev")
 	assertTrue "identity names the file, its inode and its birth: $id" \
 		"echo '$id' | grep -qE '^loop:$img#[0-9]+:[0-9]+:[0-9]+:[0-9]+\.[0-9]{9}$'"
-	id_store "$BW_TMP/state" "$id" deep
+	bw_store "$BW_TMP/state" "$id" deep
 	out=$BW_TMP/same.json
 	id_tune "$out" -d "$dev" || { fail "tune start"; return; }
 	id_wait_for "$out" '.action == "set"' 3
@@ -552,7 +541,7 @@ test_belief_checked_behind_a_reused_path() {
 	bw_on_cleanup "$BW_ROOT/tools/fakedisk.sh down $dir/mnt; rm -rf $dir"
 	dev=$("$BW_ROOT"/tools/fakedisk.sh up "$dir/mnt" "$ID_DISK") || { fail "spindle"; return; }
 	id1=$(bw_loop_identity "$dev")
-	id_store "$BW_TMP/state" "$id1" shallow
+	bw_store "$BW_TMP/state" "$id1" shallow
 	"$BW_ROOT"/tools/fakedisk.sh down "$dir/mnt"
 	dev=$("$BW_ROOT"/tools/fakedisk.sh up "$dir/mnt" "$ID_DISK,parallel=4,dispatch=stripe,chunk_kb=256") ||
 		{ fail "stripe"; return; }
@@ -641,7 +630,7 @@ test_stored_verdict() {
 	bw_fakedisk dev "$ID_DISK,parallel=4,dispatch=stripe,chunk_kb=256" || { fail "fakedisk"; return; }
 	id_bfq "$dev" || { fail "bfq"; return; }
 	bw_on_cleanup "echo none >/sys/block/$dev/queue/scheduler"
-	id_store "$BW_TMP/state" "$(bw_loop_identity "$dev")" shallow 0 0.580
+	bw_store "$BW_TMP/state" "$(bw_loop_identity "$dev")" shallow 0 0.580
 	out=$BW_TMP/stripe.json
 	id_tune "$out" -d "$dev" || { fail "tune start"; return; }
 	id_wait_for "$out" '.action == "set"' 3

@@ -93,13 +93,6 @@ tn_probe_evidence() {
 		| "\(.why) [before: \(.compared_with | w); probe: \(.evidence | w)]"' "$1" | head -n 1
 }
 
-# tn_store_deep DEV DIR: a store in DIR that knows DEV deep.
-tn_store_deep() {
-	mkdir -p "$2"
-	printf 'blkwise-s1 2\nclass\t%s\tdeep\t3.000\t%s\n' \
-		"$(bw_loop_identity "$1")" "$(date +%s)" >"$2/s1"
-}
-
 tn_actions() { jq -r '"\(.action) \(.slice_idle_us_before)->\(.slice_idle_us_after)"' "$1" | paste -sd' '; }
 
 # The RAID-0 of 4 started with idling on (BFQ's 8 ms): the probe finds
@@ -243,7 +236,7 @@ test_dry_run_writes_nothing() {
 	for what in trial set; do
 		out=$BW_TMP/dry.$what.json
 		if [ $what = set ]; then
-			tn_store_deep "$dev" "$BW_TMP/drystate"
+			bw_store "$BW_TMP/drystate" "$(bw_loop_identity "$dev")" deep
 		fi
 		# Long enough for two steady windows however slowly the tuner starts.
 		tn_seq_bg "$dev" 10
@@ -290,7 +283,7 @@ tn_restore_path() {
 	# either: it lasts 0.5 to 2 s (one had ended, 7777 again, before the
 	# values were read) and where BFQ does not idle at 7777 it ties and
 	# goes back (seen in the guest: -1%, depth 3.66 before it).
-	tn_store_deep "$dev" "$BW_TMP/state"
+	bw_store "$BW_TMP/state" "$(bw_loop_identity "$dev")" deep
 	tn_start "$out" -d "$dev" --low-latency 0 || { fail "tune start"; return; }
 	tn_wait_for "$out" '.action == "set" and .slice_idle_us_after == 0' 20 ||
 		{ fail "$sig: 0 not set in 20 s: $(tn_actions "$out")"; tn_dump "$out"; return; }
