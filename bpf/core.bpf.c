@@ -189,11 +189,27 @@ flight:
 		bw_stall_issue(slot, sh, v->rqk, pc->max_depth, now);
 }
 
-/* A completion we saw no issue for: an empty flush write, or one missed. */
-static __always_inline void count_unissued(struct request *rq, const struct bw_rqv *v,
-					   struct bw_dev_pcpu *pc, __u32 op, __u32 nr_bytes)
+/*
+ * A completion we saw no issue for (an empty flush write, or one missed):
+ * its entry (st, where one was found) freed, counted as unissued, and no
+ * longer waiting.  outlived: the entry was an earlier request's, whose
+ * completion was lost, and still counts in flight.
+ */
+static __always_inline void end_unissued(struct request *rq, const struct bw_rqv *v,
+					 struct bw_rq_state *st, __u32 slot,
+					 struct bw_dev_shared *sh, struct bw_dev_pcpu *pc,
+					 __u32 op, __u32 nr_bytes, __u64 now, bool outlived,
+					 const bool fetch)
 {
+	if (st) {
+		barrier();	/* d read before the entry is free for another D */
+		st->rq = 0;
+	}
+	if (outlived && !(skip & BW_SKIP_FLIGHT))
+		bw_flight_outlived(sh, pc, now, v->rqk, fetch, skip & BW_SKIP_ATOMIC);
 	bw_count_unissued(pc, bw_empty_flush_write(rq, v, op == BW_OP_WRITE, nr_bytes));
+	if (fetch)	/* ended while waiting: no longer waits */
+		bw_stall_leave(slot, sh, v->rqk, true, 0);
 }
 
 static __always_inline void on_complete(struct request *rq, const struct bw_rqv *v, int error,
@@ -216,9 +232,7 @@ static __always_inline void on_complete(struct request *rq, const struct bw_rqv 
 		return;
 	st = (skip & BW_SKIP_TABLE) ? NULL : bw_rq_find(v->rqk);
 	if (!st && !(skip & BW_SKIP_TABLE)) {
-		count_unissued(rq, v, pc, op, nr_bytes);
-		if (fetch)	/* ended while waiting: no longer waits */
-			bw_stall_leave(slot, sh, v->rqk, true, 0);
+		end_unissued(rq, v, NULL, slot, sh, pc, op, nr_bytes, 0, false, fetch);
 		return;
 	}
 	now = bpf_ktime_get_ns();
@@ -226,21 +240,13 @@ static __always_inline void on_complete(struct request *rq, const struct bw_rqv 
 		bw_streams_leave(st, sh->dev, now, nr_bytes, true, !(skip & BW_SKIP_S_LEAVE));
 		/* Queued (a stream's Q), never issued for us. */
 		if (st->d <= BW_RQ_D_LOST) {
-			barrier();
-			st->rq = 0;
-			count_unissued(rq, v, pc, op, nr_bytes);
+			end_unissued(rq, v, st, slot, sh, pc, op, nr_bytes, now, false, fetch);
 			return;
 		}
 	}
 	/* Not issued itself; the entry is an earlier request's, whose C was lost. */
 	if (st && st->d > BW_RQ_D_LOST && bw_rq_outlived(st->d, v->start_ns)) {
-		barrier();
-		st->rq = 0;
-		if (!(skip & BW_SKIP_FLIGHT))
-			bw_flight_outlived(sh, pc, now, v->rqk, fetch, skip & BW_SKIP_ATOMIC);
-		count_unissued(rq, v, pc, op, nr_bytes);
-		if (fetch)
-			bw_stall_leave(slot, sh, v->rqk, true, 0);
+		end_unissued(rq, v, st, slot, sh, pc, op, nr_bytes, now, true, fetch);
 		return;
 	}
 	/*
