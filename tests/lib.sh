@@ -318,6 +318,14 @@ bw_bpf_count_stop() {
 # smaller share of each request's time, as it is on a real machine.
 bw_disk_scaled() { echo "$1,scale=${BW_DISK_SCALE:-1}"; }
 
+# bw_deep_mark: the P_eff a test holds a deep device's measurement to:
+# the class's mark (2) on a real machine; 1.5 in a TCG guest
+# (BW_DISK_SCALE > 1), where each request's D2C carries milliseconds of the
+# guest's own path, which its 2 vCPUs serialise, and its readers keep fewer
+# requests in flight: there it must show clearly more than one request
+# served at a time (a one-at-a-time device reads near 1).
+bw_deep_mark() { [ "${BW_DISK_SCALE:-1}" = 1 ] && echo 2 || echo 1.5; }
+
 # The emulated spindle of the tuner's tests, the idling benchmarks' own
 # (tools/emulated-disks.sh): a head that pays for every move (1 ms, plus
 # 30 us per MiB of distance: 7.5 ms between readers 256 MiB apart), 8 ms

@@ -291,14 +291,12 @@ test_tune_nullblk_deep_gets_zero() {
 		bw_skip "P_eff behind the decision: $BW_NO_FETCH_WHY"
 		return
 	fi
-	# P_eff cannot exceed the depth the readers kept: where a slow guest
-	# kept fewer than two in flight in the decision's window (seen in the
-	# 6.12 guest: P_eff 1.987), the device served all it was given at once
-	# (within 20%), which no one-at-a-time device does (P_eff near 1).
-	assertTrue "the decision's P_eff is deep, or all of the depth: $(echo "$dec" |
+	# Deep by bw_deep_mark: in a TCG guest the readers' own path keeps
+	# fewer requests in flight (seen in the 6.12 guest: P_eff 2.34 at
+	# depth 2.97, and 1.987).
+	assertTrue "the decision's P_eff is deep (>= $(bw_deep_mark)): $(echo "$dec" |
 		jq -c '{p_eff: .evidence.p_eff, depth: .evidence.depth_mean_busy, why}')" \
-		"echo '$dec' | jq -e '.evidence.p_eff >= 2 or
-			(.evidence.p_eff > 1.4 and .evidence.p_eff >= 0.8 * .evidence.depth_mean_busy)' >/dev/null"
+		"echo '$dec' | jq -e '.evidence.p_eff >= $(bw_deep_mark)' >/dev/null"
 }
 
 # One tag and no seek cost: BFQ's idling cannot pay for itself here (it
