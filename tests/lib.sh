@@ -138,11 +138,6 @@ bw_skip() {
 	startSkipping
 }
 
-# bw_skip_absent REASON: the test ran, and the condition it tests did not
-# occur (a behaviour of the kernel that comes and goes): a SKIP that says so,
-# which the runner keeps a SKIP even for a test moved to the guest.
-bw_skip_absent() { bw_skip "absent: $*"; }
-
 # bw_require CMD...: skip unless every command exists.
 bw_require() {
 	local c

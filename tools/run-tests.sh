@@ -140,21 +140,19 @@ vm_suites() {
 moved() { awk '$1 == "MOVED" { print $2 }' "$results"; }
 
 # check_moved TIER OUT: each moved test passed in the guest; a SKIP there, or
-# no line at all, is a FAIL.  One exception: a test that ran and found the
-# condition it tests absent (its reason begins "absent:", bw_skip_absent)
-# stays a SKIP, counted and listed as one, never as a pass.
+# no line at all, is a FAIL.
 check_moved() {
 	local t line
 	for t in $(moved); do
 		line=$(grep -E "^(PASS|FAIL|SKIP) ${t}( |\$)" "$2" | tail -n 1)
 		case $line in
-		PASS* | FAIL* | "SKIP $t (absent: "*) ;;
+		PASS* | FAIL*) ;;
 		SKIP*) echo "FAIL $1/$t (moved to the guest for BFQ, and skipped there: ${line#* (}" >>"$results" ;;
 		*) echo "FAIL $1/$t (moved to the guest for BFQ, and not run there)" >>"$results" ;;
 		esac
 	done
 	awk -v m="$(moved | paste -sd' ')" 'BEGIN { n = split(m, a, " "); for (i = 1; i <= n; i++) mv[a[i]] = 1 }
-		!($1 == "SKIP" && ($2 in mv) && index($0, " (absent: ") == 0)' "$2" >"$2.kept"
+		!($1 == "SKIP" && ($2 in mv))' "$2" >"$2.kept"
 	mv "$2.kept" "$2"
 }
 
