@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0
 # blkwise — build, test and bench.  `make V=1` shows the commands.
 ARCH ?= x86
 CLANG ?= clang
@@ -6,7 +7,9 @@ CC ?= cc
 PKG_CONFIG ?= pkg-config
 
 OUT := build
-VERSION := 0.4.0
+# The version is the Debian changelog's (one source for the binary and the package).
+VERSION := $(shell sed -n 1p debian/changelog | cut -d' ' -f2 | tr -d '()')
+$(if $(VERSION),,$(error no version in debian/changelog's first line))
 VMLINUX := vmlinux/$(ARCH)/vmlinux.h
 CFLAGS ?= -O2 -g
 CFLAGS += -Wall -Wextra -Werror=implicit-function-declaration -std=gnu11 -D_GNU_SOURCE
@@ -63,16 +66,18 @@ $(OUT)/%.skel.h: $(OUT)/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
 # Rewritten only when the version or commit changes, so builds stay incremental.
+# COMMIT: the commit, given by a build outside the git tree (`make deb`).
 $(OUT)/version.h: FORCE | $(OUT)
 	$(Q)c=$$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown); \
 	[ -z "$$(git status --porcelain --untracked-files=no 2>/dev/null)" ] || c="$$c-dirty"; \
+	[ -z "$(COMMIT)" ] || c="$(COMMIT)"; \
 	printf '#define BW_VERSION "%s"\n#define BW_COMMIT "%s"\n' "$(VERSION)" "$$c" >$@.tmp; \
 	cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
 
 $(USER_OBJS): $(OUT)/%.o: user/%.c $(wildcard user/*/*.h) $(wildcard bpf/*.h) $(SKELS) $(OUT)/version.h | $(OUT)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 # The HTML report's script (user/analyze/report.js) as a C string for user/analyze/html.c.
 $(OUT)/report_js.h: user/analyze/report.js | $(OUT)
@@ -83,7 +88,7 @@ $(OUT)/analyze/html.o: $(OUT)/report_js.h
 
 blkwise: $(USER_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LIBS) -o $@
 
 $(OUT)/unit/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(PURE_OBJS) | $(OUT)/unit
 	$(call msg,CC,$@)
@@ -102,6 +107,26 @@ $(OUT)/synthtrace: tools/synthtrace.c $(PURE_OBJS) | $(OUT)
 $(OUT)/figdoc: tools/figdoc.c $(PURE_OBJS) | $(OUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $< $(PURE_OBJS) -lm -o $@
+
+# The functions export looks up with dlsym (user/export/mhd.c), linked into
+# one object: dpkg-shlibdeps reads from it the packages and versions of the
+# libraries export opens with dlopen (debian/rules, ${dlopen:Depends}).
+$(OUT)/dlopen-probe.so: user/export/mhd.c | $(OUT)
+	$(call msg,GEN,$@)
+	$(Q){ grep -o '!MHD_SYM([a-z0-9_]*)' $< | sed 's/.*(\(.*\))/MHD_\1/'; \
+	  grep -o '!GT_SYM([a-z0-9_]*)' $< | sed 's/.*(\(.*\))/gnutls_\1/'; } >$@.syms
+	$(Q)grep -q '^MHD_' $@.syms && grep -q '^gnutls_' $@.syms || \
+		{ echo "$@: no MHD_SYM() or GT_SYM() found in $<" >&2; exit 1; }
+	$(Q)awk '{ print "extern char " $$1 "[];" } END { printf "void *const bw_dlopen_probe[] = {" } \
+		{ l = l " " $$1 "," } END { print l " };" }' $@.syms | \
+		$(CC) -shared -fPIC -x c - -o $@ -Wl,--no-as-needed \
+		$(shell $(PKG_CONFIG) --libs libmicrohttpd gnutls 2>/dev/null || echo -lmicrohttpd -lgnutls)
+	$(Q)rm -f $@.syms
+
+# The man page's option lists, from the option table alone (tools/sync-docs.sh, tests/test_docs.sh).
+$(OUT)/optdoc: tools/optdoc.c $(OUT)/cmd/optdocs.o | $(OUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@
 
 # libFuzzer harnesses of the trace readers (clang's fuzzer runtime: libclang-rt-14-dev).
 FUZZ_LIB := $(addprefix user/model/,trace.c blktrace.c replay.c metrics.c classify.c hist.c snap.c)
@@ -134,9 +159,15 @@ run:
 
 # The test run includes the VM tier (QEMU, a Debian kernel; tools/run-tests.sh),
 # whose packages come with tools/deps.sh --vm; BW_VM=0 leaves it out.
+# The package (make deb; its build's unit tests left to the run below) and
+# the root file system the VM tier installs it in (tools/pkgroot.sh, made
+# again only when the package's dependencies change) are built before the
+# tests: tests/test_package*.sh check them.
 test:
 	$(Q)tools/deps.sh $(if $(filter 0,$(BW_VM)),--test,--vm)
-	$(Q)$(MAKE) --no-print-directory all fixture $(UNIT_BINS) $(OUT)/figdoc
+	$(Q)$(MAKE) --no-print-directory all fixture $(UNIT_BINS) $(OUT)/figdoc $(OUT)/optdoc
+	$(Q)DEB_BUILD_OPTIONS=nocheck $(MAKE) --no-print-directory deb
+	$(Q)tools/pkgroot.sh $(DEB)
 	tools/run-tests.sh
 
 fixture:
@@ -152,4 +183,5 @@ clean:
 	$(MAKE) -s -C tools/fakedisk clean
 
 include mk/install.mk
+include mk/deb.mk
 include mk/vmtest.mk

@@ -87,6 +87,16 @@ BW_INLINE bool bw_queue_times(__u64 q0, __u64 d_ts, __u64 now, __u64 *q2d, __u64
 	return true;
 }
 
+/*
+ * Queue time's origin: Q's own clock read at block_io_start where one ran
+ * (q_clock: 6.5+, the exact tier and the recordings), else the kernel's
+ * allocation stamp, which since 6.9 is a plug's cached clock.
+ */
+BW_INLINE __u64 bw_q_origin(bool q_clock, __u64 q_ts, __u64 alloc_ns)
+{
+	return q_clock && q_ts ? q_ts : alloc_ns;
+}
+
 BW_INLINE void bw_count_queue(struct bw_op_pcpu *os, __u64 q0, __u64 d_ts, __u64 now,
 			      const bool hist)
 {
@@ -99,6 +109,22 @@ BW_INLINE void bw_count_queue(struct bw_op_pcpu *os, __u64 q0, __u64 d_ts, __u64
 	os->q2c_ns += q2c;
 	if (hist)
 		bw_hist_inc(os->hist_q2d, q2d >> BW_LAT_SHIFT, BW_LAT_BUCKETS);
+}
+
+/*
+ * Whether a request's issue stamp (io_start, rq->io_start_time_ns) was not
+ * taken at its issue.  Since 6.9 both stamps come from blk_time_get_ns,
+ * which inside a plug returns the plug's clock, read once: an issue stamp
+ * equal to the allocation stamp (start) was read before the issue, at the
+ * plug's first request, and one below it came from another task's plug.
+ * Two reads of the clock apart (every kernel before 6.9, and a request
+ * issued outside its submitter's plug) differ by the path between them.
+ * An issue stamp above the allocation stamp may still be another plug's
+ * cached clock: that one is not told.
+ */
+BW_INLINE bool bw_stamp_plugged(__u64 io_start, __u64 start)
+{
+	return io_start && start && io_start <= start;
 }
 
 /* A request that opened a busy period and closed it, nothing issued between: S1's sample. */

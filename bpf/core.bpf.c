@@ -88,6 +88,7 @@
 #include "rqtab.bpf.h"
 #include "streams.bpf.h"
 #include "stall.bpf.h"
+#include "handoff.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -96,6 +97,9 @@ const volatile bool rq_arg_second = false;	/* pre-5.11 (q, rq) prototypes */
 const volatile __u32 bio_merge_arg = 0;		/* the bio's index: 2 before 5.11's (bio) */
 const volatile __u32 skip = 0;			/* BW_SKIP_*: the bench's profile only */
 const volatile bool streams_on = false;		/* C takes requests out of their streams */
+const volatile bool handoff_on = false;		/* a slice beside the light tier: its clock at C */
+const volatile bool qtime_on = false;		/* the core's own Q program (no streams) */
+const volatile bool q_clock = false;		/* an entry's q_ts is Q's clock (block_io_start) */
 
 /* Written by user space. */
 __u64 epoch;
@@ -105,7 +109,8 @@ BW_DEV_MAPS(BPF_F_MMAPABLE);
 #include "slot.bpf.h"
 
 /* The request's fields the core reads (bpf/rq.bpf.h). */
-#define RQV (BW_RQV_KEY | BW_RQV_QK | BW_RQV_START | BW_RQV_FLAGS | BW_RQV_LEN | BW_RQV_SEG)
+#define RQV (BW_RQV_KEY | BW_RQV_QK | BW_RQV_START | BW_RQV_FLAGS | BW_RQV_LEN | BW_RQV_SEG | \
+	     BW_RQV_TAG)
 
 /*
  * D: the request's entry, in one pass over its probes: its own entry,
@@ -120,7 +125,7 @@ static __always_inline struct bw_rq_state *rq_claim(__u64 rq, bool *lost, const 
 	struct bw_rq_state *st;
 	bool own;
 
-	if (!(streams_on && fetch))
+	if (!((streams_on || qtime_on) && fetch))
 		return bw_rq_claim(rq, lost, fetch, false);
 	st = bw_rq_claim(rq, &own, true, true);
 	*lost = false;
@@ -148,6 +153,34 @@ static __always_inline bool dev_of(struct request *rq, const struct bw_rqv *v, _
 {
 	*slot = slot_of(v->qk, rq, NULL, fetch);
 	return maps_of(slot, sh, pc);
+}
+
+/*
+ * Q (block_io_start, 6.5+), without streams (whose Q does the same): the
+ * request's own allocation time, in its entry, claimed here before D as
+ * the streams' Q claims it, so that queue time runs from it (blktrace's
+ * Q2D; bw_q_origin) and not from the kernel's stamp, which since 6.9 is a
+ * plug's first request's.  A request found issued and never completed is
+ * marked for the D that follows (BW_RQ_D_LOST), as D would have found it.
+ */
+static __always_inline void on_io_start(struct request *rq, const struct bw_rqv *v, __u64 *ctx,
+					const bool fetch)
+{
+	struct bw_rq_state *st;
+	__u64 now;
+	bool own;
+
+	if (!qtime_on || !fetch || slot_of(v->qk, rq, NULL, fetch) == BW_SLOT_NONE)
+		return;
+	now = bpf_ktime_get_ns();	/* before the claim: Q's time is the event's */
+	st = bw_rq_claim(v->rqk, &own, fetch, true);
+	if (!st)
+		return;
+	if (!own)
+		st->d = BW_RQ_D_NONE;
+	else if (st->d != BW_RQ_D_NONE)
+		st->d = BW_RQ_D_LOST;
+	st->q_ts = now;
 }
 
 static __always_inline void on_issue(struct request *rq, const struct bw_rqv *v, __u64 *ctx,
@@ -219,7 +252,7 @@ static __always_inline void on_complete(struct request *rq, const struct bw_rqv 
 	struct bw_dev_shared *sh;
 	struct bw_dev_pcpu *pc;
 	struct bw_op_pcpu *os;
-	__u64 now, d2c, d_ts, q0;
+	__u64 now, d2c, d_ts, q0, q_ts;
 	__u32 slot, op, cls;
 	bool solo;
 
@@ -235,14 +268,21 @@ static __always_inline void on_complete(struct request *rq, const struct bw_rqv 
 		end_unissued(rq, v, NULL, slot, sh, pc, op, nr_bytes, 0, false, fetch);
 		return;
 	}
-	now = bpf_ktime_get_ns();
-	if (streams_on && fetch && st) {
+	now = handoff_on ? bw_handoff_take(v->start_ns, v->tag) : bpf_ktime_get_ns();
+	q_ts = st ? st->q_ts : 0;	/* before the stream's leave clears it */
+	if (streams_on && fetch && st)
 		bw_streams_leave(st, sh->dev, now, nr_bytes, true, !(skip & BW_SKIP_S_LEAVE));
-		/* Queued (a stream's Q), never issued for us. */
-		if (st->d <= BW_RQ_D_LOST) {
-			end_unissued(rq, v, st, slot, sh, pc, op, nr_bytes, now, false, fetch);
-			return;
-		}
+	/*
+	 * Queued (a stream's Q, or Q's clock), never issued for us.  Its Q
+	 * found the entry's earlier request issued and never completed
+	 * (BW_RQ_D_LOST): with no D since to take its place, that request
+	 * leaves flight here, its completion counted lost, as the replay's
+	 * outlived entry does.
+	 */
+	if ((streams_on || qtime_on) && fetch && st && st->d <= BW_RQ_D_LOST) {
+		end_unissued(rq, v, st, slot, sh, pc, op, nr_bytes, now, st->d == BW_RQ_D_LOST,
+			     fetch);
+		return;
 	}
 	/* Not issued itself; the entry is an earlier request's, whose C was lost. */
 	if (st && st->d > BW_RQ_D_LOST && bw_rq_outlived(st->d, v->start_ns)) {
@@ -257,8 +297,9 @@ static __always_inline void on_complete(struct request *rq, const struct bw_rqv 
 	d2c = st ? (now - st->d) & BW_RQ_TS_MASK : now - v->start_ns;
 	if (d2c > BW_RQ_TS_MASK / 2)
 		d2c = 0;
+	q0 = bw_q_origin(q_clock, q_ts, v->start_ns);
 	if (st) {
-		barrier();	/* d read before the entry is free for another D */
+		barrier();	/* d and q_ts read before the entry is free for another D */
 		st->rq = 0;
 	}
 	d_ts = now - d2c;
@@ -273,7 +314,8 @@ static __always_inline void on_complete(struct request *rq, const struct bw_rqv 
 	}
 
 	/* Passthrough requests are not stamped at allocation (diskstats does not count them). */
-	q0 = op == BW_OP_PASSTHROUGH ? 0 : v->start_ns;
+	if (op == BW_OP_PASSTHROUGH)
+		q0 = 0;
 	cls = bw_count_final(os, error, nr_bytes, v->nr_seg, q0, d_ts, d2c, now,
 			     !(skip & BW_SKIP_HIST));
 	/* Solo: it opened the busy period, nothing was issued since, it closes it. */
@@ -299,8 +341,11 @@ static __always_inline void on_requeue(struct request *rq, const struct bw_rqv *
 			bw_stall_wait(slot, sh, v->rqk);
 		return;
 	}
-	/* A request in a stream stays queued in it, its entry with it, until issued again. */
-	if (streams_on && st->q_ts)
+	/*
+	 * A request in a stream (or with Q's clock) stays queued, its entry
+	 * with it, until issued again.
+	 */
+	if ((streams_on || qtime_on) && st->q_ts)
 		st->d = BW_RQ_D_NONE;
 	else
 		st->rq = 0;
@@ -328,9 +373,11 @@ static __always_inline void on_rq_merge(struct request *rq, const struct bw_rqv 
 	if (!dev_of(rq, v, &slot, &sh, &pc, fetch))
 		return;
 	count_merge(slot, v->flags);
-	/* The request merged into another one: it no longer waits. */
+	/* The request merged into another one: it no longer waits, nor holds Q's entry. */
 	if (fetch)
 		bw_stall_leave(slot, sh, v->rqk, true, 0);
+	if (qtime_on && fetch)
+		bw_rq_drop_queued(v->rqk);
 }
 
 /* Inserted into the scheduler or the software queue: waits for dispatch (bpf/stall.bpf.h). */
@@ -375,6 +422,7 @@ RQ_PROGS(block_rq_complete, bw_complete, false, complete_args)
 RQ_PROGS(block_rq_requeue, bw_requeue, true, on_requeue)
 RQ_PROGS(block_rq_merge, bw_rq_merge, true, on_rq_merge)
 RQ_PROGS(block_rq_insert, bw_insert, true, on_insert)
+RQ_PROGS(block_io_start, bw_io_start, false, on_io_start)
 
 BW_BIO_MERGE_PROGS4(block_bio_backmerge, bw_backmerge, on_bio_merge)
 BW_BIO_MERGE_PROGS4(block_bio_frontmerge, bw_frontmerge, on_bio_merge)

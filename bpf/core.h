@@ -89,6 +89,7 @@ static inline __attribute__((always_inline)) __u32 bw_size_class(__u32 bytes)
 	__u64 q2d_ns;		/* sum of queue time, over q_ios */		\
 	__u64 q2c_ns;		/* sum of total time, over q_ios */		\
 	__u64 q_ios;		/* completions whose Q stamp was known */	\
+	__u64 plugged;		/* light: issue stamp the plug's cached clock (bw_stamp_plugged) */ \
 	__u64 segments;		/* sum of nr_phys_segments */			\
 	__u64 class_ios[BW_SIZE_CLASSES];					\
 	__u64 solo_ios[BW_SIZE_CLASSES];					\
@@ -122,6 +123,40 @@ struct bw_dev_pcpu {
 };
 
 /*
+ * Light tier: the requests it timed itself, from its own Q and issue
+ * programs (a timing slice, where the kernel's stamps are a plug's cached
+ * clock: bpf/light.bpf.c), per device slot, op and CPU.  Histograms as
+ * struct bw_op_pcpu's.  claimed and freed count the entries its issue
+ * program took and its completion program gave back: their difference
+ * is what a slice's drain waits for.
+ */
+struct bw_op_time {
+	__u64 ios;
+	__u64 d2c_ns;
+	__u64 q_ios;		/* of those, with their own Q time */
+	__u64 q2d_ns;
+	__u64 q2c_ns;
+	__u32 hist_d2c[BW_LAT_BUCKETS];
+	__u32 hist_q2d[BW_LAT_BUCKETS];
+};
+
+/*
+ * The light tier's timing slice, as user space writes it to the object
+ * (bpf/light.bpf.c).  Its Q and issue programs are attached before it is
+ * on and detached after it is off: the attach's and detach's own work
+ * falls on requests no slice times.
+ */
+#define BW_SAMPLING_OFF 0
+#define BW_SAMPLING_ON 1	/* requests get their own times */
+#define BW_SAMPLING_DRAIN 2	/* no more: the completions of those still out are looked up */
+
+struct bw_dev_xpcpu {
+	struct bw_op_time op[BW_NR_OPS];
+	__u64 claimed;
+	__u64 freed;
+};
+
+/*
  * Per device slot, shared by all CPUs: the only cross-CPU state.  One cache
  * line each so two busy devices never share a line.
  */
@@ -139,7 +174,8 @@ struct bw_dev_shared {
  * Per live request: its issue time and device, in a table shared by all
  * devices and keyed by the request's address (open addressing,
  * BW_RQ_PROBES entries from its hash; bpf/rqtab.bpf.h).  Sized by how many
- * requests may be live at once, not by hw queues x tags.  32 bytes, so an
+ * requests may be live at once: hw queues x tags per disk, capped
+ * (user/load/core.c).  32 bytes, so an
  * entry never straddles two cache lines: the issue time keeps its low
  * BW_RQ_TS_BITS bits (a service time is their difference modulo 2^54, up
  * to 104 days: the top half is a clock that stepped back, 0), the device's

@@ -57,6 +57,8 @@
 #include "util.bpf.h"
 #include "devmaps.bpf.h"
 #include "rqtab.bpf.h"
+#include "handoff.bpf.h"
+#include "flight.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -69,9 +71,21 @@ BW_DEV_MAPS(BPF_F_MMAPABLE);
 #include "slot.bpf.h"
 
 #define RQV_C (BW_RQV_KEY | BW_RQV_QK | BW_RQV_START | BW_RQV_IOSTART | BW_RQV_FLAGS | \
-	       BW_RQV_LEN | BW_RQV_SEG)
-#define RQV_D (BW_RQV_KEY | BW_RQV_QK)
+	       BW_RQV_LEN | BW_RQV_SEG | BW_RQV_TAG)
+#define RQV_D (BW_RQV_KEY | BW_RQV_QK | BW_RQV_START)
 #define RQV_M (BW_RQV_QK | BW_RQV_FLAGS)
+
+/* Written by user space: a timing slice's state (BW_SAMPLING_*), and an exact slice's. */
+__u32 sampling;
+__u32 handoff_on;
+
+/* The requests the light tier timed itself, per slot (struct bw_dev_xpcpu). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 16);
+	__type(key, __u32);
+	__type(value, struct bw_dev_xpcpu);
+} xpcpu SEC(".maps");
 
 static __always_inline struct bw_dev_pcpu *pcpu_of(__u64 qk, struct request *rq, __u32 *slot,
 						   const bool fetch)
@@ -82,12 +96,40 @@ static __always_inline struct bw_dev_pcpu *pcpu_of(__u64 qk, struct request *rq,
 	return bpf_map_lookup_elem(&pcpu, slot);
 }
 
-/* Fallback: the issue of a request on a device whose queue keeps no stamp. */
+/*
+ * Q (block_io_start, attached for a timing slice): the request's own
+ * allocation time, in its entry, claimed before its issue.
+ */
+static __always_inline void on_io_start(struct request *rq, const struct bw_rqv *v, __u64 *ctx,
+					const bool fetch)
+{
+	struct bw_rq_state *st;
+	__u64 now;
+	bool own;
+
+	if (!fetch || sampling != BW_SAMPLING_ON || slot_of(v->qk, rq, NULL, fetch) == BW_SLOT_NONE)
+		return;
+	now = bpf_ktime_get_ns();	/* the event's time, before the claim */
+	st = bw_rq_claim(v->rqk, &own, fetch, true);
+	if (!st)
+		return;
+	st->d = BW_RQ_D_NONE;
+	st->q_ts = now;
+}
+
+/*
+ * The issue, timed by this program where a timing slice runs or the
+ * device's queue keeps no stamp (its fallback): the request's entry, its
+ * Q's if Q claimed it (the Q time of an earlier life of the request
+ * dropped), else a free one.
+ */
 static __always_inline void on_issue(struct request *rq, const struct bw_rqv *v, __u64 *ctx,
 				     const bool fetch)
 {
 	struct bw_dev_shared *sh;
+	struct bw_dev_xpcpu *x;
 	struct bw_rq_state *st;
+	__u64 now;
 	__u32 slot;
 	bool own;
 
@@ -95,32 +137,77 @@ static __always_inline void on_issue(struct request *rq, const struct bw_rqv *v,
 	if (slot == BW_SLOT_NONE)
 		return;
 	sh = bpf_map_lookup_elem(&shared, &slot);
-	if (!sh || !sh->fallback)
+	if (!sh || !(sh->fallback || sampling == BW_SAMPLING_ON))
 		return;
-	st = bw_rq_claim(v->rqk, &own, fetch, false);
-	if (st)
-		st->d = (bpf_ktime_get_ns() & BW_RQ_TS_MASK) | (__u64)slot << BW_RQ_TS_BITS;
+	now = bpf_ktime_get_ns();
+	st = bw_rq_claim(v->rqk, &own, fetch, fetch && sampling);
+	if (!st)
+		return;
+	if (!own || bw_rq_outlived(st->q_ts & BW_RQ_TS_MASK, v->start_ns))
+		st->q_ts = 0;
+	st->d = (now & BW_RQ_TS_MASK) | (__u64)slot << BW_RQ_TS_BITS;
+	x = bpf_map_lookup_elem(&xpcpu, &slot);
+	if (x)
+		x->claimed++;
 }
 
-/* No stamp: the fallback's issue time, else 0 (counted as such). */
-static __always_inline __u64 unstamped_issue(struct request *rq, const struct bw_rqv *v,
-					     struct bw_dev_pcpu *pc, __u32 slot, __u64 now)
+/*
+ * The request's own times, where this object's issue program took them:
+ * its issue (0: none, or an earlier life's), and its Q (*q, 0: none).
+ * The entry is freed.
+ */
+static __always_inline __u64 own_times(const struct bw_rqv *v, __u32 slot, __u64 now, __u64 *q)
 {
-	struct bw_dev_shared *sh = bpf_map_lookup_elem(&shared, &slot);
-	struct bw_rq_state *st;
-	__u64 d2c;
+	struct bw_rq_state *st = bw_rq_find(v->rqk);
+	struct bw_dev_xpcpu *x;
+	__u64 d, d2c;
 
-	pc->nostamp++;
-	if (!sh || !sh->fallback)
-		return 0;
-	st = bw_rq_find(v->rqk);
+	*q = 0;
 	if (!st)
 		return 0;
-	d2c = (now - st->d) & BW_RQ_TS_MASK;
-	barrier();	/* d read before the entry is free for another issue */
+	d = st->d;
+	*q = st->q_ts;
+	barrier();	/* read before the entry is free for another request */
 	st->rq = 0;
-	pc->fallback++;
+	if (d <= BW_RQ_D_LOST)	/* its Q's, never issued while we looked */
+		return 0;
+	x = bpf_map_lookup_elem(&xpcpu, &slot);
+	if (x)
+		x->freed++;
+	if (bw_rq_outlived(d & BW_RQ_TS_MASK, v->start_ns))
+		return 0;
+	d2c = (now - d) & BW_RQ_TS_MASK;
 	return d2c > BW_RQ_TS_MASK / 2 ? now : now - d2c;
+}
+
+/* A request a timing slice timed: its service time, and its queue time where its Q was seen. */
+static __always_inline void count_timed(const struct bw_rqv *v, __u32 slot, __u32 op, __u64 d_ts,
+					__u64 q_ts, __u64 now)
+{
+	struct bw_dev_xpcpu *x = bpf_map_lookup_elem(&xpcpu, &slot);
+	struct bw_op_time *t;
+	__u64 q2d;
+
+	if (!x || op >= BW_NR_OPS)
+		return;
+	t = &x->op[op];
+	t->ios++;
+	t->d2c_ns += now - d_ts;
+	bw_hist_inc(t->hist_d2c, (now - d_ts) >> BW_LAT_SHIFT, BW_LAT_BUCKETS);
+	if (!q_ts || q_ts > d_ts || bw_rq_outlived(q_ts & BW_RQ_TS_MASK, v->start_ns))
+		return;
+	q2d = d_ts - q_ts;
+	t->q_ios++;
+	t->q2d_ns += q2d;
+	t->q2c_ns += now - q_ts;
+	bw_hist_inc(t->hist_q2d, q2d >> BW_LAT_SHIFT, BW_LAT_BUCKETS);
+}
+
+static __always_inline bool fallback_of(__u32 slot)
+{
+	struct bw_dev_shared *sh = bpf_map_lookup_elem(&shared, &slot);
+
+	return sh && sh->fallback;
 }
 
 static __always_inline void on_complete(struct request *rq, const struct bw_rqv *v, int error,
@@ -128,7 +215,7 @@ static __always_inline void on_complete(struct request *rq, const struct bw_rqv 
 {
 	struct bw_dev_pcpu *pc;
 	struct bw_op_pcpu *os;
-	__u64 now, d_ts, d2c, q0;
+	__u64 now, d_ts, d2c, q0, own_d = 0, own_q = 0;
 	__u32 slot, op;
 
 	pc = pcpu_of(v->qk, rq, &slot, fetch);
@@ -155,6 +242,12 @@ static __always_inline void on_complete(struct request *rq, const struct bw_rqv 
 		}
 	}
 	now = bpf_ktime_get_ns();
+	if (handoff_on)	/* for an exact slice's program after us */
+		bw_handoff_put(v->start_ns, v->tag, now);
+	if (sampling || !d_ts)
+		own_d = own_times(v, slot, now, &own_q);
+	if (own_d && sampling)
+		count_timed(v, slot, op, own_d, own_q, now);
 	/*
 	 * The kernel never stamps passthrough requests (no sign of a queue
 	 * without stats): counted, with no service or queue time.
@@ -167,12 +260,16 @@ static __always_inline void on_complete(struct request *rq, const struct bw_rqv 
 		os->class_ios[bw_size_class(nr_bytes)]++;
 		return;
 	}
-	if (!d_ts) {
-		d_ts = unstamped_issue(rq, v, pc, slot, now);
-		if (!d_ts) {
+	if (!d_ts) {	/* no stamp: the fallback's issue time, else counted apart */
+		pc->nostamp++;
+		if (!own_d || !fallback_of(slot)) {
 			pc->unmatched++;
 			return;
 		}
+		pc->fallback++;
+		d_ts = own_d;
+	} else if (bw_stamp_plugged(d_ts, v->start_ns)) {
+		os->plugged++;
 	}
 	d2c = d_ts <= now ? now - d_ts : 0;
 	/* Passthrough requests are not stamped at allocation (diskstats does not count them). */
@@ -222,6 +319,7 @@ static __always_inline void on_bio_merge(struct bio *bio, __u64 qk, const bool f
 
 BW_RQ_PROGS4(block_rq_complete, bw_light_complete, false, RQV_C, complete_args)
 BW_RQ_PROGS4(block_rq_issue, bw_light_issue, true, RQV_D, on_issue)
+BW_RQ_PROGS4(block_io_start, bw_light_io_start, false, RQV_D, on_io_start)
 BW_RQ_PROGS4(block_rq_requeue, bw_light_requeue, true, RQV_M, on_requeue)
 BW_RQ_PROGS4(block_rq_merge, bw_light_rq_merge, true, RQV_M, on_rq_merge)
 BW_BIO_MERGE_PROGS4(block_bio_backmerge, bw_light_backmerge, on_bio_merge)

@@ -104,4 +104,15 @@ static __always_inline struct bw_rq_state *bw_rq_claim(__u64 rq, bool *own, cons
 	return NULL;
 }
 
+/* A request's entry claimed at Q and not issued (merged into another): freed. */
+static __always_inline void bw_rq_drop_queued(__u64 rq)
+{
+	struct bw_rq_state *st = bw_rq_find(rq);
+
+	if (!st || st->d > BW_RQ_D_LOST)
+		return;
+	barrier();
+	st->rq = 0;
+}
+
 #endif /* BLKWISE_RQTAB_BPF_H */

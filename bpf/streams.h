@@ -57,12 +57,16 @@ static inline __u64 bw_s_xadd(__u64 *p, __u64 v)
 #define bw_s_add(p, v) ((void)(*(p) += (v)))
 #endif
 
+#define BW_NO_SECTOR ((__u64)-1)
+
 /*
  * Q: a request of len bytes at sector joins stream s at q_ts.  The in-flight
  * word counts requests outstanding (low bits) and Qs (high bits), as a
  * device's (bpf/flight.h); the stream's think time is the gap from its
  * last request's end to a Q that finds nothing outstanding, so it is taken
- * only there, on the idle-to-busy transition.  The maximum depth is kept
+ * only there, on the idle-to-busy transition.  Seeks are between requests
+ * with data: one without (a flush) is counted but moves no position.  The
+ * maximum depth is kept
  * per epoch (user space moves the epoch at each read; replay passes 0).
  */
 static inline __attribute__((always_inline)) void
@@ -97,6 +101,9 @@ bw_stream_enter(struct bw_stream *s, __u64 q_ts, __u64 sector, __u32 len, int sy
 	s->queued++;
 	if (sync)
 		s->sync_ios++;
+	/* No data, no place on the disk: a flush, an empty PREFLUSH write (sector ~0). */
+	if (!len || sector == BW_NO_SECTOR)
+		return;
 	end = s->next_sector;
 	if (end) {
 		dist = sector > end ? sector - end : end - sector;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0
 # mk/vmtest.mk: the test suites in a QEMU guest on stock Debian kernels
 # (tools/vmtest.sh), included from the top Makefile.
 #
@@ -33,12 +34,18 @@ vmtest-all: vmtest-deps all fixture $(UNIT_BINS)
 	tools/vmtest.sh $(VMTEST_ARGS) --all
 
 # The seed runs (tools/vm/seeds.sh) on the guest's seed disks
-# (VM_SEED_DISK) and scsi_debug; their markdown tables land in build/vm/seeds/.
+# (VM_SEED_DISK) and scsi_debug; their markdown tables land in build/vm/seeds/
+# and in the manual's (docs/results/seed00[12].json, docs/seeds.md).
 vmtest-seeds: vmtest-deps all fixture
 	rm -rf $(OUT)/vm/seeds
 	VM_SEED_DISK=$${VM_SEED_DISK:-1G} tools/vmtest.sh -c 'tools/vm/seeds.sh' $(KERNEL)
 	$(Q)mkdir -p $(OUT)/vm/seeds && cp $(OUT)/vm/out/$(KERNEL)/seeds/seed00[12].* $(OUT)/vm/seeds/
 	$(Q)cat $(OUT)/vm/seeds/seed001.md $(OUT)/vm/seeds/seed002.md
+	$(Q)for s in seed001 seed002; do \
+		python3 tools/docgen.py put $$s $(OUT)/vm/seeds/$$s.md --command 'make vmtest-seeds' \
+			--on "$$(sed -n '1s/^Seed00[12]: \(Linux [^,]*, QEMU TCG guest, [0-9]* vCPUs, fio-[0-9.]*\).*/\1/p' \
+				$(OUT)/vm/seeds/$$s.md)" || exit 1; \
+	done
 
 vmtest-clean:
 	rm -rf $(OUT)/vm

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
 """Every figure `blkwise stat --json` and `blkwise analyze --json` both give
 for a device, compared: stat watching live, analyze replaying a recording of
 the same events.
 
 usage: agree.py STAT_JSON STAT_SPAN ANALYZE_JSON DEVICE [--counts-only]
+       agree.py --classes
 
 STAT_JSON is stat's device object of one interval covering the run,
 STAT_SPAN that interval's seconds; ANALYZE_JSON is analyze's whole JSON
@@ -12,7 +14,10 @@ Prints one line per figure and exits 1 when one disagrees, or when stat
 gives a figure this script does not know (a new figure must be classed
 below, so it cannot go uncompared).  --counts-only compares the counts
 alone (the light tier's times come from the kernel's stamps, not from the
-tracepoints the recording reads).
+tracepoints the recording reads).  --classes prints every key classed
+below, one a line: tests/test_docs.sh holds them to the figure table's
+keys (build/figdoc keys), so a figure cannot be missing here even where no
+run prints it.
 """
 import json
 import sys
@@ -25,7 +30,8 @@ EXACT = {
     "svc_hist_samples", "queue_hist_samples", "ops", "bio_based", "gone",
     "slaves", "holders", "device", "tier", "timing_source", "s1_coverage",
     "busy_source", "exact_sampled", "exact_sample_age_s", "exact_sample_s",
-    "exact_share",
+    "exact_share", "timing_share", "stamp_plugged_share", "depth_source",
+    "p_eff_source",
 }
 # What the light tier counts (--counts-only): the rest it does not
 # measure, or times from the kernel's stamps.
@@ -76,6 +82,10 @@ OTHER = {
     "identity", "identity_note", "merges_diskstats", "s1_source", "s1_age_s",
     "class", "class_source", "class_reason", "p_eff_undetermined_why",
 }
+# stat --virtio's ring buffers (fentry on the virtio driver): not block
+# events, so not in a recording.
+VIRTIO = {"virtio_indirect", "virtio_direct", "virtio_descs", "indirect_share"}
+CLASSES = (EXACT, RATES, BUSY, TIMES, NEAR, STALL, PCTL, SOLO, DEPTH, OTHER, VIRTIO)
 
 
 def near(a, b, pct, absolute):
@@ -83,6 +93,9 @@ def near(a, b, pct, absolute):
 
 
 def main():
+    if sys.argv[1:] == ["--classes"]:
+        print("\n".join(sorted(set().union(*CLASSES))))
+        return 0
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     counts_only = "--counts-only" in sys.argv
     st = json.loads(open(args[0]).read())
@@ -99,7 +112,7 @@ def main():
             print(f"  {key}: stat {s}, not in analyze")
             bad += 1
             continue
-        if key in OTHER:
+        if key in OTHER or key in VIRTIO:
             continue
         if counts_only and key not in LIGHT:
             continue

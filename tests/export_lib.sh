@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
 # Helpers of the export suites (test_export.sh, test_export_tls.sh):
 # blkwise export in the background, a real Prometheus scraping it, and
@@ -131,4 +132,30 @@ ex_counts_exact() {
 	echo "  requests: Prometheus ${r0:-0} -> $r1, $missed never completed as seen; diskstats delta $ds"
 	assertTrue "fio did I/O" "[ $ds -gt 1000 ]"
 	bw_expect_count "Prometheus counter delta vs diskstats" "$ds" $((r1 - ${r0:-0})) "$missed"
+}
+
+# ex_page_after URL T OUT: the exporter's page, into OUT, once it holds a
+# sample taken after T (seconds since the epoch), within 20 s.
+ex_page_after() {
+	for _ in $(seq 100); do
+		curl -sf "$1/metrics" >"$3" 2>/dev/null &&
+			awk -v t="$2" '$1 == "blkwise_exporter_last_sample_timestamp_seconds" && $2 > t { f = 1 }
+				END { exit !f }' "$3" && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+# ex_dev_counts PAGE DEV: DEV's counts on a page, one "series value" a line,
+# sorted: the counters (_total) and histograms' _count, but those of time
+# (_seconds), which each exporter's programs clock for themselves.
+ex_dev_counts() {
+	awk -v d="device=\"$2\"" 'index($1, d) && $1 !~ /seconds/ &&
+		($1 ~ /_total\{/ || $1 ~ /_count\{/) { print $1, $2 }' "$1" | sort
+}
+
+# ex_dev_requests PAGE DEV: DEV's requests, over every op.
+ex_dev_requests() {
+	awk -v d="device=\"$2\"" 'index($1, "blkwise_requests_total{") == 1 && index($1, d) { n += $2 }
+		END { printf "%d\n", n }' "$1"
 }

@@ -1,10 +1,15 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
 """D2C per request from an ftrace record of block_rq_issue and
 block_rq_complete (one device), as an oracle for the light tier: pairs an
 issue with the next completion of the same sector, and prints as JSON the
 count, the mean, the nearest-rank p50 and p99 in ms, and p50 and p99 as
 blkwise's own histogram (bpf/hist.h, user/model/hist.c) would read the
 same values, so a comparison sees only the stamps, not the buckets.
+Where the record holds block_io_start too (6.5+, the request's allocation),
+queue time (Q2D) per request as well: an io_start paired with the next
+issue of its sector (q2d_*).  And the mean number of requests in flight
+(issued, not completed) while at least one is: depth_mean_busy.
 
 usage: ftrace_d2c.py TRACE
 The record's clock is x86-tsc (integer cycles; two trace_marker lines
@@ -15,7 +20,7 @@ import math
 import re
 import sys
 
-LINE = re.compile(r"\s(\d+(?:\.\d+)?): (block_rq_issue|block_rq_complete): \d+,\d+ (\S+) "
+LINE = re.compile(r"\s(\d+(?:\.\d+)?): (block_rq_issue|block_rq_complete|block_io_start): \d+,\d+ (\S+) "
                   r"(?:\d+ )?\(\S*\) (\d+) \+ (\d+)")
 MARK = re.compile(r"\s(\d+(?:\.\d+)?): tracing_mark_write: blkwise-cal (\d+)")
 SUB_BITS, LINEAR = 3, 16
@@ -71,15 +76,29 @@ def main():
             if m and "N" not in m.group(3):
                 evs.append((m.group(1), m.group(2), int(m.group(4))))
     if any("." not in t for t, _ in marks) or (evs and "." not in evs[0][0]):
+        if len(marks) < 2 or marks[0][0] == marks[-1][0]:
+            sys.exit("ftrace_d2c.py: fewer than two calibration marks in the trace "
+                     "(overwritten: a larger buffer_size_kb)")
         (t0, n0), (t1, n1) = marks[0], marks[-1]
         ns_per = (n1 - n0) / (int(t1) - int(t0))
         conv = lambda t: (int(t) - int(t0)) * ns_per
     else:
         conv = lambda t: float(t) * 1e9
-    issued, d2c = {}, []
+    issued, d2c, started, q2d = {}, [], {}, []
+    area = busy = 0.0
+    last = None
     for t, ev, sector in evs:
-        if ev == "block_rq_issue":
+        now = conv(t)
+        if issued and last is not None:
+            area += len(issued) * (now - last)
+            busy += now - last
+        last = now
+        if ev == "block_io_start":
+            started[sector] = conv(t)
+        elif ev == "block_rq_issue":
             issued[sector] = conv(t)
+            if sector in started:
+                q2d.append(conv(t) - started.pop(sector))
         elif sector in issued:
             d2c.append(conv(t) - issued.pop(sector))
     completes = sum(1 for e in evs if e[1] == "block_rq_complete")
@@ -89,7 +108,10 @@ def main():
            "p50_ms": nearest(d2c, 0.5) / 1e6 if d2c else None,
            "p99_ms": nearest(d2c, 0.99) / 1e6 if d2c else None,
            "hist_p50_ms": hist_pct(d2c, 0.5) if d2c else None,
-           "hist_p99_ms": hist_pct(d2c, 0.99) if d2c else None}
+           "hist_p99_ms": hist_pct(d2c, 0.99) if d2c else None,
+           "q2d_requests": len(q2d),
+           "q2d_mean_ms": sum(q2d) / len(q2d) / 1e6 if q2d else None,
+           "depth_mean_busy": area / busy if busy else None}
     json.dump(out, sys.stdout)
     print()
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
 """Checks a page of `blkwise analyze --html` as headless Chromium drew it.
 
 usage: html_check.py DOM PNG WIDTH ANALYZE_JSON [--determined] [--decisions N]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
 # Leak checks of the test runner (tools/run-tests.sh): nothing a test made
 # may outlive it.  Sourced, not run.

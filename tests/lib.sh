@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
 # Shared helpers of the shunit2 suites: results, skips, loop devices, fio,
 # blkwise in the background, and cleanup of everything a test made.
@@ -237,6 +238,8 @@ bw_loop() {
 	echo 0 >/sys/block/"${_dev#/dev/}"/queue/nomerges
 	echo 0 >/sys/block/"${_dev#/dev/}"/queue/rotational
 	echo none >/sys/block/"${_dev#/dev/}"/queue/scheduler
+	# udev reads a new device (blkid's probe): done before a test counts its requests.
+	command -v udevadm >/dev/null && udevadm settle -t 10
 	printf -v "$_var" '%s' "$(basename "$_dev")"
 }
 
@@ -601,6 +604,30 @@ bw_tune_bg() {
 		--state-dir "$BW_TMP/state" "$@"
 }
 
+# bw_units_verify ROOT UNIT...: systemd-analyze verify of the UNITs
+# installed in ROOT (a template as an instance: blkwise-tune@sda.service),
+# with ROOT as the file system root: ExecStart's binary and the man page of
+# Documentation= are looked for there.  A root needs the targets a service
+# is ordered against by default, so they are copied in from this system
+# where it has none, for the time of the check.  Output in
+# $BW_TMP/verify.out; exit status of verify.
+bw_units_verify() {
+	local root=$1 t src added=() rc
+	shift
+	for t in sysinit.target basic.target shutdown.target multi-user.target; do
+		[ -f "$root/usr/lib/systemd/system/$t" ] && continue
+		for src in /usr/lib/systemd/system /lib/systemd/system; do
+			[ -f "$src/$t" ] || continue
+			install -D -m 0644 "$src/$t" "$root/usr/lib/systemd/system/$t" && added+=("$root/usr/lib/systemd/system/$t")
+			break
+		done
+	done
+	MANPATH=$root/usr/share/man systemd-analyze verify --root="$root" "$@" >"$BW_TMP/verify.out" 2>&1
+	rc=$?
+	rm -f "${added[@]}"
+	return $rc
+}
+
 # ---- cgroups ----
 
 # The cgroup v2 mount (/sys/fs/cgroup, or .../unified on a hybrid setup).
@@ -669,4 +696,40 @@ cg_wbytes() {
 cg_metric() {
 	awk -v n="$2" -v l="cgroup=\"$3\",op=\"$4\"" \
 		'index($1, n "{") == 1 && index($1, l) { print $2; exit }' "$1"
+}
+
+# bw_doc_blocks PAGE HAVE: runs every ```sh block of PAGE (a page of docs/)
+# as written, one after the other, with DEV set (the caller's) and blkwise
+# on PATH, in a mount namespace of its own whose /var/lib, /run and
+# /etc/default are empty tmpfs (what the blocks write or remove stays
+# there).  A block whose first line is "# needs: X" runs only where X is a
+# word of HAVE.  Sets BW_DOC_RAN (blocks run) and BW_DOC_NOT (the needs of
+# those not run); prints each failed block with its output; 1 on a failure.
+bw_doc_blocks() {
+	local page=$1 have=$2 f need bin=$BW_TMP/docbin rc=0
+	BW_DOC_RAN=0 BW_DOC_NOT=""
+	mkdir -p "$bin" && ln -sf "$BW_BIN" "$bin/blkwise"
+	rm -f "$BW_TMP"/docblock.*
+	python3 - "$page" "$BW_TMP" <<'PY' || return 1
+import re, sys
+text = open(sys.argv[1]).read()
+for i, b in enumerate(re.findall(r"^```sh\n(.*?)^```$", text, re.S | re.M)):
+	open("%s/docblock.%02d" % (sys.argv[2], i), "w").write(b)
+PY
+	for f in "$BW_TMP"/docblock.*; do
+		[ -e "$f" ] || continue
+		need=$(sed -n '1s/^# needs: //p' "$f")
+		if [ -n "$need" ] && ! echo " $have " | grep -q " $need "; then
+			BW_DOC_NOT="$BW_DOC_NOT $need"
+			continue
+		fi
+		if ! DEV=$DEV PATH="$bin:$PATH" unshare -m --propagation private bash -c '
+			for d in /var/lib /run /etc/default; do mount -t tmpfs bwdoc "$d" || exit 99; done
+			cd "$0" && exec bash -eo pipefail "$1"' "$BW_TMP" "$f" >"$f.out" 2>&1; then
+			echo "  block failed ($(basename "$f")):" && sed 's/^/    | /' "$f" && sed 's/^/    > /' "$f.out"
+			rc=1
+		fi
+		BW_DOC_RAN=$((BW_DOC_RAN + 1))
+	done
+	return $rc
 }

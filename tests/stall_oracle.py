@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
 """Dispatch stall time from an ftrace record of one device's block events.
 
 The rule of docs/design.md ("Dispatch stalls"), written again from its

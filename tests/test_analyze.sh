@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # blkwise analyze's outputs on the blktrace captures of tests/data/blktrace
 # (no root, no BPF): one-pass percentiles against the exact ones, unknowns
 # said as unknown, the CSV tables against the JSON, the what-if decisions in

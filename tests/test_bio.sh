@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # shunit2 suite: bio-based devices (zram here; dm-linear and md RAID-0 over
 # loop devices where their modules exist, i.e. in the VM tier), measured from
 # block_bio_queue to block_bio_complete.  The oracle is /proc/diskstats: zram,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # shunit2 suite: `blkwise stat --bio-cache`, the per-cpu bio alloc cache.
 # - Everywhere: the method is said, and a tracepoint-only kernel (one where
 #   function tracing is refused) shows no hit, miss or ratio, only the

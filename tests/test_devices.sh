@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # shunit2 suite: which device rows `blkwise stat` shows, and how it names
 # them.  The oracle is sysfs itself: /sys/dev/block/M:m/uevent, size, and
 # loop/backing_file.

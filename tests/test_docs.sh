@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # shunit2 suite: the documentation agrees with the program.  The option
 # text lives once, in user/cmd/options.c: each command's --help prints it; the
 # man page's options, the options getopt really accepts and the options
@@ -35,10 +36,10 @@ for i, l in enumerate(lines):
 		sect = l[4:].strip()
 	elif l == ".TP" and i + 1 < len(lines):
 		head = lines[i + 1]
-		if not re.match(r"\.B[IR]? ", head) or "\\-" not in head:
+		if not re.match(r"\\fB\\-", head):
 			continue
 		if sect == "blkwise " + cmd or (sect == "common" and (common or "help" in head)):
-			longs = re.findall(r"\\-\\-([a-z][a-z.\\-]*)", head)
+			longs = re.findall(r"\\-\\-((?:[a-z.]|\\-)+)", head)
 			if longs:
 				out |= {"--" + x.replace("\\-", "-") for x in longs}
 			else:
@@ -87,37 +88,172 @@ test_help_lists_what_getopt_accepts() {
 	assertFalse "record --state-dir: nothing written" "[ -e '$BW_TMP/t' ]"
 }
 
-# docs/COMMAND.md carries the command's --help between two markers.
-test_docs_pages_show_the_help() {
-	local c page want got missing=""
-	for c in $DOC_CMDS; do
-		page=$BW_ROOT/docs/$c.md
-		[ -f "$page" ] || { missing="$missing $c.md"; continue; }
-		want=$("$BW_BIN" "$c" --help)
-		got=$(sed -n "/^<!-- options: blkwise $c --help -->/,/^<!-- end options -->/p" "$page" |
-			sed '1,2d;$d' | sed '$d')
-		assertEquals "docs/$c.md shows blkwise $c --help (tools/sync-docs.sh)" "$want" "$got"
+# Every part of the manual that has one source is what that source gives
+# (tools/docgen.py check; tools/sync-docs.sh writes them): the options of
+# docs/COMMAND.md and of the man page (user/cmd/optdocs.c), the lists of
+# figures in docs/, dashboards/README.md and the man page (the figure
+# table, user/model/figures.c), and each measured table and each value
+# quoted in prose from its result file (docs/results/NAME.json, which the
+# script that measured it wrote).  A block edited by hand, an option or a
+# figure missing from the man page, or a quoted figure that is not its
+# result's, is a failure naming the line.
+test_generated_parts_match_their_sources() {
+	local out
+	make -s -C "$BW_ROOT" build/figdoc build/optdoc >/dev/null || { fail "cannot build figdoc, optdoc"; return; }
+	out=$(BW_BIN="$BW_BIN" python3 "$BW_ROOT/tools/docgen.py" check blocks 2>&1)
+	assertEquals "parts of the manual that differ from their source (tools/sync-docs.sh)" "" "$out"
+	# Each kind is there to be checked: the man page's options of every
+	# command and its columns, three figure lists, five help blocks.
+	for w in common stat tune export record analyze; do
+		grep -q "^\.\\\\\" options: $w\$" "$DOC_MAN"
+		assertTrue "the man page's options of $w come from the option table" $?
 	done
-	[ -z "$missing" ] || bw_skip "not in this tree:$missing"
+	for w in man manjson; do
+		grep -q "^\.\\\\\" figures: $w\$" "$DOC_MAN"
+		assertTrue "the man page's $w list comes from the figure table" $?
+	done
+	assertEquals "figure lists in the docs (stat's columns, export's families)" 2 \
+		"$(cat "$BW_ROOT"/docs/*.md "$BW_ROOT"/dashboards/README.md | grep -c '^<!-- figures: ')"
+	assertEquals "option tables in the docs" 5 \
+		"$(cat "$BW_ROOT"/docs/*.md | grep -c '^<!-- options: [a-z]* -->$')"
 }
 
-# The lists of figures (stat's columns, the JSON keys, export's per-device
-# families) are the figure table's (user/model/figures.c), as
-# tools/sync-docs.sh writes them; three lists, each on its page.
-test_figure_lists_match_the_table() {
-	local fig="$BW_ROOT/build/figdoc" page which want got n=0
-	[ -x "$fig" ] || make -s -C "$BW_ROOT" build/figdoc >/dev/null
-	for page in "$BW_ROOT"/docs/*.md "$BW_ROOT"/dashboards/README.md; do
-		for which in $(sed -n 's/^<!-- figures: \([a-z]*\) -->$/\1/p' "$page"); do
-			want=$("$fig" "$which")
-			got=$(sed -n "/^<!-- figures: $which -->/,/^<!-- end figures -->/p" "$page" |
-				sed '1d;$d')
-			assertEquals "${page#"$BW_ROOT"/} lists the $which figures (tools/sync-docs.sh)" \
-				"$want" "$got"
-			n=$((n + 1))
-		done
+# The man page's SYNOPSIS names every option of each command (by its long
+# or its short name), --help and --version aside.
+test_synopsis_names_every_option() {
+	local c missing=""
+	for c in $DOC_CMDS; do
+		"$BW_BIN" "$c" --help >"$BW_TMP/help.$c"
 	done
-	assertEquals "lists of figures in the docs" 3 "$n"
+	missing=$(python3 - "$DOC_MAN" "$BW_TMP" $DOC_CMDS <<'PY'
+import re, sys
+man, tmp, cmds = sys.argv[1], sys.argv[2], sys.argv[3:]
+text = open(man).read()
+syn = text[text.index(".SH SYNOPSIS"):text.index(".SH DESCRIPTION")]
+named = {}
+for block in syn.split(".SY blkwise")[1:]:
+	m = re.search(r"^\.B ([a-z]+)$", block, re.M)
+	if m:
+		opts = {x.replace("\\-", "-") for x in re.findall(r"\\-\\-((?:[a-z.]|\\-)+)", block)}
+		opts |= {x for x in re.findall(r"(?<!\\-)\\-([a-zA-Z])\b", block)}
+		named.setdefault(m.group(1), set()).update(opts)
+out = []
+for c in cmds:
+	for l in open("%s/help.%s" % (tmp, c)):
+		m = re.match(r"^  (?:-([a-zA-Z])(?:, |\s))?\s*(?:--([a-z][a-z.-]*))?", l)
+		if not m or not (m.group(1) or m.group(2)) or m.group(2) in ("help", "version"):
+			continue
+		if m.group(2) not in named.get(c, ()) and m.group(1) not in named.get(c, ()):
+			out.append("%s %s" % (c, "--" + m.group(2) if m.group(2) else "-" + m.group(1)))
+print(" ".join(out))
+PY
+)
+	assertEquals "options the man page's SYNOPSIS does not name" "" "$missing"
+}
+
+# tests/agree.py, which compares stat and analyze figure by figure, classes
+# every key of the figure table (a figure no run prints is classed too).
+test_agree_classes_every_figure() {
+	local diff
+	diff=$(diff <("$BW_ROOT/build/figdoc" keys | sort -u) <(python3 "$BW_ROOT/tests/agree.py" --classes))
+	assertEquals "figure table's keys (<) and tests/agree.py's classes (>)" "" "$diff"
+}
+
+# A figure of a run is quoted from its result (a link to docs/results/NAME.json
+# whose text is the value), never typed: a ratio in prose without such a
+# link ("5.38x", "three times the cost") fails, as does a result no page shows.
+test_prose_quotes_its_results() {
+	local out name missing=""
+	out=$(python3 "$BW_ROOT/tools/docgen.py" check ratios 2>&1)
+	assertEquals "ratios typed in prose, not quoted from a result in docs/results/" "" "$out"
+	for name in "$BW_ROOT"/docs/results/*.json; do
+		name=$(basename "$name" .json)
+		cat "$BW_ROOT"/README.md "$BW_ROOT"/docs/*.md | grep -q "^<!-- measured:$name[.:]\\|^<!-- measured:$name -->" ||
+			missing="$missing $name"
+		python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); assert r["command"] and r["on"] and r["tables"] and "date" not in r' \
+			"$BW_ROOT/docs/results/$name.json" || missing="$missing $name(command, on or tables missing, or a date: history is git's)"
+	done
+	assertEquals "results no page shows" "" "$missing"
+}
+
+# README and docs/ are a manual, not a log: at most 3,000 lines together.
+test_manual_is_short() {
+	local n
+	n=$(cat "$BW_ROOT"/README.md "$BW_ROOT"/docs/*.md | wc -l)
+	echo "  README.md and docs/: $n lines"
+	assertTrue "README.md and docs/ are $n lines: at most 3000" "[ $n -le 3000 ]"
+}
+
+# Every source file says its licence (the README says so): C, headers, BPF,
+# shell, Python, JavaScript, makefiles, the unit, the man page, and every
+# executable the tree holds.
+test_spdx_on_every_source_file() {
+	local bad
+	command -v git >/dev/null && git -C "$BW_ROOT" rev-parse 2>/dev/null ||
+		{ bw_skip "not a git checkout: the tree's files are git's list"; return 0; }
+	bad=$(cd "$BW_ROOT" && git ls-files -s | awk '$1 == "100755" { print $4 }' |
+		cat - <(git ls-files '*.c' '*.h' '*.sh' '*.py' '*.js' '*.mk' '*.in' '*.8' '**/Makefile' Makefile) |
+		grep -v '^vmlinux/' | sort -u | while read -r f; do
+			head -n 3 "$f" | grep -q 'SPDX-License-Identifier: GPL-2.0' || echo "$f"
+		done)
+	assertEquals "source files without an SPDX line in their first three" "" "$bad"
+	assertTrue "the check saw the tree's sources" \
+		"[ $(cd "$BW_ROOT" && git ls-files '*.c' '*.sh' '*.py' | wc -l) -gt 100 ]"
+}
+
+# The operator pages' commands run as written: every ```sh block of
+# docs/troubleshooting.md, on a loop device (tune-production.md's, which
+# need BFQ, run in tests/test_tune.sh).
+test_troubleshooting_commands_run() {
+	local out
+	[ "$(id -u)" = 0 ] || { bw_skip "needs root: the commands are root's"; return 0; }
+	bw_loop DEV 16 tmp || { fail "loop device"; return; }
+	bw_doc_blocks "$BW_ROOT/docs/troubleshooting.md" "" >"$BW_TMP/doc.out"
+	cat "$BW_TMP/doc.out"
+	assertEquals "blocks of docs/troubleshooting.md that fail as written" "" "$(cat "$BW_TMP/doc.out")"
+	assertTrue "blocks run: $BW_DOC_RAN" "[ $BW_DOC_RAN -ge 5 ]"
+	assertEquals "blocks not run (needs)" "" "$BW_DOC_NOT"
+}
+
+# What docs/troubleshooting.md says a container needs from the host (its
+# table between <!-- container-needs --> markers, from the code: the
+# capabilities, the host paths, no host PID namespace) is what the
+# DaemonSet in dist/ gives it.
+test_container_needs_match_the_daemonset() {
+	local out ds=$BW_ROOT/dist/blkwise-daemonset.yaml
+	[ -f "$ds" ] || { bw_skip "no DaemonSet in this tree (dist/blkwise-daemonset.yaml)"; return 0; }
+	python3 -c 'import yaml' 2>/dev/null || { bw_skip "python3-yaml not installed"; return 0; }
+	out=$(python3 - "$BW_ROOT/docs/troubleshooting.md" "$ds" <<'PY'
+import re, sys, yaml
+page, ds = open(sys.argv[1]).read(), list(yaml.safe_load_all(open(sys.argv[2])))
+table = page.split("<!-- container-needs -->")[1].split("<!-- /container-needs -->")[0]
+caps, paths, bad = set(), set(), []
+for row in table.split("\n"):
+	cells = row.split("|")
+	if len(cells) < 3 or "--tune" in cells[2]:
+		continue
+	if cells[1].strip().startswith("capability"):
+		caps |= set(re.findall(r"CAP_([A-Z_]+)", cells[1]))
+	if cells[1].strip().startswith("host path"):
+		paths |= set(re.findall(r"`(/[^`]+)`", cells[1]))
+d = next(x for x in ds if x and x.get("kind") == "DaemonSet")
+spec = d["spec"]["template"]["spec"]
+c = spec["containers"][0]
+have = set(c.get("securityContext", {}).get("capabilities", {}).get("add", []))
+have = {x.replace("CAP_", "") for x in have}
+hostpaths = {v["hostPath"]["path"] for v in spec.get("volumes", []) if "hostPath" in v}
+for x in sorted(caps - have):
+	bad.append("capability %s not added" % x)
+for x in sorted(paths - hostpaths):
+	bad.append("host path %s not mounted" % x)
+if "the host's PID namespace" in table and "not needed" in table and spec.get("hostPID"):
+	bad.append("hostPID set, which the page says is not needed")
+if not caps or not paths:
+	bad.append("the page's table names no capability or host path")
+print("\n".join(bad))
+PY
+)
+	assertEquals "what the page says export needs, and the DaemonSet does not give" "" "$out"
 }
 
 # Every relative link of README.md and docs/ names a file of the tree.
@@ -209,6 +345,8 @@ test_no_log_wording() {
 		# their day or the host they ran on (the build's own --version
 		# line, "blkwise 0.4.0 (commit ...)", is how a build is named).
 		git grep -nIP '(busier|quieter|another|same) day\b|build before|<this build>|/work/|(?<!\d \()\bcommit [0-9a-f]{7,}\b' -- README.md docs man dashboards
+		# Nor "this machine", an earlier run or build, one run's CI counts.
+		git grep -nIiP '\bthis (machine|host|VM)\b|\ban earlier (run|build)\b|\b\d+ passed, \d+ failed\b' -- README.md docs
 	} 2>/dev/null | grep -v '^tests/test_docs.sh:' | head -20)
 	assertEquals "development-log wording" "" "$hits"
 }

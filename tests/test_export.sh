@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # shunit2 suite: `blkwise export` against a real Prometheus (Debian's,
 # started here on loopback with its own config and data dir) while fio
 # runs on loop devices: rates against fio's, counter deltas against

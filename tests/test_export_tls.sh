@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # shunit2 suite: `blkwise export` in production, against real clients.
 # --web.config.file (exporter-toolkit's format): Prometheus scraping over
 # TLS with ca_file and basic auth, counters exact against /proc/diskstats;

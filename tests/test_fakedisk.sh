@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # shunit2 suite: tools/fakedisk behaves like the disk it claims to model.
 #
 # Each test mounts its own fakedisk under /tmp/$BW_TAG-fakedisk.*,

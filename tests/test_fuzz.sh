@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # A short libFuzzer run of each trace reader (ours, blktrace's) from the seed
 # corpus in tests/fuzz/corpus: no crash, hang (10 s per input), leak, undefined
 # behaviour or allocation past 1 GiB.  The long runs are in docs/record.md.

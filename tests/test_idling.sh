@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # shunit2 suite: the tuner watches whether BFQ idles, not only what
 # slice_idle_us says; strict_guarantees as a lever (put back on every exit
 # path, never written in a dry run); stored beliefs checked against the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # shunit2 suite: `make install` and `make uninstall` (mk/install.mk), staged
 # under DESTDIR: every file lands with its mode, the man page renders
 # without warnings, the installed unit passes `systemd-analyze verify`, the
@@ -41,6 +42,7 @@ ti_expected() {
 		echo "${1#/}/sbin/blkwise"
 		echo "${1#/}/share/man/man8/blkwise.8.gz"
 		echo "${2#/}/blkwise-export.service"
+		echo "${2#/}/blkwise-tune@.service"
 		for f in $TI_DATA; do
 			[ -f "$BW_ROOT/dashboards/$f" ] && echo "${1#/}/share/blkwise/$f"
 		done
@@ -65,6 +67,11 @@ test_install_files_and_modes() {
 	assertEquals "unit ExecStart" "ExecStart=/usr/sbin/blkwise $TI_ARGS" \
 		"$(grep '^ExecStart=' "$unit")"
 	assertFalse "no @VAR@ left in the unit" "grep -q '@[A-Z_]*@' $unit"
+	unit=$root/usr/lib/systemd/system/blkwise-tune@.service
+	assertEquals "tune unit mode" 644 "$(ti_mode "$unit")"
+	assertEquals "tune unit ExecStart" "ExecStart=/usr/sbin/blkwise tune -d /dev/%I \$BLKWISE_TUNE_OPTS" \
+		"$(grep '^ExecStart=' "$unit")"
+	assertFalse "no @VAR@ left in the tune unit" "grep -q '@[A-Z_]*@' $unit"
 	for f in $TI_DATA; do
 		[ -f "$BW_ROOT/dashboards/$f" ] || { echo "  (dashboards/$f does not exist: not installed)"; continue; }
 		assertEquals "$f mode" 644 "$(ti_mode "$root/usr/share/blkwise/$f")"
@@ -115,43 +122,33 @@ test_installed_man_page_renders() {
 		 grep -q '^SEE ALSO' $BW_TMP/man.out"
 }
 
-# ti_verify_root ROOT: systemd-analyze verify of the unit installed in ROOT,
-# with ROOT as the file system root: ExecStart's binary and the man page of
-# Documentation= are looked for there.  A root needs the targets a service
-# is ordered against by default, so they are copied in from this system.
-# Output in $BW_TMP/verify.out; exit status of verify.
-ti_verify_root() {
-	local root=$1 t src
-	for t in sysinit.target basic.target shutdown.target multi-user.target; do
-		for src in /usr/lib/systemd/system /lib/systemd/system; do
-			[ -f "$src/$t" ] && { install -D -m 0644 "$src/$t" "$root/usr/lib/systemd/system/$t"; break; }
-		done
-	done
-	MANPATH=$root/usr/share/man systemd-analyze verify --root="$root" blkwise-export.service \
-		>"$BW_TMP/verify.out" 2>&1
-}
-
-# The installed unit, as installed (ExecStart=/usr/sbin/blkwise under DESTDIR),
-# passes systemd-analyze verify with nothing said.  The same check says
-# something when the unit has an unknown key, and fails when the binary is
+# The installed units, as installed (ExecStart=/usr/sbin/blkwise under DESTDIR),
+# pass systemd-analyze verify with nothing said.  The same check says
+# something when a unit has an unknown key, and fails when the binary is
 # missing: it can fail.
 test_installed_unit_verifies() {
 	local root=$BW_TMP/root.unit vroot=$BW_TMP/vroot rc unit
 	bw_require systemd-analyze || return 0
 	ti_install "$root" PREFIX=/usr || return
 	cp -a "$root" "$vroot"
-	ti_verify_root "$vroot"
+	bw_units_verify "$vroot" blkwise-export.service blkwise-tune@sda.service
 	rc=$?
 	[ -s "$BW_TMP/verify.out" ] && sed 's/^/  verify: /' "$BW_TMP/verify.out"
 	assertEquals "systemd-analyze verify: exit status" 0 "$rc"
 	assertEquals "systemd-analyze verify: nothing said" "" "$(cat "$BW_TMP/verify.out")"
 	unit=$vroot/usr/lib/systemd/system/blkwise-export.service
 	sed -i 's/^LockPersonality=yes$/&\nLockPersonalty=yes/' "$unit"
-	ti_verify_root "$vroot"
+	bw_units_verify "$vroot" blkwise-export.service blkwise-tune@sda.service
 	assertTrue "control: a misspelt key is reported" "grep -q 'Unknown key' $BW_TMP/verify.out"
 	cp "$root/usr/lib/systemd/system/blkwise-export.service" "$unit"
+	unit=$vroot/usr/lib/systemd/system/blkwise-tune@.service
+	sed -i 's/^LockPersonality=yes$/&\nLockPersonalty=yes/' "$unit"
+	bw_units_verify "$vroot" blkwise-export.service blkwise-tune@sda.service
+	assertTrue "control: a misspelt key in the tune unit is reported" \
+		"grep -q 'blkwise-tune@.service:[0-9]*: Unknown key' $BW_TMP/verify.out"
+	cp "$root/usr/lib/systemd/system/blkwise-tune@.service" "$unit"
 	rm "$vroot/usr/sbin/blkwise"
-	ti_verify_root "$vroot"
+	bw_units_verify "$vroot" blkwise-export.service blkwise-tune@sda.service
 	assertNotEquals "control: a missing binary fails verify" 0 $?
 	assertTrue "control: and is named" "grep -q '/usr/sbin/blkwise' $BW_TMP/verify.out"
 }

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # shunit2 suite: user/ keeps its layers (docs/design.md, "Source layout").
 # tools/layers.py reads every #include of user/ and, from the built objects'
 # symbols (nm), who calls whom: commands over the exporter, analyze's

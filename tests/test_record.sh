@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # blkwise record + analyze against independent oracles: fio's counts,
 # /proc/diskstats, blkwise stat on the same run, and a separate reader of
 # the trace format (tests/trace_oracle.py); interrupted recordings and every
@@ -119,7 +120,7 @@ test_stat_and_analyze_agree() {
 		pre=$(bw_diskstats "$dev")
 		bw_stat_start "$ex" -d "$dev" -i 600 --exact --no-state || { fail "stat start"; return; }
 		ex_pid=$BW_STAT_PID
-		bw_stat_start "$li" -d "$dev" -i 600 --no-state || { fail "stat start (light)"; return; }
+		bw_stat_start "$li" -d "$dev" -i 600 --no-state --exact-period 0 || { fail "stat start (light)"; return; }
 		li_pid=$BW_STAT_PID
 		bw_rec_start "$trace" -d "$dev" || { fail "record start"; return; }
 		post=$(bw_diskstats "$dev")

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # shunit2 suite: the Prometheus rules and the Grafana dashboard of
 # `blkwise export` (dashboards/).  promtool checks and unit-tests the rules;
 # every dashboard expression is parsed by promtool too (as a recording rule

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # shunit2 suite: the seed runs' key figures against the guest's own truth
 # (tools/vm/seeds-lib.sh measures; docs/seeds.md has the tables):
 # - seed001, on a virtio-blk disk of its own: blkwise's reads and merges

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # shunit2 suite: dispatch stalls (docs/design.md, "Dispatch stalls") on the
 # emulated disk, against the disk's own account.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # shunit2 suite: the S1 store.  A device's solo service time S1, learned
 # while it ran at depth 1, outlives the run; a new `blkwise stat` started
 # on the device while it is already driven deep (so it never sees a solo

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # shunit2 suite: streams (bpf/streams.bpf.c) per process and per cgroup.
 # Oracles: fio's own per-job counts, the cgroups the test makes, and the
 # depth a synchronous job cannot exceed (1).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # shunit2 suite: `blkwise tune`.  Decisions against the emulated disk's
 # known parallelism (tools/fakedisk: one spindle with a seek model,
 # BW_SPINDLE, and a RAID-0 of four); safety (dry run, every restore path,
@@ -514,6 +515,46 @@ test_device_vanishes() {
 	assertEquals "the last one gone: exit 1" 1 $?
 	assertTrue "says so" "grep -q 'every tuned device is gone' $out.err"
 	assertEquals "no state left" "" "$(ls "$BW_TMP/run" | grep -v lock)"
+}
+
+# docs/tune-production.md's commands run as written, on the spindle on bfq
+# under four sequential readers (a production disk at work), and leave it
+# as they found it: every block but those that need systemd, which run in
+# test_production_page_unit_commands where systemd does.
+test_production_page_commands() {
+	local DEV before out
+	tn_require || return 0
+	tn_spindle DEV || { fail "fakedisk"; return; }
+	before=$(tn_values "$DEV")
+	tn_seq_bg "$DEV" 60
+	bw_doc_blocks "$BW_ROOT/docs/tune-production.md" "" >"$BW_TMP/doc.out"
+	cat "$BW_TMP/doc.out"
+	assertEquals "blocks of docs/tune-production.md that fail as written" "" "$(cat "$BW_TMP/doc.out")"
+	assertTrue "blocks run: $BW_DOC_RAN" "[ $BW_DOC_RAN -ge 2 ]"
+	assertEquals "only systemd's blocks left out" "systemd systemd" "$(echo $BW_DOC_NOT)"
+	kill "$TN_FIO" 2>/dev/null
+	wait "$TN_FIO"
+	assertEquals "the device as found" "$before" "$(tn_values "$DEV")"
+}
+
+# Its blocks that need systemd, where systemd runs and blkwise-tune@.service
+# is installed (a host, not the VM tier's busybox guest).
+test_production_page_unit_commands() {
+	local DEV state
+	# systemd first: a host without it skips here rather than moving the
+	# test to the guest, which has no systemd either.
+	state=$(systemctl is-system-running 2>/dev/null)
+	case $state in
+	running | degraded) ;;
+	*) bw_skip "systemd is not running here (${state:-no systemctl})"; return 0 ;;
+	esac
+	tn_require || return 0
+	systemctl cat blkwise-tune@.service >/dev/null 2>&1 ||
+		{ bw_skip "blkwise-tune@.service is not installed"; return 0; }
+	tn_spindle DEV || { fail "fakedisk"; return; }
+	bw_doc_blocks "$BW_ROOT/docs/tune-production.md" "systemd" >"$BW_TMP/doc.out"
+	cat "$BW_TMP/doc.out"
+	assertEquals "blocks of docs/tune-production.md that fail as written" "" "$(cat "$BW_TMP/doc.out")"
 }
 
 # shellcheck disable=SC1091

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
 """An independent reader of blkwise trace files (user/model/trace.h's layout), for
 the tests: pairs D and C by request address and prints, per op, the exact
-nearest-rank percentiles of D2C and Q2C (Q = the allocation stamp), in ms,
-as JSON.  Deliberately simple and slow: an oracle, not a tool."""
+nearest-rank percentiles of D2C and Q2C, in ms, as JSON.  Q is the
+request's own Q event (block_io_start) where the trace says it recorded one
+(INFO's flag 1), else the allocation stamp.  Deliberately simple and slow: an oracle, not a tool."""
 import json
 import math
 import struct
@@ -21,7 +23,11 @@ def op_name(op):
     return "write" if op & 1 else "read"
 
 
-def events(path):
+INFO_FLAGS = 204     # offset of struct bw_tinfo's flags in the INFO block's body
+
+
+def events(path, info):
+    """Yield the trace's events; info["q_clock"]: Q events from block_io_start."""
     with open(path, "rb") as f:
         data = f.read()
     assert data[:8] == b"BWTRACE\0", "magic"
@@ -30,7 +36,9 @@ def events(path):
     while off + 8 <= len(data):
         btype, blen = struct.unpack_from("<II", data, off)
         body = data[off + 8:off + blen - 8]
-        if btype == 2:
+        if btype == 1:
+            info["q_clock"] = bool(struct.unpack_from("<I", body, INFO_FLAGS)[0] & 1)
+        elif btype == 2:
             for i in range(len(body) // rec.size):
                 yield rec.unpack_from(body, i * rec.size)[:15]
         off += blen
@@ -43,17 +51,23 @@ def rank(vals, p):
 
 
 def main():
-    issued = {}
+    issued, queued, info = {}, {}, {}
     d2c, q2c = {}, {}
     for (ts, rq, sector, alloc, dev, nbytes, flags, pid, err, nseg, tag, hwq, cpu,
-         etype, xflags) in events(sys.argv[1]):
-        if etype == 4:
+         etype, xflags) in events(sys.argv[1], info):
+        if etype == 1 and rq and rq not in issued:
+            queued[rq] = ts
+        elif etype == 4:
             issued[rq] = ts
         elif etype == 5 and not xflags & 1 and rq in issued:
             op = op_name(flags & 0xff)
             d = issued.pop(rq)
+            q = queued.pop(rq, 0)
             d2c.setdefault(op, []).append(ts - d)
-            if alloc and alloc <= d:
+            if info.get("q_clock") and q:
+                if q <= ts:
+                    q2c.setdefault(op, []).append(ts - q)
+            elif alloc and alloc <= d:
                 q2c.setdefault(op, []).append(ts - alloc)
     out = {}
     for op, v in d2c.items():

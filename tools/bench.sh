@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # blkwise benchmark: the CPU cost per I/O of blkwise next to an empty-program
 # floor, the completion-only design (floor_rqfields: the floor of the light
 # tier, blkwise's default) and two peers (libbpf-tools biolatency, a bpftrace one-liner), its
@@ -39,7 +40,7 @@
 #                         this one: a change is kept if it pays
 #   BENCH_PROFILE=1       also run blkwise, blkwise --streams and record with parts
 #                         of their hot paths left out (prof_*: BLKWISE_BENCH_SKIP,
-#                         bpf/core.h BW_SKIP_*), and report what each part costs:
+#                         bpf/skip.h BW_SKIP_*), and report what each part costs:
 #                         the full configuration minus the variant
 #                         (none is always added: it is the IOPS reference)
 #   BENCH_CPU=0           CPU the (single) fio job is pinned to
@@ -70,8 +71,9 @@ floor_record    | build/bench/floor --record
 floor_exact     | build/bench/floor --exact
 floor_exact_tag | build/bench/floor --exact-tag
 floor_rqfields  | build/bench/floor --rqfields
+floor_rqissue   | build/bench/floor --rqissue
 blkwise         | $BLKWISE stat --no-state -d $DEV -i 1 --exact-period 0
-blkwise_default | $BLKWISE stat --no-state -d $DEV -i 1 --exact-period 1 --exact-slice 0.05
+blkwise_default | $BLKWISE stat --no-state -d $DEV -i 1
 blkwise_shipped | $BLKWISE stat --no-state -d $DEV -i 1
 blkwise_exact   | $BLKWISE stat --no-state --exact -d $DEV -i 1
 blkwise_streams | $BLKWISE stat --no-state --streams -d $DEV -i 1
@@ -128,7 +130,11 @@ TARGET_LIGHT=1.3	# the light tier alone (blkwise: no exact slices) <= 1.3x floor
 # The default (blkwise_default): the light tier with the exact tier's
 # slices, 1 s of every 20 by default; here 0.05 s of every 1 s, the same
 # share, so that every run holds several slices.
-TARGET_DEFAULT=1.5	# blkwise_default <= 1.5x floor_rqfields
+TARGET_DEFAULT=1.3	# blkwise_default <= 1.3x floor_rqfields
+TARGET_TIMING_PCT=2	# the default's D2C mean, p50, p99 within 2% of ftrace (else the frontier)
+TARGET_CEIL=0.5		# under --max-cpu 0.5: blkwise's CPU share <= 0.6% of one CPU,
+TARGET_CEIL_SHARE=0.006	# counts equal to diskstats', p50 and p99 within 5% of the unbounded run's
+TARGET_CEIL_PCT=5
 TARGET_IOPS_KEPT=0.93	# fio keeps >= 93% of its paired untraced IOPS under the default
 # Judged on runs of their own, as users run: the kernel's BPF accounting off
 # (with it on, every program run pays two more clock reads, blkwise's and
@@ -748,6 +754,27 @@ if [ "$IOPS_ROUNDS" -gt 0 ]; then
 	stats_hold
 fi
 
+# ---- timing: how exact each design's times are -----------------------------------
+# Light (the kernel's stamps alone), the default and --exact, each against
+# ftrace's own per-request events at qd1 and at qd32 with batched
+# submission (tools/bench/timing.sh): the frontier of cost and error.
+TIMING_JSON='[]'
+if [ "${BENCH_TIMING:-1}" = 1 ] && [ -n "$BLKWISE" ] && [ -z "${BENCH_CONFIGS:-}" ]; then
+	log "timing: light, default and exact against ftrace, qd1 and qd32 batched by 8 (${BENCH_TIMING_RUNTIME:-5} s runs)"
+	tools/bench/timing.sh "$DEV" "$WORK/timing.jsonl" "$BLKWISE" "${BENCH_TIMING_RUNTIME:-5}" "$FIO_CPU" ||
+		log "warning: the timing runs failed"
+	[ -s "$WORK/timing.jsonl" ] && TIMING_JSON=$(jq -sc . "$WORK/timing.jsonl")
+fi
+
+# ---- the ceiling: --max-cpu under the main load ------------------------------------
+CEIL_JSON='[]'
+if [ "${BENCH_CEILING:-1}" = 1 ] && [ -n "$BLKWISE" ] && [ -z "${BENCH_CONFIGS:-}" ]; then
+	log "ceiling: stat unbounded, --max-cpu 0.5 and 2 under qd32 (${BENCH_CEIL_RUNTIME:-20} s runs)"
+	tools/bench/ceiling.sh "$DEV" "$WORK/ceiling.jsonl" "$BLKWISE" "${BENCH_CEIL_RUNTIME:-20}" "$FIO_CPU" \
+		none 0.5 2 || log "warning: the ceiling runs failed"
+	[ -s "$WORK/ceiling.jsonl" ] && CEIL_JSON=$(jq -sc . "$WORK/ceiling.jsonl")
+fi
+
 # ---- scaling --------------------------------------------------------------------
 # Where the main device's completions run, for one shape; "any" restores.
 place_completions() {	# $1 = any | same | other
@@ -883,6 +910,8 @@ fi
 # shellcheck disable=SC2086 # one name a line
 ORDER=$(printf '%s\n' $ALL | jq -R . | jq -sc .)
 SUMMARY=$(jq -s --argjson mem "$MEM_JSON" --argjson order "$ORDER" \
+	--argjson timing "$TIMING_JSON" --argjson ceiling "$CEIL_JSON" --argjson ttp "$TARGET_TIMING_PCT" \
+	--argjson tceil "$TARGET_CEIL_SHARE" --argjson tcp "$TARGET_CEIL_PCT" \
 	--argjson rounds "$ROUNDS" --argjson runtime "$RUNTIME" --argjson srounds "$SCALE_ROUNDS" --arg sconfigs "$SCALE_CONFIGS" \
 	--argjson cpu_pin "$FIO_CPU" --argjson tc "$TARGET_CLOCK" --argjson tp "$TARGET_PEER" \
 	--argjson tl "$TARGET_LIGHT" --argjson td "$TARGET_DEFAULT" --argjson tk "$TARGET_IOPS_KEPT" \
@@ -950,7 +979,8 @@ SUMMARY=$(jq -s --argjson mem "$MEM_JSON" --argjson order "$ORDER" \
 						     $s | map(select(.config == "floor_rqfields"))[0])})),
 	 targets: [
 		{what: "light tier (blkwise stat --exact-period 0) / floor_rqfields", ratio: ratio(get("main"; "qd32"; "blkwise"); get("main"; "qd32"; "floor_rqfields")), max: $tl},
-		{what: "default (blkwise_default: exact slices, 5% of the time) / floor_rqfields", ratio: ratio(get("main"; "qd32"; "blkwise_default"); get("main"; "qd32"; "floor_rqfields")), max: $td},
+		{what: "default (blkwise_default: stat as it ships) / floor_rqfields", ratio: ratio(get("main"; "qd32"; "blkwise_default"); get("main"; "qd32"; "floor_rqfields")), max: $td},
+		{what: "the lean issue stamp (floor_rqissue: completion and an issue program timing every request) / floor_rqfields", ratio: ratio(get("main"; "qd32"; "floor_rqissue"); get("main"; "qd32"; "floor_rqfields")), max: null},
 		{what: "light tier / floor_rqfields, completions on the submitting CPU (qd32same)", ratio: ratio(get("scale"; "qd32same"; "blkwise"); get("scale"; "qd32same"; "floor_rqfields")), max: null},
 		{what: "light tier / floor_rqfields, completions on another CPU (qd32other)", ratio: ratio(get("scale"; "qd32other"; "blkwise"); get("scale"; "qd32other"; "floor_rqfields")), max: null},
 		{what: "IOPS kept under the default as shipped (blkwise_shipped / its paired untraced run, median; accounting off)", ratio: ((get("iops"; "qd32"; "blkwise_shipped") // {}).rel_iops.median // null), max: null, min: $tk},
@@ -1015,6 +1045,25 @@ SUMMARY=$(jq -s --argjson mem "$MEM_JSON" --argjson order "$ORDER" \
 		     bound_ns: (if $fc then ($tc - 1) * $fc else null end),
 		     bound_crossings: (if $fc then ($tc - 1) * $fc / $x else null end)} end),
 	 memory: $mem,
+	 timing: ($timing | map(. as $t | {design, load, iops, ftrace_overrun,
+		timing_source: .blkwise.timing_source, timing_share: .blkwise.timing_share,
+		ftrace_svc_mean_ms: .ftrace.svc_mean_ms, ftrace_queue_mean_ms: .ftrace.queue_mean_ms,
+		err_pct: ({mean: "svc_mean_ms", p50: "svc_p50_ms", p99: "svc_p99_ms", queue: "queue_mean_ms"}
+			| with_entries(.value as $k | .value = (if ($t.blkwise[$k] // null) == null or ($t.ftrace[$k] // 0) == 0
+				then null else ($t.blkwise[$k] / $t.ftrace[$k] - 1) * 100 end)))}
+		| . + {within: ([.err_pct.mean, .err_pct.p50, .err_pct.p99] | all(. != null and fabs <= $ttp))})),
+	 frontier: [[["light", "blkwise"], ["default", "blkwise_default"], ["exact", "blkwise_exact"]][] as [$d, $c]
+		| {design: $d, config: $c, cost_over_floor_rqfields: ratio(get("main"; "qd32"; $c); get("main"; "qd32"; "floor_rqfields")),
+		   errors: ($timing | map(select(.design == $d)) | map({load, mean: ((.blkwise.svc_mean_ms / .ftrace.svc_mean_ms - 1) * 100),
+			p50: ((.blkwise.svc_p50_ms / .ftrace.svc_p50_ms - 1) * 100), p99: ((.blkwise.svc_p99_ms / .ftrace.svc_p99_ms - 1) * 100),
+			queue: (if .blkwise.queue_mean_ms and .ftrace.queue_mean_ms then (.blkwise.queue_mean_ms / .ftrace.queue_mean_ms - 1) * 100 else null end)}))}],
+	 ceiling: ($ceiling | (map(select(.max_cpu_pct == null))[0]) as $u
+		| map(. + {counts_exact: (.reads == .reads_diskstats),
+			p50_vs_unbounded_pct: (if $u and $u.svc_p50_ms then (.svc_p50_ms / $u.svc_p50_ms - 1) * 100 else null end),
+			p99_vs_unbounded_pct: (if $u and $u.svc_p99_ms then (.svc_p99_ms / $u.svc_p99_ms - 1) * 100 else null end)}
+		  | . + {pass: (if .max_cpu_pct != 0.5 then null else
+			(.cpu_share <= $tceil and .counts_exact and (.p50_vs_unbounded_pct | fabs) <= $tcp
+			 and (.p99_vs_unbounded_pct | fabs) <= $tcp) end)})),
 	 runs: $runs}' "$RESULTS") || die "summarising the results failed" "the raw runs are in $RESULTS"
 printf '%s\n' "$SUMMARY" >"$JSON_OUT"
 
@@ -1084,6 +1133,20 @@ JQ_FMT='
 	def mem_line:
 		.memory | if .status != "ok" then "memory (blkwise, 8 devices): \(.status)" else
 		"memory (\(.command)): BPF maps \(.map_mib | r1) MiB in \(.maps) maps (target <= \(.target_map_mib) MiB): \(if .map_pass then "PASS" else "MISS" end); RSS \(.rss_mib | r1) MiB, peak \(.rss_peak_kb / 1024 | r1) MiB (target <= \(.target_rss_mib) MiB): \(if .rss_pass then "PASS" else "MISS" end)" end;
+	def frontier_rows:
+		(["design", "cost / floor_rqfields", "qd1 D2C mean, p50, p99 vs ftrace", "qd1 queue", "qd32 batched D2C mean, p50, p99", "qd32 batched queue"]),
+		(.frontier[] | (.errors | map({(.load): .}) | add // {}) as $e
+		 | [.design, (.cost_over_floor_rqfields | if . then "\(r2)x" else "-" end),
+		    ($e.qd1 | if . then "\(.mean | r1)%, \(.p50 | r1)%, \(.p99 | r1)%" else "-" end),
+		    ($e.qd1.queue | if . then "\(r1)%" else "-" end),
+		    ($e.qd32b8 | if . then "\(.mean | r1)%, \(.p50 | r1)%, \(.p99 | r1)%" else "-" end),
+		    ($e.qd32b8.queue | if . then "\(r1)%" else "-" end)]);
+	def ceiling_rows:
+		(["--max-cpu", "CPU used (BPF + process)", "light tier ran", "IOPS kept", "reads = diskstats", "p50 vs unbounded", "p99 vs unbounded", "verdict"]),
+		(.ceiling[] | [(.max_cpu_pct | if . then "\(.)%" else "none" end), (.cpu_share | pct), (.light_share | pct),
+		  (.iops_kept | pct), (if .counts_exact then "yes" else "no (\(.reads) vs \(.reads_diskstats))" end),
+		  (.p50_vs_unbounded_pct | if . then "\(r1)%" else "-" end), (.p99_vs_unbounded_pct | if . then "\(r1)%" else "-" end),
+		  (if .pass == null then "" elif .pass then "PASS" else "MISS" end)]);
 	def title:
 		"\(.kernel), \(.ncpu) x \(.cpu), blkwise \(.blkwise.git // "not built"); fio io_uring randread 4k qd32 on CPU \(.fio.cpus_allowed), loop device on /dev/shm, \(.fio.runtime_s) s x \(.rounds) rounds; median (min..max)";
 '
@@ -1104,6 +1167,12 @@ tsv_table() { column -t -s "$(printf '\t')"; }
 	printf '%s\n' "$SUMMARY" | jq -r "$JQ_FMT"' scale_rows | @tsv' | tsv_table
 	echo
 	printf '%s\n' "$SUMMARY" | jq -r "$JQ_FMT"' mem_line'
+	echo
+	echo "the frontier: each design's cost beside how far its service and queue time are from ftrace's (tools/bench/timing.sh)"
+	printf '%s\n' "$SUMMARY" | jq -r "$JQ_FMT"' frontier_rows | @tsv' | tsv_table
+	echo
+	echo "the ceiling under qd32 (tools/bench/ceiling.sh; target: <= 0.6% of a CPU under --max-cpu 0.5, reads exact, p50 and p99 within 5%)"
+	printf '%s\n' "$SUMMARY" | jq -r "$JQ_FMT"' ceiling_rows | @tsv' | tsv_table
 }
 # The same as markdown, for docs/bench.md.
 printf '%s\n' "$SUMMARY" | jq -r "$JQ_FMT"'
@@ -1111,7 +1180,8 @@ printf '%s\n' "$SUMMARY" | jq -r "$JQ_FMT"'
 	def mdtable(rows): [rows] | (.[0] | md), (.[0] | map("---") | md), (.[1:][] | md);
 	title, "", mdtable(main_rows), "", mdtable(prog_rows), "",
 	(target_lines | "- " + .), (crossing_line, core_rounds_line | "- " + .), (noise_lines | "- " + .), (profile_lines | "- " + .), "", "Scaling, ns/IO (IOPS vs none):", "", mdtable(scale_rows), "",
-	(mem_line | "- " + .)' >"$OUTDIR/bench.md"
+	(mem_line | "- " + .), "", "The frontier:", "", mdtable(frontier_rows), "",
+	"The ceiling under qd32:", "", mdtable(ceiling_rows)' >"$OUTDIR/bench.md"
 # record and analyze: its own lines, here and in bench.md; its JSON next to bench.json.
 REC_FMT='if .status != "ok" then "record/analyze: \(.status)" else
 	"record (fio qd32, the record row above for ns/IO): \(.recording.events) events, \(.recording.bytes_per_event * 10 | round / 10) bytes/event, \(.recording.dropped) dropped",
@@ -1123,3 +1193,9 @@ echo
 printf '%s\n' "$REC_JSON" | jq -r "$REC_FMT"
 printf '%s\n' "$REC_JSON" | jq -r "$REC_FMT" | sed 's/^/- /' >>"$OUTDIR/bench.md"
 log "wrote $JSON_OUT and $OUTDIR/bench.md in $(( SECONDS / 60 )) min $(( SECONDS % 60 )) s"
+# A full run writes the manual's tables and the ratios its prose quotes
+# (docs/results/bench.json, tools/bench-results.py); a partial one does not.
+if [ "${BW_DOCS:-1}" != 0 ] && [ -z "${BENCH_CONFIGS:-}${BENCH_QUICK:-}" ]; then
+	python3 tools/bench-results.py "$JSON_OUT" "$OUTDIR/record.json" ||
+		log "docs/results/bench.json: the manual quotes what this run did not give (above)"
+fi

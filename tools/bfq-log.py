@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
 """What BFQ itself says it did: its own log, per time step.
 
 BFQ writes a line for each of its decisions through the block tracer

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
 # Quantile error of the exported latency buckets: histogram_quantile() (linear
 # interpolation, as PromQL does) against the exact quantile, for bucket sets of
 # 2, 3 and 4 per octave over lognormal, uniform and bimodal samples.  Prints

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # What the path around the emulated disk costs per request, against the
 # disk's own service time: one direct sequential reader at depth 1 on
 # tools/fakedisk under a loop device (psync, so each request waits for the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
 # The emulated disks of the idling benchmarks (tools/idling-table.sh,
 # tools/probe-cost.sh), defined once: tools/fakedisk under a loop device.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # Bring an emulated disk (tools/fakedisk) up under a loop device, or down.
 #
 #   tools/fakedisk.sh up DIR [MOUNT_OPTS]   prints the loop device name (loopN)

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # tools/flushdiag.sh [SECS]: which completions of ext4's fsync-heavy writes
 # `blkwise stat` files under unmatched_total, against ftrace.
 # ext4 on a loop device over a file in BW_MEM_DIR (default /var/tmp), fio

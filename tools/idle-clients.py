@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
 """Clients that hold connections and send no request: the idle and slow
 clients of `blkwise export`'s no-lock-out test (tests/test_export_tls.sh).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # Does BFQ keep idling?  Four sequential 256 KiB direct readers on the
 # emulated spindle of tools/idling-table.sh, one static setting of the
 # levers, and every STEP seconds the MB/s and mean depth while busy that the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # Does BFQ's idling help or hurt, and does `blkwise tune` find the better
 # setting of every idling lever, over long runs, without being told?
 #
@@ -44,7 +45,9 @@
 # Every run takes the lock BENCH_LOCK (default /run/lock/blkwise-bench.lock) for itself, so no other
 # benchmark runs at the same time; BLKWISE names the binary (a copy keeps a
 # long table on one build).
-# Writes build/idling-table.json and build/idling-table.md.
+# Writes build/idling-table.json and build/idling-table.md, and its rows
+# into the manual's table (docs/results/idling.json, tools/docgen.py: a
+# row measured again replaces the row there; BW_DOCS=0 writes nothing).
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -227,15 +230,21 @@ echo "$json" >"$OUT.json"
 {
 	printf '| row | unit |'
 	for c in $CONFIGS; do printf ' %s |' "$c"; done
-	printf ' tune / best static | LKML 2011, CFQ (MB/s) |\n|---|---|'
+	printf ' tune / best static | runs | LKML 2011, CFQ (MB/s) |\n|---|---|'
 	for c in $CONFIGS; do printf -- '---|'; done
-	printf -- '---|---|\n'
-	echo "$json" | jq -r --arg cfgs "$CONFIGS" '.[] | . as $r |
+	printf -- '---|---|---|\n'
+	echo "$json" | jq -r --arg cfgs "$CONFIGS" --arg runs "$RUNS of $RUN_S s" \
+		--arg phased "$RUNS of 3 phases of $PHASE_S s" --arg long "$RUNS of 3 phases of $LONG_PHASE_S s" \
+		'.[] | . as $r |
 		"| \(.row) | \(.unit) | " +
 		([$cfgs | split(" ")[] | $r.cells[.] // null |
 		  if . then "\(.median) (\(.spread))" else "-" end] | join(" | ")) +
-		" | \(if .tune_vs_best then "\(.tune_vs_best * 100 | round)%" else "-" end) | \(.seed000) |"'
+		" | \(if .tune_vs_best then "\(.tune_vs_best * 100 | round)%" else "-" end)" +
+		" | \(if (.row | startswith("c.")) then $phased elif (.row | startswith("f.")) then $long else $runs end)" +
+		" | \(.seed000) |"'
 	echo
 	echo "$json" | jq -r '[.[].losses | to_entries[]] | group_by(.key) |
 		map("\(.[0].key) loses at most \(map(.value) | max * 100 | round)% on some row") | .[]'
 } | tee "$OUT.md"
+[ "${BW_DOCS:-1}" = 0 ] || python3 tools/docgen.py put idling "$OUT.md" --merge \
+	--command tools/idling-table.sh || die "cannot write docs/results/idling.json"

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
 """The layers of user/ (docs/design.md, "Source layout"), checked.
 
   tools/layers.py [--src DIR] [--objs DIR]

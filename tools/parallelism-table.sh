@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # One table: what iostat -x says about emulated disks of known parallelism,
 # next to the fixture's own truth and blkwise's P_eff, for the same runs.
 #
@@ -6,7 +7,8 @@
 #
 # For each fixture setting (tools/fakedisk: dispatch=any P = 1, 2, 4, 8;
 # RAID-0 stripe P = 4; a seek-heavy single spindle), on a fresh device:
-#   1. blkwise stat --json watches it from the start;
+#   1. blkwise stat --exact --json watches it from the start (the exact tier
+#      throughout: P_eff every interval, not the default's sampled one);
 #   2. fio randread 4k iodepth 1 for --warm s, so blkwise learns S1;
 #   3. at an interval boundary: reset the fixture's counters, then fio
 #      randread 4k iodepth --depth (16) for --deep s, io_uring, direct;
@@ -17,7 +19,9 @@
 # written while the deep run ran) and class, iostat's %util and aqu-sz
 # (means over its reports), fio's IOPS.  Markdown on stdout, JSON in
 # build/parallelism-table.json.  Needs root, fio, jq, iostat (sysstat),
-# FUSE, and blkwise and the fixture built (make && make fixture).
+# FUSE, and blkwise and the fixture built (make && make fixture).  Run
+# with the defaults, it writes the table into the manual too
+# (docs/results/parallelism.json, tools/docgen.py); BW_DOCS=0 does not.
 set -u
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -43,6 +47,8 @@ die() {
 	exit 1
 }
 
+docs=${BW_DOCS:-1}
+[ $# -eq 0 ] || docs=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--warm) warm=$2; shift 2 ;;
@@ -107,7 +113,7 @@ measure() {
 	# One request per fio I/O: two random 4k reads can be adjacent.
 	echo 2 >"/sys/block/$dev/queue/nomerges"
 	out=$tmp/bw.json
-	"$bin" stat --no-state -d "$dev" -i 1 --json >"$out" 2>"$out.err" &
+	"$bin" stat --exact --no-state -d "$dev" -i 1 --json >"$out" 2>"$out.err" &
 	bw_pid=$!
 	for _ in $(seq 100); do
 		grep -q "Ctrl-C to stop" "$out.err" && break
@@ -180,13 +186,17 @@ mkdir -p "$(dirname "$json_out")"
 jq -s --argjson warm "$warm" --argjson deep "$deep" --argjson depth "$depth" \
 	'{ warm_s: $warm, deep_s: $deep, iodepth: $depth, rows: . }' "$tmp/rows.json" >"$json_out"
 
-echo "| fixture | P | truth: mean busy servers | blkwise P_eff (min-max) | class | S1 ms | iostat %util | iostat aqu-sz | IOPS |"
-echo "|---|---|---|---|---|---|---|---|---|"
-jq -r 'def r2: . * 100 | round / 100;
-	.rows[] | "| \(.setting) | \(.p) | \(.truth_busy_servers | r2) | " +
-	(if .p_eff == null then "undetermined" else
-	 "\(.p_eff | r2) (\(.p_eff_min | r2)-\(.p_eff_max | r2))" end) +
-	" | \(.class) | \(.solo_svc_ms | r2) | \(.util_pct) | \(.aqu_sz) | \(.iops | round) |"' "$json_out"
+{
+	echo "| fixture | P | truth: mean busy servers | blkwise P_eff (min-max) | class | S1 ms | iostat %util | iostat aqu-sz | IOPS |"
+	echo "|---|---|---|---|---|---|---|---|---|"
+	jq -r 'def r2: . * 100 | round / 100;
+		.rows[] | "| \(.setting) | \(.p) | \(.truth_busy_servers | r2) | " +
+		(if .p_eff == null then "undetermined" else
+		 "\(.p_eff | r2) (\(.p_eff_min | r2)-\(.p_eff_max | r2))" end) +
+		" | \(.class) | \(.solo_svc_ms | r2) | \(.util_pct) | \(.aqu_sz) | \(.iops | round) |"' "$json_out"
+} | tee "$tmp/table.md"
+[ "$docs" = 0 ] || python3 "$root/tools/docgen.py" put parallelism "$tmp/table.md" \
+	--command tools/parallelism-table.sh || die "cannot write docs/results/parallelism.json"
 echo
 echo "iodepth $depth, randread 4k, ${deep} s per row after ${warm} s at iodepth 1; P_eff is the"
 echo "median of the intervals of the run; S1 = blkwise's solo service (the fixture's service"

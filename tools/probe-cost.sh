@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # What does it cost to learn whether a device serves requests in parallel,
 # while four sequential readers run on it under BFQ idling (slice_idle_us
 # 8000)?  Two ways to learn it, against a control that does nothing:
@@ -21,7 +22,9 @@
 # readers' MB/s from fio's own per-second log, in the 10 s before the
 # action, the 3 s from its start, and the 12 s after those.  Prints one
 # line per run and, per device and way, the medians; writes
-# build/probe-cost.json.  Takes BENCH_LOCK (as idling-table.sh) per run.
+# build/probe-cost.json, and the table and the spindle's figures into the
+# manual (docs/results/probe-cost.json, tools/docgen.py; BW_DOCS=0 does
+# not).  Takes BENCH_LOCK (as idling-table.sh) per run.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 RUNS=${RUNS:-3}
@@ -130,3 +133,14 @@ done
 echo "$json" >"$OUT.json"
 echo "$json" | jq -r '.[] | "\(.device) \(.way): MB/s before \(.before), during \(.during), after \(.after)" +
 	(if .way == "burst" then ", P_eff \(.p_eff)" else "" end)'
+# The manual's table, and the spindle's probe quoted in docs/tune-production.md.
+{
+	echo "| device | way | before | during | after | P_eff measured ($RUNS runs) |"
+	echo "|---|---|---|---|---|---|"
+	echo "$json" | jq -r '.[] | "| \(.device) | \(.way) | \(.before) | \(.during) | \(.after) | " +
+		(if .way == "burst" then (.p_eff | split(" ") | join(", ")) else "-" end) + " |"'
+} >"$OUT.md"
+[ "${BW_DOCS:-1}" = 0 ] || python3 tools/docgen.py put probe-cost "$OUT.md" --command "RUNS=$RUNS tools/probe-cost.sh" \
+	$(echo "$json" | jq -r '.[] | select(.device == "spindle" and .way == "probe") |
+		"--value spindle_probe_before=\(.before) --value spindle_probe_during=\(.during) --value spindle_probe_after=\(.after)"') ||
+	die "cannot write docs/results/probe-cost.json"

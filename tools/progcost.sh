@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # tools/progcost.sh BLKWISE_ARGS...: ns per run of every BPF program blkwise
 # loads, while fio does 4 KiB io_uring random reads at iodepth 32 (5 s) on a
 # fresh loop device over /dev/shm.  Run-time statistics come from

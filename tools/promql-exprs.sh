@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # Every PromQL expression of the Grafana dashboard and of the Prometheus
 # rules, one JSON object a line:
 #

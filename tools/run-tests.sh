@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # Runs the C unit tests and every shunit2 suite, checks that nothing the
 # tests made outlived them (tests/leaks.sh), runs the suites that need
 # kernel modules in a QEMU guest (the VM tier, tools/vmtest.sh), then
@@ -14,7 +15,8 @@
 #                 runs it even with BW_SUITES
 #   BW_VM_KERNEL  the guest's kernel (6.1: tools/vmtest.sh KVER)
 #   BW_VM_SUITES  the VM tier's suites: those whose checks SKIP on a kernel
-#                 without null_blk, scsi_debug, dm or md modules
+#                 without null_blk, scsi_debug, dm or md modules, and the
+#                 package installed where it was not built (test_package_install)
 #   BW_VM_MATRIX  the other kernels of the matrix, a guest each after the
 #                 first ("5.10 6.12"; "" for none)
 #   BW_VM_MATRIX_SUITES  what those guests run: what differs by kernel
@@ -42,7 +44,7 @@ cd "$(dirname "$0")/.." || exit 1
 . tests/leaks.sh
 
 BW_VM_KERNEL=${BW_VM_KERNEL:-6.1}
-BW_VM_SUITES=${BW_VM_SUITES:-test_truth test_biocache test_bio test_streams test_stalls test_seeds}
+BW_VM_SUITES=${BW_VM_SUITES:-test_truth test_biocache test_bio test_streams test_stalls test_seeds test_package_install}
 BW_VM_MATRIX=${BW_VM_MATRIX-5.10 6.12}
 BW_VM_MATRIX_SUITES=${BW_VM_MATRIX_SUITES:-test_truth test_counts test_biocache}
 BW_VM_MATRIX_ACCEL=${BW_VM_MATRIX_ACCEL:-tcg,thread=single}

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # Records the shipped what-if fixture: the emulated spindle of
 # tools/idling-table.sh under four sequential 256 KiB direct readers, BFQ
 # at its default slice_idle_us 8000 on a new instance (rotational=1 first,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # The README's quick tour, rerunnable (root, about a minute): every subcommand
 # on an emulated 4-way disk (tools/fakedisk: 4 servers, 2 ms a request,
 # each request to the first free server) under a loop device.
@@ -88,11 +89,13 @@ fio_run 16 3 & sleep 0.5
 run record $BW record -d "$dev" -o "$dir/t.bwt" --duration 2
 wait
 echo >>"$blocks/record"
-# analyze up to its losses, then its last line: the rest is long.
+# analyze: its head, the exact latencies and the losses, then its last line.
 echo "\$ blkwise analyze /tmp/tour/t.bwt" >>"$blocks/record"
 $BW analyze "$dir/t.bwt" 2>&1 | tidy | tee "$dir/analyze" |
-	awk '/^Merges, requeues, losses/ { m = 1 } m && /^$/ { exit } { print }' >>"$blocks/record"
-printf '\n(the seek distances, the streams and the ten slowest requests follow)\n\n%s\n' \
+	awk '/^Over time/ { print "(stat'"'"'s figures per interval, left out here)"; print ""; skip = 1; next }
+	     /^Latency per device/ { skip = 0 } /^Whole trace/ { skip = 1; next }
+	     /^Merges, requeues, losses/ { skip = 0; m = 1 } m && /^$/ { exit } !skip { print }' >>"$blocks/record"
+printf '\n(the whole trace'"'"'s figures, seek distances, streams and the slowest requests follow)\n\n%s\n' \
 	"$(tail -n 1 "$dir/analyze")" >>"$blocks/record"
 cat "$dir/analyze"
 

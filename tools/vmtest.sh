@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # Runs the test suites (or a command) inside a QEMU guest on stock Debian
 # kernels, with the host's userland and work tree shared read-only over 9p.
 #

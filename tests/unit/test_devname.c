@@ -204,6 +204,20 @@ static void test_stat_merges_and_appearance(void)
 	CHECK(!bw_parse_stat("100 7 800 5 200 11 1600 9 0 14 14", &m, &t) && m == 18,
 	      "before 4.18: no discard fields");
 	CHECK(bw_parse_stat("1 2 3", &m, &t) == -EINVAL, "short line");
+	{
+		struct bw_dstat ds;
+
+		CHECK(!bw_parse_dstat("  100  7  800  5  200  11  1600  9  0  14  15  3  13  24  2  "
+				      "4  1", &ds), "every op's counts");
+		CHECK(ds.ios[BW_OP_READ] == 100 && ds.bytes[BW_OP_READ] == 800 * 512 &&
+		      ds.merges[BW_OP_READ] == 7, "reads");
+		CHECK(ds.ios[BW_OP_WRITE] == 200 && ds.bytes[BW_OP_WRITE] == 1600 * 512, "writes");
+		CHECK(ds.ios[BW_OP_DISCARD] == 3 && ds.bytes[BW_OP_DISCARD] == 24 * 512 &&
+		      ds.merges[BW_OP_DISCARD] == 13, "discards");
+		CHECK(ds.ios[BW_OP_FLUSH] == 4 && ds.ios[BW_OP_PASSTHROUGH] == 0, "flushes");
+		CHECK(!bw_parse_dstat("100 7 800 5 200 11 1600 9 0 14 14", &ds) &&
+		      !ds.ios[BW_OP_DISCARD] && !ds.ios[BW_OP_FLUSH], "before 4.18");
+	}
 	a.exists = b.exists = true;
 	a.dev = b.dev = (254u << 20);
 	a.diskseq = b.diskseq = 9;

@@ -309,7 +309,18 @@ static void test_light_busy_from_io_ticks(void)
 	bw_interval_compute(&prev, &cur, 2.0, &bw_peff_default, NULL, 0, &iv);
 	CHECK_NEAR(iv.busy_pct, 75, 1e-9, "1.5 s of 2");
 	CHECK(iv.busy_source && !strcmp(iv.busy_source, "io_ticks"), "said so");
-	CHECK(isnan(iv.depth_busy) && isnan(iv.p_eff), "depth and P_eff still need the exact tier");
+	/* Little's law: 2000 requests of 8 ms over 1.5 s busy. */
+	CHECK_NEAR(iv.depth_busy, 2000 * 0.008 / 1.5, 1e-9, "depth estimated");
+	CHECK(iv.depth_source && !strcmp(iv.depth_source, "estimated"), "and said so");
+	CHECK(isnan(iv.p_eff) && !strcmp(iv.p_eff_code, "-nS1"), "P_eff needs S1");
+	{
+		static struct bw_s1_dev s1;
+
+		s1.s[BW_OP_READ][0] = (struct bw_s1){ .samples = 50, .mean_ns = 2000000 };
+		bw_interval_compute(&prev, &cur, 2.0, &bw_peff_default, &s1, 0, &iv);
+		CHECK_NEAR(iv.p_eff, 2000 * 0.002 / 1.5, 1e-9, "P_eff = N x S1 / busy");
+		CHECK(!strcmp(iv.p_eff_source, "estimated"), "estimated");
+	}
 	cur.io_ticks_ms = 2504;
 	bw_interval_compute(&prev, &cur, 2.0, &bw_peff_default, NULL, 0, &iv);
 	CHECK_NEAR(iv.busy_pct, 100, 1e-9, "a jiffy past the interval: 100%%");
@@ -322,11 +333,109 @@ static void test_light_busy_from_io_ticks(void)
 	CHECK(isnan(iv.busy_pct), "a count that went back: not known");
 }
 
+/* Where the kernel's stamps are a plug's: the exact slices' timing, and the share that was. */
+static void test_sampled_timing(void)
+{
+	static struct bw_snap_dev prev, cur;
+	struct bw_interval iv;
+	struct bw_op_stats *x;
+
+	fill(&prev, 0, 0, 0, 0, 0);
+	fill(&cur, 1000, 40000, 0, 0, 0);	/* the stamps: 40 us */
+	prev.light = cur.light = true;
+	cur.op[BW_OP_READ].plugged = 900;
+	bw_interval_compute(&prev, &cur, 1.0, &bw_peff_default, NULL, 0, &iv);
+	CHECK(!strcmp(iv.timing_source, "stamp") && iv.timing_share == 1, "no slice: the stamps");
+	CHECK_NEAR(iv.stamp_plugged_share, 0.9, 1e-9, "900 of 1000 plugged");
+	CHECK(bw_timing_mark(&iv) == '!', "marked untrusted");
+	cur.plug_clock = cur.x_timed = true;
+	x = &cur.xop[BW_OP_READ];
+	x->ios = x->q_ios = 100;
+	x->d2c_ns = 100 * 25000ULL;
+	x->q2d_ns = 100 * 15000ULL;
+	x->q2c_ns = 100 * 40000ULL;
+	x->hist_d2c[bw_bucket(25000 >> BW_LAT_SHIFT, BW_LAT_BUCKETS)] = 100;
+	bw_interval_compute(&prev, &cur, 1.0, &bw_peff_default, NULL, 0, &iv);
+	CHECK(!strcmp(iv.timing_source, "sampled"), "the slices' requests");
+	CHECK_NEAR(iv.timing_share, 0.1, 1e-9, "100 of 1000");
+	CHECK_NEAR(iv.svc_mean_ms, 0.025, 1e-9, "their service time");
+	CHECK_NEAR(iv.queue_mean_ms, 0.015, 1e-9, "their queue time");
+	CHECK(bw_timing_mark(&iv) == '~', "marked sampled");
+	CHECK(iv.ios[BW_OP_READ] == 1000, "counts stay every completion's");
+	cur.op[BW_OP_READ].plugged = 0;
+	cur.plug_clock = false;
+	bw_interval_compute(&prev, &cur, 1.0, &bw_peff_default, NULL, 0, &iv);
+	CHECK(!strcmp(iv.timing_source, "stamp") && !bw_timing_mark(&iv),
+	      "stamps of their own (before 6.9): trusted");
+}
+
+/* Without an exact tier, an interval of lone requests is S1's sample; a deep one is not. */
+static void test_solo_estimate(void)
+{
+	static struct bw_snap_dev prev, cur;
+	static __u64 ios[BW_NR_OPS][BW_SIZE_CLASSES], ns[BW_NR_OPS][BW_SIZE_CLASSES];
+	struct bw_interval iv;
+
+	fill(&prev, 0, 0, 0, 0, 0);
+	fill(&cur, 400, 2000000, 0, 0, 0);	/* 400 reads of 2 ms: 0.8 s of 1 s busy */
+	prev.light = cur.light = prev.busy_unknown = cur.busy_unknown = true;
+	prev.io_ticks_known = cur.io_ticks_known = true;
+	cur.io_ticks_ms = 800;
+	bw_interval_compute(&prev, &cur, 1.0, &bw_peff_default, NULL, 0, &iv);
+	CHECK_NEAR(iv.depth_busy, 1, 1e-9, "alone: depth 1");
+	bw_interval_solo_estimate(&prev, &cur, &iv, ios, ns);
+	CHECK(ios[BW_OP_READ][0] == 400 && ns[BW_OP_READ][0] == 400 * 2000000ULL,
+	      "400 samples of 2 ms: %llu", (unsigned long long)ios[BW_OP_READ][0]);
+	{
+		static struct bw_s1_dev s1;
+
+		s1.s[BW_OP_READ][0] = (struct bw_s1){ .samples = 400, .mean_ns = 2000000,
+						      .estimated = true };
+		fill(&cur, 4000, 8000000, 0, 0, 0);	/* then deep: 4000 of 8 ms in 1 s busy */
+		cur.light = cur.busy_unknown = true;
+		cur.io_ticks_known = true;
+		cur.io_ticks_ms = 1000;
+		bw_interval_compute(&prev, &cur, 1.0, &bw_peff_default, &s1, 0, &iv);
+		CHECK_NEAR(iv.p_eff, 4000 * 0.002 / 1.0, 1e-9, "P_eff from the estimated S1");
+		CHECK(!strcmp(iv.s1_source, "estimated") && !strcmp(iv.p_eff_source, "estimated"),
+		      "both said estimated");
+		bw_interval_solo_estimate(&prev, &cur, &iv, ios, ns);
+		CHECK(ios[BW_OP_READ][0] == 400, "a deep interval is no S1 sample");
+	}
+}
+
+/* A workload moved: rate, size or depth by 1.5x, or I/O started or stopped. */
+static void test_workload_moved(void)
+{
+	struct bw_interval a = { .secs = 1, .busy_pct = 100, .svc_mean_ms = 3, .kb_per_rq = 4 };
+	struct bw_interval b;
+
+	a.ios[BW_OP_READ] = 333;	/* depth 1 at 3 ms */
+	b = a;
+	CHECK(!bw_workload_moved(&a, &b), "the same");
+	b.ios[BW_OP_READ] = 400;
+	CHECK(!bw_workload_moved(&a, &b), "20%% more: not moved");
+	b.ios[BW_OP_READ] = 1000;	/* depth 3 */
+	CHECK(bw_workload_moved(&a, &b), "three times the rate");
+	b = a;
+	b.svc_mean_ms = 12;	/* depth 4 at the same rate: a deeper queue on one server */
+	CHECK(bw_workload_moved(&a, &b), "depth four times");
+	b = a;
+	b.kb_per_rq = 64;
+	CHECK(bw_workload_moved(&a, &b), "sixteen times the size");
+	b = a;
+	b.ios[BW_OP_READ] = 5;
+	CHECK(bw_workload_moved(&a, &b), "stopped");
+	a.ios[BW_OP_READ] = 3;
+	CHECK(!bw_workload_moved(&a, &b), "idle both times");
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
 		UNIT(test_peff_parallel_device), UNIT(test_peff_undetermined), UNIT(test_stored_s1),
 		UNIT(test_peff_codes), UNIT(test_busy_unknown), UNIT(test_depth_split),
+		UNIT(test_sampled_timing), UNIT(test_workload_moved), UNIT(test_solo_estimate),
 		UNIT(test_fsync_and_passthrough), UNIT(test_segments), UNIT(test_vio_interval),
 		UNIT(test_light_tier), UNIT(test_light_busy_from_io_ticks),
 	};

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "unit.h"
+#include "model/figures.h"
 #include "model/model.h"
 
 /* What fn wrote, as a string the caller frees. */
@@ -163,6 +164,41 @@ static void test_csv(void)
 	free(out);
 }
 
+static void summary(FILE *f, const void *arg)
+{
+	bw_fig_summary(f, arg);
+}
+
+/*
+ * analyze's summary of a whole trace comes from the figure table: every
+ * figure with a summary word, with its interval value, in the table's order;
+ * a figure not measured shows "-".
+ */
+static void test_summary_from_the_table(void)
+{
+	struct bw_interval iv = { .name = "loop1", .unmatched = 16, .lost = 2, .p_eff = NAN };
+	char *out;
+	size_t i, n = 0;
+
+	iv.sum.merges = 3;
+	iv.sum.requeues = 1;
+	iv.sum.errors = 0;
+	out = render(summary, &iv);
+	CHECK(!strcmp(out, "merges 3, requeues 1, errors 0, completions whose issue was not seen 16, "
+		      "issues whose completion was not seen 2"), "%s", out);
+	for (i = 0; i < bw_nfigures; i++)
+		if (bw_figures[i].summary) {
+			CHECK(strstr(out, bw_figures[i].summary), "%s in %s", bw_figures[i].summary, out);
+			n++;
+		}
+	CHECK(n == 5, "five figures in the summary: %zu", n);
+	free(out);
+	iv.light = true;	/* the light tier cannot tell a lost completion */
+	out = render(summary, &iv);
+	CHECK(strstr(out, "issues whose completion was not seen -"), "%s", out);
+	free(out);
+}
+
 int main(void)
 {
 	static const struct unit_test t[] = {
@@ -170,6 +206,7 @@ int main(void)
 		UNIT(test_cgroup_streams),
 		UNIT(test_process_streams),
 		UNIT(test_csv),
+		UNIT(test_summary_from_the_table),
 	};
 
 	return unit_run("render", t, sizeof(t) / sizeof(t[0]));

@@ -60,10 +60,28 @@ static void test_leave_uncompleted_and_floor(void)
 	CHECK(s.busy_ns == 1 * MS, "and closes no busy period");
 }
 
+/* A flush (no data, sector ~0) between two sequential reads moves no position. */
+static void test_flush_has_no_position(void)
+{
+	struct bw_stream s = { 0 };
+
+	bw_stream_enter(&s, 1 * MS, 100, 4096, 1, 0);
+	bw_stream_enter(&s, 2 * MS, BW_NO_SECTOR, 0, 1, 0);
+	bw_stream_enter(&s, 3 * MS, 108, 4096, 1, 0);
+	bw_stream_enter(&s, 4 * MS, 0, 0, 1, 0);	/* an empty PREFLUSH write */
+	bw_stream_enter(&s, 5 * MS, 116, 4096, 1, 0);
+	CHECK(s.seek_sectors == 0, "no seek across the flushes: %llu",
+	      (unsigned long long)s.seek_sectors);
+	CHECK(s.seq_ios == 2 && s.queued == 5, "both reads after the first sequential, 5 queued");
+	CHECK(s.next_sector == 124, "the position after the last read: %llu",
+	      (unsigned long long)s.next_sector);
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
 		UNIT(test_two_overlapping_then_think), UNIT(test_leave_uncompleted_and_floor),
+		UNIT(test_flush_has_no_position),
 	};
 
 	return unit_run("streams", tests, sizeof(tests) / sizeof(tests[0]));

@@ -213,6 +213,67 @@ int BPF_PROG(floor_complete_rqf, struct request *rq, int error, unsigned int nr_
 	return 0;
 }
 
+/* --rqissue (prototype): --rqfields plus a lean issue stamp where the plug caches the clock */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RQF_DEVS << 10);
+	__type(key, __u32);
+	__type(value, __u64);
+} rqi_slots SEC(".maps");
+
+static __always_inline __u32 rqi_idx(struct request *rq)
+{
+	return ((rq->q->id & (RQF_DEVS - 1)) << 10) | ((__u32)rq->tag & 1023);
+}
+
+SEC("tp_btf/block_rq_issue")
+int BPF_PROG(floor_issue_rqi, struct request *rq)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct blk_plug *plug = t->plug;
+	__u32 idx;
+	__u64 *e, s;
+
+	if (!plug || !plug->cur_ktime)
+		return 0;
+	idx = rqi_idx(rq);
+	e = bpf_map_lookup_elem(&rqi_slots, &idx);
+	if (!e)
+		return 0;
+	s = rq->start_time_ns;
+	*e = (s << 32) | ((bpf_ktime_get_ns() - s) & 0xffffffffULL);
+	return 0;
+}
+
+SEC("tp_btf/block_rq_complete")
+int BPF_PROG(floor_complete_rqi, struct request *rq, int error, unsigned int nr_bytes)
+{
+	__u32 dev = rq->q->id & (RQF_DEVS - 1), idx;
+	__u64 now, d, q, *e, v;
+	struct rqf_hists *h;
+
+	if (nr_bytes < rq->__data_len)
+		return 0;
+	h = bpf_map_lookup_elem(&rqf_hists, &dev);
+	if (!h)
+		return 0;
+	now = bpf_ktime_get_ns();
+	d = rq->io_start_time_ns;
+	q = rq->start_time_ns;
+	idx = rqi_idx(rq);
+	e = bpf_map_lookup_elem(&rqi_slots, &idx);
+	if (e) {
+		v = *e;
+		if ((v >> 32) == (q & 0xffffffffULL))
+			d = q + (v & 0xffffffffULL);
+	}
+	if (d && d <= now)
+		rqf_add(h->d2c, now - d);
+	if (q && q <= now)
+		rqf_add(h->q2c, now - q);
+	return 0;
+}
+
 struct floor_rec {
 	__u64 ts;
 	__u64 pad[7];

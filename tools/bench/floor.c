@@ -109,7 +109,7 @@ int main(int argc, char **argv)
 {
 	struct floor_bpf *skel;
 	sigset_t sigs;
-	int streams = 0, clock = 0, record = 0, exact = 0, rqf = 0;
+	int streams = 0, clock = 0, record = 0, exact = 0, rqf = 0, rqi = 0;
 	int err, i;
 
 	/* Block the stop signals first; sigwait() picks them up later. */
@@ -131,6 +131,9 @@ int main(int argc, char **argv)
 			exact = 2;
 		} else if (!strcmp(argv[i], "--rqfields")) {
 			rqf = 1;
+		} else if (!strcmp(argv[i], "--rqissue")) {
+			rqf = 1;
+			rqi = 1;
 		} else {
 			fprintf(stderr, "usage: %s [--streams] [--clock] | --exact | --exact-tag | --rqfields | --record | --stats\n",
 				argv[0]);
@@ -157,7 +160,9 @@ int main(int argc, char **argv)
 	bpf_program__set_autoload(skel->progs.floor_issue_clk, clock);
 	bpf_program__set_autoload(skel->progs.floor_issue_exact, exact);
 	bpf_program__set_autoload(skel->progs.floor_complete, !clock && !record && !exact && !rqf);
-	bpf_program__set_autoload(skel->progs.floor_complete_rqf, rqf);
+	bpf_program__set_autoload(skel->progs.floor_complete_rqf, rqf && !rqi);
+	bpf_program__set_autoload(skel->progs.floor_complete_rqi, rqi);
+	bpf_program__set_autoload(skel->progs.floor_issue_rqi, rqi);
 	bpf_program__set_autoload(skel->progs.floor_complete_clk, clock);
 	bpf_program__set_autoload(skel->progs.floor_complete_exact, exact);
 	bpf_program__set_autoload(skel->progs.floor_io_start_rec, record);
@@ -174,6 +179,8 @@ int main(int argc, char **argv)
 		bpf_map__set_autocreate(skel->maps.ex_rqs, false);
 	if (!rqf)
 		bpf_map__set_autocreate(skel->maps.rqf_hists, false);
+	if (!rqi)
+		bpf_map__set_autocreate(skel->maps.rqi_slots, false);
 
 	err = floor_bpf__load(skel);
 	if (err) {

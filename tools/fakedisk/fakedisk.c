@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 /*
  * fakedisk - a FUSE file that behaves like a disk of known parallelism.
  *

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # tools/lostdiag/run.sh [SECS] [DIR]: lost block_rq_complete events, found.
 # A loop device over a file in DIR (default /var/tmp; direct I/O), 4k random
 # reads at iodepth 32 x 2 jobs for SECS (4) seconds, with ftrace (its own

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Captures the blktrace fixtures of tests/data/blktrace/ in a vmtest guest
 # (null_blk and scsi_debug are modules, which the host has none of):
 #

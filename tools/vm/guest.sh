@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Second stage of the vmtest guest, PID 1 on the overlay of the host's /.
 # Mounts what a booted Debian has (devpts, shm, tracefs, debugfs, bpffs,
 # cgroup2, configfs), binds the guest kernel's modules on /lib/modules, puts
@@ -53,6 +54,15 @@ ln -sfn /proc/self/fd /dev/fd
 ln -sfn /proc/self/fd/0 /dev/stdin
 ln -sfn /proc/self/fd/1 /dev/stdout
 ln -sfn /proc/self/fd/2 /dev/stderr
+
+# The kernel's BPF accounting held on for the whole run: blkwise turns it
+# on for a second now and then to price its programs (user/watch/cost.c),
+# and each turn patches the call site of every program run in the kernel;
+# under multi-threaded TCG a CPU has been seen to spin for good at such a
+# site (soft lockups at bpf_trace_run1, tools/vmtest.sh's watch_lockup).
+# Where it is on already, blkwise reads it and turns nothing.
+sysctl -qw kernel.bpf_stats_enabled=1 2>/dev/null || echo 1 >/proc/sys/kernel/bpf_stats_enabled ||
+	warn "cannot turn the kernel's BPF accounting on"
 
 ulimit -l "$(param memlock)" 2>/dev/null || warn "cannot set ulimit -l $(param memlock)"
 ulimit -n "$(param nofile)" 2>/dev/null || warn "cannot set ulimit -n $(param nofile)"

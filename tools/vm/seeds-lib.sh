@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
 # The seed runs' measurements, shared by tools/vm/seeds.sh (the tables of
 # docs/seeds.md) and tests/test_seeds.sh (their assertions), run in a

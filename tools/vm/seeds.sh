@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # The seed runs in a vmtest guest, as markdown tables (docs/seeds.md):
 #
 #   make vmtest-seeds [KERNEL=6.1]     boots the guest with the seed disks

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 /*
  * blkwise analyze --html: draws the charts of the page from its data
  * (the JSON in #bw-data, written by user/analyze/html.c), as SVG at the width of

@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "model/figures.h"
 #include "model/replay.h"
 #include "analyze/analyze.h"
 #include "cmd/options.h"
@@ -552,14 +553,11 @@ static void text_summary(const struct bw_replay *rp, const struct bw_tsource *sr
 	for (i = 0; i < n; i++)
 		bw_render_row(stdout, &d[i].total, &d[i].cls);
 	printf("\nMerges, requeues, losses\n");
-	for (i = 0; i < n; i++)
-		printf("%-10s merges %llu, requeues %llu, errors %llu, completions whose issue "
-		       "was not seen %llu, issues whose completion was not seen %llu\n", d[i].name,
-		       (unsigned long long)d[i].total.sum.merges,
-		       (unsigned long long)d[i].total.sum.requeues,
-		       (unsigned long long)d[i].total.sum.errors,
-		       (unsigned long long)d[i].total.unmatched,
-		       (unsigned long long)d[i].total.lost);
+	for (i = 0; i < n; i++) {
+		printf("%-10s ", d[i].name);
+		bw_fig_summary(stdout, &d[i].total);
+		putchar('\n');
+	}
 	printf("\nSeek distance from the previous issue's end (sectors)\n");
 	for (i = 0; i < n; i++) {
 		printf("%-10s 0: %llu", d[i].name, (unsigned long long)d[i].seek[0]);

@@ -12,7 +12,8 @@ static void usage(FILE *f)
 		"usage: blkwise export [-d DEV]... [-l [ADDR]:PORT] [-i SECS] [--user USER]\n"
 		"                      [--state-dir DIR | --no-state] [--bpf-stats]\n"
 		"                      [--max-connections N] [--max-per-ip N] [--bio-cache]\n"
-		"                      [--exact | --exact-period SECS [--exact-slice SECS]]\n"
+		"                      [--exact | --exact-period SECS [--exact-slice SECS]\n"
+		"                        [--exact-budget PCT] [--max-cpu PCT]]\n"
 		"                      [--cgroups[=DEPTH] [--cgroup-path PATH] [--cgroups-max N]]\n"
 		"                      [--web.config.file FILE] [--tune [TUNE OPTIONS]] [-v]\n"
 		"                      [--btf FILE] [--force-raw-tp]\n"
@@ -93,6 +94,7 @@ static int take_opt(void *opts, int c, const char *arg)
 static int parse_args(int argc, char **argv, struct export_args *a)
 {
 	bw_watch_opts_init(&a->w);
+	a->w.max_cpu = BW_EXPORT_MAX_CPU;
 	bw_tuner_args_init(&a->t);
 	a->listen = ":" DEFAULT_PORT;
 	a->interval = 1.0;

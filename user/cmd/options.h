@@ -52,7 +52,7 @@ extern const struct bw_optdoc bw_optdocs[];
 /* The options of cmd, one per line (continuations indented), as --help shows them. */
 void bw_opts_help(FILE *f, unsigned int cmd);
 
-#define BW_OPTS_MAX 48
+#define BW_OPTS_MAX 64
 
 /* getopt_long's tables of one command. */
 struct bw_getopt {

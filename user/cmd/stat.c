@@ -26,7 +26,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: blkwise stat [-d DEV]... [-i SECS] [-c COUNT] [-z] [--json]\n"
-		"                    [--exact | --exact-period SECS [--exact-slice SECS]]\n"
+		"                    [--exact | --exact-period SECS [--exact-slice SECS]\n"
+		"                      [--exact-budget PCT] [--max-cpu PCT]]\n"
 		"                    [--streams[=process|cgroup]]\n"
 		"                    [--state-dir DIR | --no-state] [--verbose] [--btf FILE]\n"
 		"                    [--max-devices N] [--bio-cache] [--virtio] [--force-raw-tp]\n");
@@ -131,6 +132,37 @@ static void report_biocache(struct bw_watch *w, struct bw_json *j)
 	bw_bc_snap_free(&b);
 }
 
+/*
+ * What blkwise cost over the interval (shares of one CPU) and, under a
+ * ceiling, the share of it the light tier ran: JSON's "cost", or on the
+ * table's interval line where the light tier did not run throughout.
+ */
+static void report_cost(const struct bw_watch *w, struct bw_json *j)
+{
+	const struct bw_cost_state *c = bw_watch_cost(w);
+
+	if (!j) {
+		if (c->light_share < 0.995)
+			printf("  light tier %.1f%% of the time (--max-cpu %g%%)", c->light_share * 100,
+			       w->o->max_cpu * 100);
+		return;
+	}
+	bw_json_obj(j, "cost");
+	bw_json_num(j, "cpu_share", c->bpf + c->user, 5);
+	bw_json_num(j, "bpf_share", c->bpf, 5);
+	bw_json_num(j, "user_share", c->user, 5);
+	bw_json_num(j, "light_share", c->light_share, 4);
+	bw_json_num(j, "max_cpu_share", w->o->max_cpu > 0 ? w->o->max_cpu : NAN, 5);
+	bw_json_num(j, "completions_per_s", c->rate, 1);
+	bw_json_obj(j, "ns_per_event");
+	bw_json_num(j, "always", c->model.ns[BW_COST_ALWAYS], 1);
+	bw_json_num(j, "timing", c->model.ns[BW_COST_TIMING], 1);
+	bw_json_num(j, "exact", c->model.ns[BW_COST_EXACT], 1);
+	bw_json_close(j, '}');
+	bw_json_bool(j, "bpf_measured", c->model.measured[BW_COST_ALWAYS]);
+	bw_json_close(j, '}');
+}
+
 /* --virtio: a virtio disk's ring buffers since the last report, into its interval. */
 static void fill_virtio(struct stat_args *a, struct bw_interval *iv)
 {
@@ -159,12 +191,15 @@ static void report(struct stat_args *a, struct bw_watch *w, struct bw_watch_dev 
 		bw_json_obj(&j, NULL);
 		bw_json_str(&j, "timestamp", stamp);
 		bw_json_num(&j, "interval_s", bw_watch_secs(w), 3);
+		report_cost(w, &j);
 		bw_json_arr(&j, "devices");
 	} else {
 		if (!legend_shown)
 			bw_render_legend(stdout);
 		legend_shown = true;
-		printf("\n%s  interval %.3f s\n", stamp, bw_watch_secs(w));
+		printf("\n%s  interval %.3f s", stamp, bw_watch_secs(w));
+		report_cost(w, NULL);
+		putchar('\n');
 		bw_render_header(stdout);
 	}
 	for (i = 0; i < n; i++) {

@@ -337,6 +337,7 @@ static int presence_of(const struct export_ctx *x, struct bw_expo_presence *p)
 static int render(struct export_ctx *x, __u64 t0)
 {
 	const struct bw_snap *cur = bw_watch_snapshot(&x->w);
+	const struct bw_cost_state *cost = bw_watch_cost(&x->w);
 	int nd = bw_watch_ndevs(&x->w) ?: 1;
 	struct bw_watch_dev **rows = calloc(nd, sizeof(*rows));
 	struct bw_expo_dev *d = calloc(nd, sizeof(*d));
@@ -373,6 +374,9 @@ static int render(struct export_ctx *x, __u64 t0)
 	if (s.nprogs < 0)
 		s.nprogs = 0;
 	s.progs = x->progs;
+	s.bpf_cpu_s = cost->bpf_s;
+	s.observed = cost->light_share;
+	s.max_cpu = x->a->w.max_cpu;
 	s.bpf_stats = stats_on(x);
 	process_figures(&s);
 	s.last_sample_unix = now_unix();

@@ -34,7 +34,12 @@ struct bw_core {
 	struct bpf_map *pcpu_map, *shared_map, *dev2slot_map, *qmap_map, *rqs_map;
 	__u32 *next_slot;		/* in its bss */
 	__u64 *claim_races, *qmap_evictions, *slot_overflow;
-	struct bpf_link *fallback_link;	/* light: the issue program, once a device needs it */
+	struct bpf_link *issue_link;	/* light: the issue program, for a fallback or a timing slice */
+	struct bpf_link *q_link;	/* light: the Q program, for a timing slice */
+	bool fallback_on;		/* light: a device needs the issue program */
+	int sampling;			/* light: the timing slice's state (BW_SAMPLING_*) */
+	struct bw_dev_xpcpu *xbuf;	/* light: ncpus values of xpcpu, for one lookup */
+	struct bw_op_stats **xhist;	/* light: per slot, xpcpu's histograms extended */
 	__u64 fallback_devs;		/* light: slots timed by it (bit per slot, the first 64) */
 	int ncpus;
 	__u32 max_slots;
@@ -42,6 +47,8 @@ struct bw_core {
 	bool have_fetch;
 	bool raw_tp;
 	bool verbose;
+	bool slice_dirty;		/* sampler: the last slice left requests in flight */
+	bool light_off;			/* light: its programs detached for a share of the time */
 	int nr_watch;
 	__u32 watch[BW_MAX_WATCH];
 	struct bw_dev_pcpu *pcpu_buf;	/* ncpus values, for one lookup */
@@ -144,6 +151,15 @@ static void pick_light_programs(struct bw_core *c, const struct btf *btf)
 	PICK_L(bw_light_rq_merge);
 	PICK_L(bw_light_backmerge);
 	PICK_L(bw_light_frontmerge);
+	/* Q, for timing slices where the kernel's stamps are a plug's (6.9+; block_io_start 6.5+). */
+	bpf_program__set_autoload(s->progs.bw_light_io_start, btf_ok && c->env.plug_clock &&
+				  c->env.has_io_start && c->have_fetch);
+	bpf_program__set_autoload(s->progs.bw_light_io_start_raw, !btf_ok && c->env.plug_clock &&
+				  c->env.has_io_start && c->have_fetch);
+	bpf_program__set_autoload(s->progs.bw_light_io_start_nf, false);
+	bpf_program__set_autoload(s->progs.bw_light_io_start_raw_nf, false);
+	bpf_program__set_autoattach(s->progs.bw_light_io_start, false);
+	bpf_program__set_autoattach(s->progs.bw_light_io_start_raw, false);
 	bpf_program__set_autoattach(s->progs.bw_light_issue, false);
 	bpf_program__set_autoattach(s->progs.bw_light_issue_raw, false);
 	bpf_program__set_autoattach(s->progs.bw_light_issue_nf, false);
@@ -152,10 +168,17 @@ static void pick_light_programs(struct bw_core *c, const struct btf *btf)
 	s->rodata->bio_merge_arg = bw_tp_nargs(btf, "block_bio_backmerge") == 3 ? 2 : 0;
 }
 
-static void pick_programs(struct bw_core *c, const struct btf *btf)
+static void pick_programs(struct bw_core *c, const struct btf *btf, bool streams)
 {
 	struct core_bpf *s = c->skel;
 	bool btf_ok = !c->raw_tp;
+	/*
+	 * Queue time from Q's own clock wherever block_io_start exists (6.5+;
+	 * bpf/complete.h, bw_q_origin): the streams' Q reads it, else the
+	 * core's own (bpf/core.bpf.c, on_io_start).
+	 */
+	bool q_clock = c->env.has_io_start && c->have_fetch;
+	bool q = q_clock && !streams;
 
 	PICK(bw_issue);
 	PICK(bw_complete);
@@ -164,6 +187,12 @@ static void pick_programs(struct bw_core *c, const struct btf *btf)
 	PICK(bw_insert);
 	PICK(bw_backmerge);
 	PICK(bw_frontmerge);
+	bpf_program__set_autoload(s->progs.bw_io_start, btf_ok && q);
+	bpf_program__set_autoload(s->progs.bw_io_start_raw, !btf_ok && q);
+	bpf_program__set_autoload(s->progs.bw_io_start_nf, false);
+	bpf_program__set_autoload(s->progs.bw_io_start_raw_nf, false);
+	s->rodata->qtime_on = q;
+	s->rodata->q_clock = q_clock;
 	/* The pre-5.11 (q, rq) request tracepoints (bw_load_env_probe). */
 	s->rodata->rq_arg_second = c->env.rq_arg_second;
 	/*
@@ -256,7 +285,7 @@ static int size_light(struct bw_core *c, const struct bw_core_opts *o)
 	s->rodata->max_slots = c->max_slots;
 	s->rodata->filter_on = o->nr_watch > 0;
 	s->rodata->skip = bw_bench_skip();
-	return size_common(c);
+	return size_common(c) ?: bpf_map__set_max_entries(s->maps.xpcpu, c->max_slots);
 }
 
 static int size_maps(struct bw_core *c, const struct bw_core_opts *o)
@@ -276,6 +305,11 @@ static int size_maps(struct bw_core *c, const struct bw_core_opts *o)
 	s->rodata->streams_on = o->streams;
 	s->rodata->stream_by = o->streams_by;
 	err = err ?: bpf_map__set_max_entries(s->maps.streams, o->streams ? 4096 : 1);
+	/* A sampler beside the light tier takes its clock at C (bpf/handoff.bpf.h). */
+	if (o->sampler && o->handoff_fd > 0) {
+		s->rodata->handoff_on = true;
+		err = err ?: bpf_map__reuse_fd(s->maps.handoff, o->handoff_fd);
+	}
 	return err;
 }
 
@@ -359,7 +393,7 @@ int bw_core_open(struct bw_core **out, const struct bw_core_opts *o)
 	if (c->light)
 		pick_light_programs(c, btf);
 	else
-		pick_programs(c, btf);
+		pick_programs(c, btf, o->streams);
 	/* Two copies of the kernel's BTF (ours, libbpf's) would double the start-up peak. */
 	btf__free(btf);
 	btf = NULL;
@@ -376,6 +410,7 @@ int bw_core_open(struct bw_core **out, const struct bw_core_opts *o)
 	c->env.rqs_fd = bpf_map__fd(c->rqs_map);
 	c->env.streams_fd = c->light ? -1 : bpf_map__fd(c->skel->maps.streams);
 	c->env.scount_fd = c->light ? -1 : bpf_map__fd(c->skel->maps.scount);
+	c->env.handoff_fd = c->light ? bpf_map__fd(c->lskel->maps.handoff) : -1;
 	c->env.rq_hash_bits = roundup_bits(c->rq_entries);
 	err = map_shared(c);
 	err = err ?: fill_slots(c);
@@ -406,7 +441,8 @@ void bw_core_close(struct bw_core *c)
 		return;
 	if (c->sh)
 		munmap(c->sh, c->sh_len);
-	bpf_link__destroy(c->fallback_link);
+	bpf_link__destroy(c->issue_link);
+	bpf_link__destroy(c->q_link);
 	core_bpf__destroy(c->skel);
 	light_bpf__destroy(c->lskel);
 	free(c->healed);
@@ -416,6 +452,10 @@ void bw_core_close(struct bw_core *c)
 	for (i = 0; c->hist && i < c->max_slots; i++)
 		free(c->hist[i]);
 	free(c->hist);
+	for (i = 0; c->xhist && i < c->max_slots; i++)
+		free(c->xhist[i]);
+	free(c->xhist);
+	free(c->xbuf);
 	free(c->pcpu_buf);
 	free(c);
 }
@@ -597,6 +637,35 @@ static void read_stall(struct bw_core *c, __u32 slot, __u64 now, struct bw_snap_
 		d->stall_ns += now - st.start;
 }
 
+/* The light tier's copy of a program for this kernel (tp_btf or raw_tp, with or without fetch). */
+static struct bpf_program *light_prog(const struct bw_core *c, struct bpf_program *btf_f,
+				      struct bpf_program *raw_f, struct bpf_program *btf_nf,
+				      struct bpf_program *raw_nf)
+{
+	if (c->raw_tp)
+		return c->have_fetch ? raw_f : raw_nf;
+	return c->have_fetch ? btf_f : btf_nf;
+}
+
+#define LIGHT_PROG(c, name) light_prog(c, (c)->lskel->progs.name, (c)->lskel->progs.name##_raw, \
+				       (c)->lskel->progs.name##_nf, (c)->lskel->progs.name##_raw_nf)
+
+/* The light tier's issue program attached while a fallback or a timing slice needs it. */
+static int light_issue(struct bw_core *c)
+{
+	bool want = c->fallback_on || c->sampling == BW_SAMPLING_ON;
+
+	if (want && !c->issue_link) {
+		c->issue_link = bpf_program__attach(LIGHT_PROG(c, bw_light_issue));
+		if (!c->issue_link)
+			return -errno;
+	} else if (!want && c->issue_link) {
+		bpf_link__destroy(c->issue_link);
+		c->issue_link = NULL;
+	}
+	return 0;
+}
+
 /*
  * Light tier: a device whose completions came without the kernel's issue
  * stamp (its queue keeps no statistics) is timed from now on by the issue
@@ -604,12 +673,11 @@ static void read_stall(struct bw_core *c, __u32 slot, __u64 now, struct bw_snap_
  */
 static void light_fallback(struct bw_core *c, __u32 slot, struct bw_snap_dev *d)
 {
-	struct light_bpf *s = c->lskel;
-	struct bpf_program *p;
-
 	long long inflight = kernel_inflight(d->dev);
+	int err;
 
 	d->light = true;
+	d->plug_clock = c->env.plug_clock;
 	/* No in-flight word: what the kernel has in flight, for what a count has yet to see. */
 	if (inflight > 0)
 		d->inflight = inflight;
@@ -617,24 +685,113 @@ static void light_fallback(struct bw_core *c, __u32 slot, struct bw_snap_dev *d)
 	if (!d->nostamp || c->sh[slot].fallback)
 		return;
 	d->fallback = 1;	/* from this interval on, whatever follows */
-	if (!c->fallback_link) {
-		p = c->raw_tp ? (c->have_fetch ? s->progs.bw_light_issue_raw : s->progs.bw_light_issue_raw_nf)
-			      : (c->have_fetch ? s->progs.bw_light_issue : s->progs.bw_light_issue_nf);
-		c->fallback_link = bpf_program__attach(p);
-		if (!c->fallback_link) {
-			c->fallback_link = NULL;
-			bw_warn("device %u:%u has no issue stamps and the issue program did not attach (%s): "
-				"its completions are counted as unmatched; use --exact",
-				d->dev >> 20, d->dev & 0xfffff, strerror(errno));
-			c->sh[slot].fallback = 2;	/* tried: not again */
-			return;
-		}
+	c->fallback_on = true;
+	err = light_issue(c);
+	if (err) {
+		c->fallback_on = false;
+		bw_warn("device %u:%u has no issue stamps and the issue program did not attach (%s): "
+			"its completions are counted as unmatched; use --exact",
+			d->dev >> 20, d->dev & 0xfffff, strerror(-err));
+		c->sh[slot].fallback = 2;	/* tried: not again */
+		return;
 	}
 	__atomic_store_n(&c->sh[slot].fallback, 1, __ATOMIC_RELEASE);
 	if (c->verbose)
 		fprintf(stderr, "blkwise: device %u:%u: its queue keeps no issue stamp "
 			"(rq->io_start_time_ns is 0): timed by the issue program from now on "
 			"(timing_source issue_fallback)\n", d->dev >> 20, d->dev & 0xfffff);
+}
+
+bool bw_core_can_sample(const struct bw_core *c)
+{
+	return c->light && bpf_program__fd(LIGHT_PROG(c, bw_light_io_start)) >= 0;
+}
+
+int bw_core_sampling(struct bw_core *c, int state)
+{
+	int err = 0;
+
+	if (!bw_core_can_sample(c))
+		return -EOPNOTSUPP;
+	/* Attached, off, before a slice; on; draining; off, then detached. */
+	if (state == BW_SAMPLING_ARM) {
+		c->sampling = BW_SAMPLING_ON;	/* the issue program wanted attached */
+		if (!c->q_link) {
+			c->q_link = bpf_program__attach(LIGHT_PROG(c, bw_light_io_start));
+			if (!c->q_link)
+				return -errno;
+		}
+		return light_issue(c);
+	}
+	__atomic_store_n(&c->lskel->bss->sampling, state, __ATOMIC_RELEASE);
+	if (state != BW_SAMPLING_OFF)
+		return 0;
+	c->sampling = state;
+	bpf_link__destroy(c->q_link);
+	c->q_link = NULL;
+	err = light_issue(c);
+	return err;
+}
+
+int bw_core_light_attach(struct bw_core *c, bool on)
+{
+	int err = 0;
+
+	if (!c->light || on == !c->light_off)
+		return 0;
+	if (on)
+		err = light_bpf__attach(c->lskel);
+	else
+		light_bpf__detach(c->lskel);
+	if (!err)
+		c->light_off = !on;
+	return err;
+}
+
+void bw_core_handoff(struct bw_core *c, bool on)
+{
+	if (c->light)
+		__atomic_store_n(&c->lskel->bss->handoff_on, on, __ATOMIC_RELEASE);
+}
+
+__u64 bw_core_sampled_out(struct bw_core *c)
+{
+	__u64 claimed = 0, freed = 0;
+	__u32 slot, nslots = *c->next_slot;
+	int cpu, fd;
+
+	if (!c->light || !c->xbuf)
+		return 0;
+	fd = bpf_map__fd(c->lskel->maps.xpcpu);
+	for (slot = 0; slot < nslots && slot < c->max_slots; slot++) {
+		if (bpf_map_lookup_elem(fd, &slot, c->xbuf))
+			continue;
+		for (cpu = 0; cpu < c->ncpus; cpu++) {
+			claimed += c->xbuf[cpu].claimed;
+			freed += c->xbuf[cpu].freed;
+		}
+	}
+	return claimed > freed ? claimed - freed : 0;
+}
+
+/* The light tier's own timed requests of a slot into d's xop. */
+static int light_timed(struct bw_core *c, __u32 slot, struct bw_snap_dev *d)
+{
+	if (!bw_core_can_sample(c))
+		return 0;
+	if (!c->xbuf)
+		c->xbuf = calloc(c->ncpus, sizeof(*c->xbuf));
+	if (!c->xhist)
+		c->xhist = calloc(c->max_slots, sizeof(*c->xhist));
+	if (c->xhist && !c->xhist[slot])
+		c->xhist[slot] = calloc(BW_NR_OPS, sizeof(*c->xhist[slot]));
+	if (!c->xbuf || !c->xhist || !c->xhist[slot])
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bpf_map__fd(c->lskel->maps.xpcpu), &slot, c->xbuf))
+		return -errno;
+	bw_xtime_add(d->xop, c->xbuf, c->ncpus, c->xhist[slot]);
+	d->x_timed = true;
+	return 0;
 }
 
 int bw_core_snapshot(struct bw_core *c, struct bw_snap *s, int extra)
@@ -693,6 +850,9 @@ int bw_core_snapshot(struct bw_core *c, struct bw_snap *s, int extra)
 		d->busy_unknown = !c->have_fetch;
 		if (c->light) {
 			light_fallback(c, slot, d);
+			err = light_timed(c, slot, d);
+			if (err)
+				goto out;
 			continue;
 		}
 		read_stall(c, slot, s->ts_ns, d);
@@ -734,14 +894,16 @@ out:
 
 int bw_core_slice_begin(struct bw_core *c)
 {
-	int err, fd = bpf_map__fd(c->skel->maps.stalls);
+	int err = 0, fd = bpf_map__fd(c->skel->maps.stalls);
 	struct bw_stall st;
 	__u32 slot;
 
 	/*
 	 * Nothing is attached: what the last slice left in flight (its
 	 * requests completed unseen) goes, so this one starts from an empty
-	 * device as the exact tier sees it; cumulative counts stay.
+	 * device as the exact tier sees it; cumulative counts stay.  A slice
+	 * that drained (bw_core_slice_drain) left nothing in flight, and its
+	 * tables are not read again.
 	 */
 	for (slot = 0; slot < c->max_slots; slot++) {
 		c->sh[slot].word = 0;
@@ -749,23 +911,61 @@ int bw_core_slice_begin(struct bw_core *c)
 		c->sh[slot].opener_rq = 0;
 		c->sh[slot].opener_seq = 0;
 		c->last_word[slot] = 0;
-		if (bpf_map_lookup_elem(fd, &slot, &st))
+		if (!c->slice_dirty || bpf_map_lookup_elem(fd, &slot, &st))
 			continue;
 		st.waiting = 0;
 		st.start = 0;
 		bpf_map_update_elem(fd, &slot, &st, BPF_ANY);
 	}
-	err = clear_table(c, c->skel->maps.rqs);
-	err = err ?: clear_table(c, c->skel->maps.waits);
+	if (c->slice_dirty) {
+		err = clear_table(c, c->skel->maps.rqs);
+		err = err ?: clear_table(c, c->skel->maps.waits);
+	}
 	err = err ?: core_bpf__attach(c->skel);
 	if (err)
 		bw_err("starting an exact slice: %s", strerror(-err));
+	c->slice_dirty = true;
 	return err;
+}
+
+/* Every program of the object detached but the completion's. */
+void bw_core_slice_drain(struct bw_core *c)
+{
+	struct bpf_object_skeleton *k = c->skel->skeleton;
+	int i;
+
+	for (i = 0; i < k->prog_cnt; i++) {
+		struct bpf_prog_skeleton *p = (void *)((char *)k->progs + i * k->prog_skel_sz);
+
+		if (!strncmp(p->name, "bw_complete", strlen("bw_complete")))
+			continue;
+		bpf_link__destroy(*p->link);
+		*p->link = NULL;
+	}
+}
+
+__u64 bw_core_inflight(const struct bw_core *c)
+{
+	__u64 n = 0;
+	__u32 slot;
+
+	for (slot = 0; slot < c->max_slots; slot++)
+		n += c->sh[slot].word & BW_INFLIGHT_MASK;
+	return n;
 }
 
 void bw_core_slice_end(struct bw_core *c)
 {
+	int fd = bpf_map__fd(c->skel->maps.stalls);
+	struct bw_stall st;
+	__u32 slot;
+
 	core_bpf__detach(c->skel);
+	/* Drained: nothing in flight, nothing waiting, no entry left to clear. */
+	c->slice_dirty = bw_core_inflight(c) != 0;
+	for (slot = 0; slot < c->max_slots && !c->slice_dirty; slot++)
+		if (!bpf_map_lookup_elem(fd, &slot, &st) && st.waiting)
+			c->slice_dirty = true;
 }
 
 /*

@@ -22,6 +22,7 @@ struct bw_core_opts {
 	bool force_raw_tp;	/* exercise the raw_tp fallback on a BTF kernel */
 	bool exact;		/* the exact tier (bpf/core.bpf.c); else light, unless streams */
 	bool sampler;		/* with exact: loaded, attached only for slices (bw_core_slice_*) */
+	int handoff_fd;		/* sampler: the light tier's clock at C (bpf/handoff.bpf.h); 0: none */
 	bool streams;
 	enum bw_stream_by streams_by;	/* with streams: process (default) or cgroup */
 	bool verbose;
@@ -43,9 +44,11 @@ struct bw_load_env {
 	bool have_fetch;	/* BPF atomic fetch-and-add, cmpxchg (5.12+) */
 	bool mempool_noprof;	/* mempool_alloc is mempool_alloc_noprof (6.10+) */
 	bool has_biocache;	/* the per-cpu bio alloc cache, REQ_ALLOC_CACHE (5.15+) */
+	bool plug_clock;	/* the block layer's stamps come from a plug's cached clock (6.9+) */
 	int ncpus;
 	/* Set by bw_core_open: the core's per-request table and streams' maps. */
 	int rqs_fd, streams_fd, scount_fd;
+	int handoff_fd;		/* the light tier's, for its sampler; -1 on the exact tier */
 	__u32 rq_hash_bits;
 };
 
@@ -91,6 +94,23 @@ struct bpf_object *bw_core_obj(const struct bw_core *c);
  * more); closes a max-depth epoch.
  */
 int bw_core_snapshot(struct bw_core *c, struct bw_snap *s, int extra);
+/*
+ * The light tier's timing slices (bpf/light.bpf.c): where the kernel's
+ * stamps are a plug's cached clock (6.9+), its Q and issue programs are
+ * attached (BW_SAMPLING_ARM: they do nothing yet), time requests
+ * themselves while a slice runs (BW_SAMPLING_ON), its completion program
+ * looks them up until they are back (BW_SAMPLING_DRAIN), then it stops
+ * and they are detached (BW_SAMPLING_OFF).  Snapshots carry what they
+ * timed (xop).  bw_core_sampled_out: requests timed and not completed yet.
+ */
+#define BW_SAMPLING_ARM 3
+bool bw_core_can_sample(const struct bw_core *c);
+int bw_core_sampling(struct bw_core *c, int state);
+__u64 bw_core_sampled_out(struct bw_core *c);
+/* The light tier's programs attached or not (a ceiling's share of the time); 0 or -errno. */
+int bw_core_light_attach(struct bw_core *c, bool on);
+/* An exact slice runs beside the light tier: hand it the completion's clock (bpf/handoff.bpf.h). */
+void bw_core_handoff(struct bw_core *c, bool on);
 /* Between snapshots more than 10 s apart: keeps 32-bit histogram buckets from wrapping. */
 int bw_core_refresh(struct bw_core *c);
 #define BW_REFRESH_NS (10ULL * 1000000000ULL)
@@ -100,6 +120,14 @@ int bw_core_refresh(struct bw_core *c);
  * end detaches.  Figures are the deltas of snapshots taken within a slice.
  */
 int bw_core_slice_begin(struct bw_core *c);
+/*
+ * A slice's end in two steps: its issues no longer seen (every program
+ * detached but the completion's), so that the requests it saw issued
+ * complete within it, then, once bw_core_inflight is 0 (or the caller gave
+ * up waiting), everything detached.
+ */
+void bw_core_slice_drain(struct bw_core *c);
+__u64 bw_core_inflight(const struct bw_core *c);
 void bw_core_slice_end(struct bw_core *c);
 /* A device went away: let a new device on its queue id claim a fresh slot. */
 void bw_core_forget_dev(struct bw_core *c, __u32 dev);

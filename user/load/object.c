@@ -117,6 +117,24 @@ static bool btf_enum_has(const struct btf *btf, const char *name, const char *va
 	return false;
 }
 
+/* Whether struct NAME of btf has a member MEMBER. */
+static bool btf_struct_has(const struct btf *btf, const char *name, const char *member)
+{
+	const struct btf_type *t;
+	const struct btf_member *m;
+	int id, i;
+
+	id = btf ? btf__find_by_name_kind(btf, name, BTF_KIND_STRUCT) : -1;
+	if (id < 0)
+		return false;
+	t = btf__type_by_id(btf, id);
+	m = btf_members(t);
+	for (i = 0; i < btf_vlen(t); i++)
+		if (!strcmp(btf__name_by_offset(btf, m[i].name_off), member))
+			return true;
+	return false;
+}
+
 int bw_load_env_probe(struct bw_load_env *env, const struct btf *btf, bool force_raw_tp)
 {
 	memset(env, 0, sizeof(*env));
@@ -142,6 +160,8 @@ int bw_load_env_probe(struct bw_load_env *env, const struct btf *btf, bool force
 							    BTF_KIND_FUNC) > 0;
 	/* The per-cpu bio alloc cache came with 5.15 ("block: add a bio cache"). */
 	env->has_biocache = btf_enum_has(btf, "req_flag_bits", "__REQ_ALLOC_CACHE");
+	/* 6.9's "block: cache current nsec time in struct blk_plug" (bpf/complete.h). */
+	env->plug_clock = btf_struct_has(btf, "blk_plug", "cur_ktime");
 	return 0;
 }
 

@@ -105,6 +105,33 @@ int bw_parse_stat(const char *line, __u64 *merges, __u64 *io_ticks_ms)
 	return 0;
 }
 
+int bw_parse_dstat(const char *line, struct bw_dstat *ds)
+{
+	unsigned long long f[17] = { 0 };
+	int n;
+
+	n = sscanf(line, "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu "
+		   "%llu %llu", &f[0], &f[1], &f[2], &f[3], &f[4], &f[5], &f[6], &f[7], &f[8], &f[9],
+		   &f[10], &f[11], &f[12], &f[13], &f[14], &f[15], &f[16]);
+	if (n < 11)
+		return -EINVAL;
+	memset(ds, 0, sizeof(*ds));
+	ds->ios[BW_OP_READ] = f[0];
+	ds->merges[BW_OP_READ] = f[1];
+	ds->bytes[BW_OP_READ] = f[2] * 512;
+	ds->ios[BW_OP_WRITE] = f[4];
+	ds->merges[BW_OP_WRITE] = f[5];
+	ds->bytes[BW_OP_WRITE] = f[6] * 512;
+	if (n >= 15) {	/* discards: 4.18 */
+		ds->ios[BW_OP_DISCARD] = f[11];
+		ds->merges[BW_OP_DISCARD] = f[12];
+		ds->bytes[BW_OP_DISCARD] = f[13] * 512;
+	}
+	if (n >= 17)	/* flushes: 5.5 */
+		ds->ios[BW_OP_FLUSH] = f[15];
+	return 0;
+}
+
 /*
  * The same appearance of a device: both there, the same disk sequence
  * number (a new disk, or a loop device bound again, gets a new one since

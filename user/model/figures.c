@@ -51,10 +51,14 @@ IV(queue_mean, iv->queue_mean_ms)
 IV(total_mean, iv->total_mean_ms)
 IVS(tier, iv->light ? "light" : "exact")
 IVS(timing_source, iv->timing_source)
+IV(timing_share, iv->timing_share)
+IVS(depth_source, iv->depth_source)
+IVS(p_eff_source, iv->p_eff_source)
+IV(stamp_plugged_share, iv->stamp_plugged_share)
 IV(sampled, iv->sampled)
 IV(sample_age, iv->sampled ? iv->sample_age_s : NAN)
 IV(sample_s, iv->sampled ? iv->sample_s : NAN)
-IV(exact_share, iv->sampled ? iv->exact_share : NAN)
+IV(exact_share, iv->exact_share)
 IV(depth, iv->depth_busy)
 IV(depth_max, known_u64(iv->depth_max_unknown, iv->depth_max))
 IV(busy, iv->busy_pct)
@@ -194,15 +198,19 @@ const struct bw_figure bw_figures[] = {
 	  .help = "MiB read per second." },
 	{ COL("wMB/s", 7, 2), JNUM("write_mb_per_s", 3), .get = iv_w_mb,
 	  .help = "MiB written per second." },
-	{ COL("svc_ms", 7, 3), JNUM("svc_mean_ms", 4), .get = iv_svc_mean,
-	  .help = "Mean service time, issue to completion (blktrace's D2C)." },
-	{ COL("p50_ms", 7, 3), JNUM("svc_p50_ms", 4), .get = iv_svc_p50,
+	{ .col = "svc_ms", .width = 7, .prec = 3, .cell = BW_CELL_TIMED, JNUM("svc_mean_ms", 6),
+	  .get = iv_svc_mean,
+	  .help = "Mean service time, issue to completion (blktrace's D2C).",
+	  .col_help = "mean service time, issue to completion (D2C); ~ when measured on the exact "
+		      "slices' requests (timing_source sampled), ! when from issue stamps a plug "
+		      "cached (stamp_plugged_share over 1%: longer than the truth)" },
+	{ COL("p50_ms", 7, 3), JNUM("svc_p50_ms", 6), .get = iv_svc_p50,
 	  .help = "Median service time, from the log-linear histogram (within 6.25%)." },
-	{ COL("p99_ms", 7, 3), JNUM("svc_p99_ms", 4), .get = iv_svc_p99,
+	{ COL("p99_ms", 7, 3), JNUM("svc_p99_ms", 6), .get = iv_svc_p99,
 	  .help = "99th percentile of service time, from the same histogram." },
-	{ COL("q_ms", 7, 3), JNUM("queue_mean_ms", 4), .get = iv_queue_mean,
+	{ COL("q_ms", 7, 3), JNUM("queue_mean_ms", 6), .get = iv_queue_mean,
 	  .help = "Mean queue time, from the request's allocation to its issue (Q2D)." },
-	{ JNUM("total_mean_ms", 4), .get = iv_total_mean,
+	{ JNUM("total_mean_ms", 6), .get = iv_total_mean,
 	  .help = "Mean total time, from the request's allocation to its completion (Q2C)." },
 	{ PROM("blkwise_service_seconds", BW_PROM_HISTOGRAM), .special = BW_SP_HIST_SERVICE,
 	  .labels = "device, op, le",
@@ -215,9 +223,18 @@ const struct bw_figure bw_figures[] = {
 	{ JSTR("tier"), .str = ivs_tier,
 	  .help = "The tier that measured it: light (the default) or exact." },
 	{ JSTR("timing_source"), .str = ivs_timing_source,
-	  .help = "Where issue times come from: stamp (the kernel's rq->io_start_time_ns), "
-		  "issue_fallback (the light tier's issue program, for a queue that keeps no "
-		  "stamp) or issue (the exact tier's issue program)." },
+	  .help = "Where service and queue time come from: issue (the exact tier's issue "
+		  "program); on the light tier stamp (the kernel's rq->io_start_time_ns), "
+		  "issue_fallback (its issue program, for a queue that keeps no stamp) or sampled "
+		  "(where the kernel's stamps are a plug's cached clock: the requests the exact "
+		  "slices timed during the interval)." },
+	{ JNUM("timing_share", 4), .get = iv_timing_share,
+	  .help = "Share of the interval's completions that service and queue time were measured "
+		  "on: 1, or the exact slices' share where timing_source is sampled." },
+	{ JNUM("stamp_plugged_share", 4), .get = iv_stamp_plugged_share,
+	  .help = "The light tier: share of completions whose issue stamp was a plug's cached "
+		  "clock, read before the issue (Linux 6.9 and later): service time from such "
+		  "stamps is too long, and queue time 0; null on the exact tier." },
 	{ JBOOL("exact_sampled"), .get = iv_sampled,
 	  .help = "Depth, stalls, S1 and P_eff are the last exact slice's (the light tier)." },
 	{ JNUM("exact_sample_age_s", 3), .get = iv_sample_age,
@@ -229,6 +246,10 @@ const struct bw_figure bw_figures[] = {
 	  PROM("blkwise_depth_mean", BW_PROM_GAUGE), .cum = cum_depth,
 	  .help = "Mean requests in flight while busy, over the last interval (the light tier: "
 		  "the last exact slice's sample)." },
+	{ JSTR("depth_source"), .str = ivs_depth_source,
+	  .help = "Where depth comes from: exact (the exact tier), sampled (an exact slice within "
+		  "the interval), estimated (the light tier: Little's law, requests times service "
+		  "time over busy time)." },
 	{ COL("max", 4, 0), JINT("depth_max"), .get = iv_depth_max,
 	  .help = "Most requests in flight at once during the interval." },
 	{ .json = "inflight", .jtype = BW_J_SPECIAL, .special = BW_SP_INFLIGHT,
@@ -246,12 +267,15 @@ const struct bw_figure bw_figures[] = {
 		  "node_disk_io_time_seconds_total)." },
 	{ .col = "P_eff", .width = 6, .prec = 2, .cell = BW_CELL_PEFF, JNUM("p_eff", 3),
 	  .get = iv_p_eff, PROM("blkwise_effective_parallelism", BW_PROM_GAUGE), .cum = cum_p_eff,
-	  .help = "P_eff over the last interval (the light tier: the last exact slice's sample): "
-		  "solo-equivalent work per busy second; absent (JSON: null) while undetermined.",
-	  .col_help = "effective parallelism, ~ when sampled by the last exact slice; while "
-		      "undetermined, why: - no I/O, -n<20 under 20 completions, -L<1.5 mean "
-		      "depth under 1.5, -nS1 solo service time not learned yet, -lt the light "
-		      "tier before its first exact slice (or with --exact-period 0)" },
+	  .help = "P_eff over the last interval (the light tier: an exact slice's within it, else "
+		  "its estimate, p_eff_source): solo-equivalent work per busy second; absent (JSON: "
+		  "null) while undetermined.",
+	  .col_help = "effective parallelism, ~ from an exact slice within the interval, * the light "
+		      "tier's estimate (requests x S1 over busy time); while undetermined, why" },
+	{ JSTR("p_eff_source"), .str = ivs_p_eff_source,
+	  .help = "Where P_eff comes from: exact (the exact tier), sampled (an exact slice within "
+		  "the interval), estimated (the light tier: requests times S1 over busy time from "
+		  "io_ticks); null while undetermined." },
 	{ JSTR("p_eff_undetermined_why"), .str = ivs_p_eff_why,
 	  .help = "Why P_eff is undetermined, or null." },
 	{ JNUM("solo_svc_ms", 4), .get = iv_solo_ms,
@@ -300,14 +324,14 @@ const struct bw_figure bw_figures[] = {
 	{ JNUM("kb_per_rq", 2), .get = iv_kb_per_rq, .help = "KiB per request." },
 	{ .col = "merge/s", .width = 8, .prec = 1, .cell = BW_CELL_NUM, JINT("merges"),
 	  .json_rate = "merges_per_s", .op_off = OPS(merges),
-	  PROM("blkwise_merges", BW_PROM_COUNTER),
+	  PROM("blkwise_merges", BW_PROM_COUNTER), .summary = "merges",
 	  .help = "Bio and request merges the block layer traces (diskstats also counts "
 		  "multi-range discard merges)." },
 	{ JINT("merges_diskstats"), .get = iv_merges_diskstats,
 	  .help = "Merges as /proc/diskstats counts them, or null where it is not read." },
 	{ .col = "requeue/s", .width = 8, .prec = 1, .cell = BW_CELL_NUM, JINT("requeues"),
 	  .json_rate = "requeues_per_s", .op_off = OPS(requeues),
-	  PROM("blkwise_requeues", BW_PROM_COUNTER),
+	  PROM("blkwise_requeues", BW_PROM_COUNTER), .summary = "requeues",
 	  .help = "Requests sent back from the driver to be issued again." },
 	{ JINT("fsync_writes"), .get = iv_fsync_writes,
 	  .help = "Empty flush writes (an fsync's), counted in the writes." },
@@ -331,16 +355,19 @@ const struct bw_figure bw_figures[] = {
 	  PROM("blkwise_dispatch_stalls", BW_PROM_COUNTER), .cum = cum_stalls,
 	  .help = "Dispatch stall episodes begun." },
 	{ JINT("errors"), .op_off = OPS(errors), PROM("blkwise_errors", BW_PROM_COUNTER),
+	  .summary = "errors",
 	  .help = "Requests completed with an error." },
 	{ JINT("q_ios"), .get = iv_q_ios,
 	  .help = "Completions whose request carried an allocation stamp (queue time's count)." },
 	{ JINT("unmatched_total"), .get = iv_unmatched,
 	  PROM("blkwise_unmatched_completions", BW_PROM_COUNTER), .cum = cum_unmatched,
+	  .summary = "completions whose issue was not seen",
 	  .help = "Completions whose dispatch was not seen (issued before attach)." },
 	{ JINT("untracked_total"), .get = iv_untracked,
 	  .help = "Requests the per-request table had no room for." },
 	{ JINT("lost_completions_total"), .get = iv_lost,
 	  PROM("blkwise_lost_completions", BW_PROM_COUNTER), .cum = cum_lost,
+	  .summary = "issues whose completion was not seen",
 	  .help = "Requests whose completion was never seen; absent (JSON: null) on the light "
 		  "tier, which cannot tell them." },
 	{ JINT("lost_completions"), .get = iv_lost_now,
@@ -383,6 +410,26 @@ __u64 bw_fig_op_count(const struct bw_figure *f, const struct bw_snap_dev *cum, 
 	return v;
 }
 
+void bw_fig_summary(FILE *f, const struct bw_interval *iv)
+{
+	const char *sep = "";
+	double v;
+	size_t i;
+
+	for (i = 0; i < bw_nfigures; i++) {
+		const struct bw_figure *r = &bw_figures[i];
+
+		if (!r->summary)
+			continue;
+		v = r->op_off ? (double)bw_fig_interval_count(r, iv) : r->get(iv);
+		if (isnan(v))
+			fprintf(f, "%s%s -", sep, r->summary);
+		else
+			fprintf(f, "%s%s %.0f", sep, r->summary, v);
+		sep = ", ";
+	}
+}
+
 const struct bw_figure *bw_fig_special(enum bw_fig_special sp)
 {
 	size_t i;
@@ -409,6 +456,26 @@ static void cell_text(FILE *f, const char *s)
 	if (n && s[n - 1] == '.')
 		n--;
 	fprintf(f, "%.*s", (int)n, s);
+}
+
+/*
+ * The table's or the JSON's words for a figure; P_eff's column goes on with
+ * its codes, from the one list of them (bw_peff_whys).
+ */
+static void fig_text(FILE *f, const struct bw_figure *r, const char *s,
+		     void (*text)(FILE *f, const char *s))
+{
+	int i;
+
+	text(f, s);
+	if (r->cell != BW_CELL_PEFF || s != r->col_help)
+		return;
+	for (i = 0; i < BW_WHY_N; i++) {
+		fputs(i ? ", " : ": ", f);
+		text(f, bw_peff_whys[i].code);
+		fputc(' ', f);
+		text(f, bw_peff_whys[i].legend);
+	}
 }
 
 static void prom_name(FILE *f, const struct bw_figure *r)
@@ -457,7 +524,7 @@ static void doc_stat(FILE *f)
 		if (r->cell == BW_CELL_NONE)
 			continue;
 		fprintf(f, "| `%s` | `%s` | ", r->col, r->json_rate ? r->json_rate : r->json);
-		cell_text(f, r->col_help ? r->col_help : r->help);
+		fig_text(f, r, r->col_help ? r->col_help : r->help, cell_text);
 		fputs(r->op_off ? ", per second |\n" : " |\n", f);
 	}
 }
@@ -470,25 +537,99 @@ static void doc_json(FILE *f)
 	for (i = 0; i < bw_nfigures; i++) {
 		const struct bw_figure *r = &bw_figures[i];
 
-		if (!r->json)
+		/* A column's key is in the columns' list (a rate's: its count's is not). */
+		if (!r->json || (r->cell != BW_CELL_NONE && !r->json_rate))
 			continue;
-		if (r->json_rate) {
-			fprintf(f, "| `%s` | ", r->json_rate);
-			cell_text(f, r->help);
-			fputs(", per second |\n", f);
-		}
 		fprintf(f, "| `%s` | ", r->json);
-		cell_text(f, r->col_help && r->jtype != BW_J_NUM ? r->col_help : r->help);
+		fig_text(f, r, r->col_help && r->jtype != BW_J_NUM ? r->col_help : r->help, cell_text);
 		fputs(r->op_off ? ", in the interval |\n" : " |\n", f);
 	}
 }
 
-void bw_figures_doc(FILE *f, const char *which)
+/* Text for roff: a backslash and a minus escaped, the final stop left out. */
+static void roff_text(FILE *f, const char *s)
 {
-	if (!strcmp(which, "export"))
-		doc_export(f);
-	else if (!strcmp(which, "stat"))
-		doc_stat(f);
-	else
-		doc_json(f);
+	size_t n = strlen(s);
+
+	if (n && s[n - 1] == '.')
+		n--;
+	for (; n--; s++) {
+		if (*s == '\\')
+			fputs("\\e", f);
+		else if (*s == '-')
+			fputs("\\-", f);
+		else
+			fputc(*s, f);
+	}
+}
+
+/* The man page's list of stat's columns. */
+static void doc_man(FILE *f)
+{
+	size_t i;
+
+	for (i = 0; i < bw_nfigures; i++) {
+		const struct bw_figure *r = &bw_figures[i];
+
+		if (r->cell == BW_CELL_NONE)
+			continue;
+		fputs(".TP\n.BR ", f);
+		roff_text(f, r->col);
+		fputs(" \" (", f);
+		roff_text(f, r->json_rate ? r->json_rate : r->json);
+		fputs(")\"\n", f);
+		fig_text(f, r, r->col_help ? r->col_help : r->help, roff_text);
+		fputs(r->op_off ? ", per second\n" : "\n", f);
+	}
+}
+
+/* The man page's list of the JSON keys (a column's key is with the column). */
+static void doc_manjson(FILE *f)
+{
+	size_t i;
+
+	for (i = 0; i < bw_nfigures; i++) {
+		const struct bw_figure *r = &bw_figures[i];
+
+		if (!r->json || (r->cell != BW_CELL_NONE && !r->json_rate))
+			continue;
+		fputs(".TP\n.B ", f);
+		roff_text(f, r->json);
+		fputc('\n', f);
+		fig_text(f, r, r->col_help && r->jtype != BW_J_NUM ? r->col_help : r->help, roff_text);
+		fputs(r->op_off ? ", in the interval\n" : "\n", f);
+	}
+}
+
+/* Every key of a device's JSON object, one a line. */
+static void doc_keys(FILE *f)
+{
+	size_t i;
+
+	for (i = 0; i < bw_nfigures; i++) {
+		if (bw_figures[i].json_rate)
+			fprintf(f, "%s\n", bw_figures[i].json_rate);
+		if (bw_figures[i].json)
+			fprintf(f, "%s\n", bw_figures[i].json);
+	}
+}
+
+int bw_figures_doc(FILE *f, const char *which)
+{
+	static const struct {
+		const char *name;
+		void (*doc)(FILE *f);
+	} docs[] = {
+		{ "export", doc_export }, { "stat", doc_stat }, { "json", doc_json },
+		{ "man", doc_man }, { "manjson", doc_manjson }, { "keys", doc_keys },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
+		if (!strcmp(which, docs[i].name)) {
+			docs[i].doc(f);
+			return 0;
+		}
+	}
+	return -1;
 }

@@ -19,6 +19,7 @@ enum bw_fig_cell {
 	BW_CELL_NONE,	/* not a column */
 	BW_CELL_NUM,	/* get() x scale, "-" when NAN */
 	BW_CELL_PEFF,	/* P_eff: "~" when sampled, the short reason when undetermined */
+	BW_CELL_TIMED,	/* service time: "~" when sampled, "!" when a plug's stamps (bw_timing_mark) */
 	BW_CELL_TEXT,	/* str(), left-aligned */
 };
 
@@ -71,6 +72,7 @@ struct bw_figure {
 	/* What it is: the family's HELP, and every list of the docs. */
 	const char *help;
 	const char *col_help;	/* the table's and JSON's words where they differ */
+	const char *summary;	/* analyze's summary line of the whole trace names it so */
 	/* The value. */
 	double (*get)(const struct bw_interval *iv);
 	const char *(*str)(const struct bw_interval *iv, const struct bw_class *cls);
@@ -86,9 +88,16 @@ extern const size_t bw_nfigures;
 /* A counter of every op (op_off): over the interval, all ops; cumulative, one op. */
 __u64 bw_fig_interval_count(const struct bw_figure *f, const struct bw_interval *iv);
 __u64 bw_fig_op_count(const struct bw_figure *f, const struct bw_snap_dev *cum, int op);
+/* analyze's summary of a device's whole trace: "merges N, requeues N, ...", the figures with a summary. */
+void bw_fig_summary(FILE *f, const struct bw_interval *iv);
 /* The row of a figure of a shape of its own. */
 const struct bw_figure *bw_fig_special(enum bw_fig_special sp);
-/* The docs' lists: stat's columns, the JSON keys, export's per-device families (markdown). */
-void bw_figures_doc(FILE *f, const char *which);
+/*
+ * The docs' lists: stat's columns ("stat"), the JSON keys ("json"), export's
+ * per-device families ("export"), in markdown; stat's columns and the other
+ * JSON keys for the man page ("man", "manjson"); the JSON keys alone, one a
+ * line ("keys").  -1: no such list.
+ */
+int bw_figures_doc(FILE *f, const char *which);
 
 #endif /* BLKWISE_FIGURES_H */

@@ -73,28 +73,31 @@ static __u64 delta(__u64 cur, __u64 prev)
 	return cur >= prev ? cur - prev : cur;	/* backwards: a re-created device */
 }
 
-/* Why P_eff is undetermined: the JSON's words and the table's short code. */
-static const struct peff_why {
-	const char *text, *code, *legend;
-} why_idle = { "no completions", "-", "no I/O" },
-  why_few = { "too few completions", "-n<20", "under 20 completions" },
-  why_shallow = { "not driven at depth", "-L<1.5", "mean depth under 1.5" },
-  why_no_s1 = { "solo service time unknown", "-nS1",
-		"solo service time not learned yet (needs I/O at depth 1 once)" },
-  why_light = { "light tier: needs the exact tier (--exact, or an exact slice)", "-lt",
-		"light tier, no exact slice yet (--exact-period)" },
-  why_nofetch = { BW_NO_FETCH_WHY, "-nF", "this kernel has no BPF fetch-and-add (before 5.12)" };
+/*
+ * Why P_eff is undetermined: the JSON's words, the table's short code and
+ * the legend's; the one list of them (the legend, the docs' column lists
+ * and the man page are written from it).
+ */
+const struct bw_peff_why bw_peff_whys[BW_WHY_N] = {
+	[BW_WHY_IDLE] = { "no completions", "-", "no I/O" },
+	[BW_WHY_FEW] = { "too few completions", "-n<20", "under 20 completions" },
+	[BW_WHY_SHALLOW] = { "not driven at depth", "-L<1.5", "mean depth under 1.5" },
+	[BW_WHY_NO_S1] = { "solo service time unknown", "-nS1",
+			   "solo service time not learned yet (needs I/O at depth 1 once)" },
+	[BW_WHY_LIGHT] = { "light tier: busy time (io_ticks) not read yet, and no exact slice", "-lt",
+			   "light tier, busy time not read yet (the first interval)" },
+	[BW_WHY_NOFETCH] = { BW_NO_FETCH_WHY, "-nF",
+			     "this kernel has no BPF fetch-and-add (before 5.12)" },
+};
 
 /* The legend of the codes, one line, printed once above the first table. */
 void bw_render_legend(FILE *f)
 {
-	const struct peff_why *w[] = { &why_idle, &why_few, &why_shallow, &why_no_s1, &why_light,
-				       &why_nofetch };
-	size_t i;
+	int i;
 
 	fprintf(f, "P_eff undetermined:");
-	for (i = 0; i < sizeof(w) / sizeof(w[0]); i++)
-		fprintf(f, "%s %s %s", i ? ";" : "", w[i]->code, w[i]->legend);
+	for (i = 0; i < BW_WHY_N; i++)
+		fprintf(f, "%s %s %s", i ? ";" : "", bw_peff_whys[i].code, bw_peff_whys[i].legend);
 	fputc('\n', f);
 }
 
@@ -102,6 +105,11 @@ void bw_render_legend(FILE *f)
  * S1 of one (op, size class): fresh solo samples of this run when there
  * are enough, else the stored value, which they replace once they are.
  */
+static bool live_solo(const struct bw_op_stats *live, int c, const struct bw_peff_params *pp)
+{
+	return live->solo_ios[c] >= pp->min_solo;
+}
+
 static bool pick_s1(const struct bw_op_stats *live, const struct bw_s1 *stored, int c,
 		    const struct bw_peff_params *pp, double *s1, __u64 *samples, bool *is_live)
 {
@@ -114,17 +122,36 @@ static bool pick_s1(const struct bw_op_stats *live, const struct bw_s1 *stored, 
 	if (stored && stored->samples >= pp->min_solo && stored->mean_ns) {
 		*s1 = (double)stored->mean_ns;
 		*samples = stored->samples;
-		*is_live = false;
+		*is_live = stored->estimated;
 		return true;
 	}
 	return false;
 }
 
-static void compute_peff(const struct bw_snap_dev *cur, const struct bw_op_stats *delta,
-			 __u64 dbusy, double depth, const struct bw_peff_params *pp,
-			 const struct bw_s1_dev *stored, __s64 now_unix, struct bw_interval *o)
+/*
+ * The completions an interval's P_eff counts: n, what the light tier saw,
+ * or where it ran for a share of the time (counts_ds) diskstats' count of
+ * the same ops, with the mix of sizes it saw.
+ */
+static double count_scale(const struct bw_snap_dev *prev, const struct bw_snap_dev *cur, __u64 n)
 {
-	const struct peff_why *why = NULL;
+	__u64 ds = 0, light = delta(cur->light_ios, prev->light_ios);
+	int op;
+
+	if (!cur->counts_ds || !light)
+		return (double)n;
+	for (op = 0; op < BW_NR_OPS; op++)
+		if (op != BW_OP_PASSTHROUGH)
+			ds += delta(cur->op[op].ios, prev->op[op].ios);
+	return (double)n * (double)ds / (double)light;
+}
+
+static void compute_peff(const struct bw_snap_dev *prev, const struct bw_snap_dev *cur,
+			 const struct bw_op_stats *delta, __u64 dbusy, double depth,
+			 const struct bw_peff_params *pp, const struct bw_s1_dev *stored,
+			 __s64 now_unix, struct bw_interval *o)
+{
+	const struct bw_peff_why *why = NULL;
 	__u64 n = 0, known = 0, best = 0, samples;
 	double work = 0, s1;
 	bool is_live;
@@ -150,29 +177,31 @@ static void compute_peff(const struct bw_snap_dev *cur, const struct bw_op_stats
 			best = dn;
 			o->solo_ms = s1 / 1e6;
 			o->solo_ios = samples;
-			o->s1_source = is_live ? "live" : "stored";
+			o->s1_source = !is_live ? "stored" : live_solo(&cur->op[op], c, pp) ? "live" :
+											      "estimated";
 			o->s1_age_s = is_live ? NAN : (double)(now_unix - st->learned);
 		}
 	}
 	o->s1_coverage = n ? (double)known / (double)n : 0;
 	o->solo_work_ns = work;
 	o->solo_known = known;
-	if (cur->busy_unknown)
-		why = &why_nofetch;
-	else if (cur->light)
-		why = &why_light;
+	/* The light tier and before 5.12: an estimate where io_ticks gave busy time. */
+	if ((cur->busy_unknown || cur->light) && isnan(o->busy_pct))
+		why = &bw_peff_whys[cur->busy_unknown ? BW_WHY_NOFETCH : BW_WHY_LIGHT];
 	else if (!n || !dbusy)
-		why = &why_idle;
+		why = &bw_peff_whys[BW_WHY_IDLE];
 	else if (n < pp->min_ios)
-		why = &why_few;
+		why = &bw_peff_whys[BW_WHY_FEW];
 	else if (!(depth >= pp->min_depth))
-		why = &why_shallow;
+		why = &bw_peff_whys[BW_WHY_SHALLOW];
 	else if (o->s1_coverage < pp->min_coverage)
-		why = &why_no_s1;
+		why = &bw_peff_whys[BW_WHY_NO_S1];
 	else
-		o->p_eff = work / (double)known * (double)n / (double)dbusy;
+		o->p_eff = work / (double)known * count_scale(prev, cur, n) / (double)dbusy;
 	o->p_eff_why = why ? why->text : NULL;
 	o->p_eff_code = why ? why->code : NULL;
+	o->p_eff_source = isnan(o->p_eff) ? NULL : (cur->busy_unknown || cur->light) ? "estimated" :
+							       "exact";
 }
 
 /*
@@ -217,13 +246,72 @@ static void compute_stall(const struct bw_snap_dev *prev, const struct bw_snap_d
 		o->stall_share = 1;
 }
 
+/* Service, queue and total time of the requests of ops (passthrough apart) into o. */
+static void timing_of(const struct bw_op_stats *ops, struct bw_interval *o)
+{
+	struct bw_op_stats all;
+	int op;
+
+	memset(&all, 0, sizeof(all));
+	for (op = 0; op < BW_NR_OPS; op++)
+		if (op != BW_OP_PASSTHROUGH)
+			bw_op_stats_add(&all, &ops[op]);
+	o->q_ios = all.q_ios;
+	o->svc_hist_samples = bw_hist_total(all.hist_d2c, BW_LAT_BUCKETS);
+	o->queue_hist_samples = bw_hist_total(all.hist_q2d, BW_LAT_BUCKETS);
+	/* Over the requests timed: every completion counted, or (counts_ds) those the light tier saw. */
+	o->svc_mean_ms = ratio(all.d2c_ns / 1e6, o->svc_hist_samples ?: all.ios);
+	o->svc_p50_ms = bw_hist_percentile(all.hist_d2c, BW_LAT_BUCKETS, 0.50) * 1024 / 1e6;
+	o->svc_p99_ms = bw_hist_percentile(all.hist_d2c, BW_LAT_BUCKETS, 0.99) * 1024 / 1e6;
+	o->queue_mean_ms = ratio(all.q2d_ns / 1e6, all.q_ios);
+	o->total_mean_ms = ratio(all.q2c_ns / 1e6, all.q_ios);
+}
+
+/*
+ * The light tier where the kernel's stamps are a plug's cached clock
+ * (bpf/complete.h, bw_stamp_plugged): timing from the exact slices'
+ * requests of the interval, where a slice ran; else the stamps' stay,
+ * with the share of them that was cached (stamp_plugged_share).
+ */
+static void sampled_timing(const struct bw_snap_dev *prev, const struct bw_snap_dev *cur,
+			   __u64 n, struct bw_interval *o)
+{
+	struct bw_op_stats x[BW_NR_OPS];
+	__u64 xn = 0;
+	int op;
+
+	if (!cur->light || !cur->plug_clock || !cur->x_timed)
+		return;
+	for (op = 0; op < BW_NR_OPS; op++) {
+		bw_op_stats_sub(&x[op], &cur->xop[op], &prev->xop[op]);
+		if (op != BW_OP_PASSTHROUGH)
+			xn += x[op].ios;
+	}
+	if (!xn)
+		return;
+	timing_of(x, o);
+	o->timing_source = "sampled";
+	o->timing_share = n ? (double)xn / (double)n : 1;
+	if (o->timing_share > 1)	/* a slice's requests issued before the interval */
+		o->timing_share = 1;
+}
+
+char bw_timing_mark(const struct bw_interval *iv)
+{
+	if (iv->timing_source && !strcmp(iv->timing_source, "sampled"))
+		return '~';
+	if (iv->stamp_plugged_share > BW_PLUGGED_TRUST)
+		return '!';
+	return 0;
+}
+
 void bw_interval_compute(const struct bw_snap_dev *prev, const struct bw_snap_dev *cur,
 			 double secs, const struct bw_peff_params *pp, const struct bw_s1_dev *stored,
 			 __s64 now_unix, struct bw_interval *o)
 {
 	static const struct bw_snap_dev zero;
 	struct bw_op_stats d[BW_NR_OPS], all;
-	__u64 dbusy, n, d2c, q2d, q2c, seg, bytes, area;
+	__u64 dbusy, n, seg, bytes, area;
 	int op;
 
 	if (!prev)
@@ -233,6 +321,7 @@ void bw_interval_compute(const struct bw_snap_dev *prev, const struct bw_snap_de
 	o->dev = cur->dev;
 	memcpy(o->name, cur->name, sizeof(o->name));
 	o->secs = secs;
+	o->exact_share = NAN;	/* the light tier's run with slices sets it */
 	/* Passthrough requests keep out of the figures of data requests (all). */
 	for (op = 0; op < BW_NR_OPS; op++) {
 		bw_op_stats_sub(&d[op], &cur->op[op], &prev->op[op]);
@@ -244,23 +333,18 @@ void bw_interval_compute(const struct bw_snap_dev *prev, const struct bw_snap_de
 	}
 	/* Empty flush writes: writes to diskstats (and iostat), with no service time. */
 	o->fsync_writes = delta(cur->fsync_writes, prev->fsync_writes);
-	o->ios[BW_OP_WRITE] += o->fsync_writes;
+	if (!cur->counts_ds)	/* diskstats' writes hold them already */
+		o->ios[BW_OP_WRITE] += o->fsync_writes;
 	area = bw_flight_area(all.d2c_ns + d[BW_OP_PASSTHROUGH].d2c_ns, prev->open_area_ns,
 			      cur->open_area_ns);
 	n = all.ios;
-	d2c = all.d2c_ns;
-	q2d = all.q2d_ns;
-	q2c = all.q2c_ns;
 	seg = all.segments;
 	bytes = all.bytes;
 	o->merges_diskstats = -1;
-	o->q_ios = all.q_ios;
 	o->unmatched = cur->unmatched;
 	o->untracked = cur->untracked;
 	o->lost = cur->lost;
 	o->lost_now = delta(cur->lost, prev->lost);
-	o->svc_hist_samples = bw_hist_total(all.hist_d2c, BW_LAT_BUCKETS);
-	o->queue_hist_samples = bw_hist_total(all.hist_q2d, BW_LAT_BUCKETS);
 	dbusy = delta(cur->busy_ns, prev->busy_ns);
 
 	o->r_per_s = ratio(d[BW_OP_READ].ios, secs);
@@ -269,11 +353,7 @@ void bw_interval_compute(const struct bw_snap_dev *prev, const struct bw_snap_de
 	o->f_per_s = ratio(d[BW_OP_FLUSH].ios, secs);
 	o->r_mb_per_s = ratio(d[BW_OP_READ].bytes / 1048576.0, secs);
 	o->w_mb_per_s = ratio(d[BW_OP_WRITE].bytes / 1048576.0, secs);
-	o->svc_mean_ms = ratio(d2c / 1e6, n);
-	o->svc_p50_ms = bw_hist_percentile(all.hist_d2c, BW_LAT_BUCKETS, 0.50) * 1024 / 1e6;
-	o->svc_p99_ms = bw_hist_percentile(all.hist_d2c, BW_LAT_BUCKETS, 0.99) * 1024 / 1e6;
-	o->queue_mean_ms = ratio(q2d / 1e6, all.q_ios);
-	o->total_mean_ms = ratio(q2c / 1e6, all.q_ios);
+	timing_of(d, o);
 	o->depth_busy = ratio(area, dbusy);
 	/* The max is set at each D; what was in flight as the interval began counts too. */
 	o->depth_max = cur->max_depth > prev->inflight ? cur->max_depth : prev->inflight;
@@ -283,6 +363,9 @@ void bw_interval_compute(const struct bw_snap_dev *prev, const struct bw_snap_de
 	o->busy_source = "exact";
 	o->light = cur->light;
 	o->timing_source = !cur->light ? "issue" : cur->fallback == 1 ? "issue_fallback" : "stamp";
+	o->timing_share = 1;
+	o->stamp_plugged_share = cur->light ? ratio(all.plugged, n) : NAN;
+	sampled_timing(prev, cur, n, o);
 	/* Before 5.12 (docs/design.md, "The hot path"), or the light tier: not measured. */
 	if (cur->busy_unknown || cur->light) {
 		o->busy_pct = NAN;
@@ -292,18 +375,31 @@ void bw_interval_compute(const struct bw_snap_dev *prev, const struct bw_snap_de
 	}
 	if (cur->light || cur->busy_unknown)
 		busy_from_ticks(prev, cur, secs, o);
+	o->depth_source = isnan(o->depth_busy) ? NULL : "exact";
+	/*
+	 * Little's law where busy time is io_ticks': requests x service time
+	 * over it, at least 1 (busy, so one in flight: io_ticks' jiffies count
+	 * a device idle between requests for less than one as busy).
+	 */
+	if ((cur->light || cur->busy_unknown) && o->busy_pct > 0 && !isnan(o->svc_mean_ms) && n) {
+		dbusy = (__u64)(o->busy_pct * secs * 1e7);
+		o->depth_busy = fmax(1, o->svc_mean_ms * 1e6 * (double)n / (double)dbusy);
+		o->depth_source = "estimated";
+	}
 	o->seg_per_rq = ratio(seg, n);
 	o->segments = seg;
 	memcpy(o->hist_seg, all.hist_seg, sizeof(o->hist_seg));
 	o->kb_per_rq = ratio(bytes / 1024.0, n);
 	compute_stall(prev, cur, dbusy, o);
-	compute_peff(cur, d, dbusy, o->depth_busy, pp, stored, now_unix, o);
+	compute_peff(prev, cur, d, dbusy, o->depth_busy, pp, stored, now_unix, o);
 }
 
 void bw_interval_sampled(struct bw_interval *o, const struct bw_interval *x, double age_s,
 			 double share)
 {
 	o->sampled = true;
+	o->depth_source = isnan(x->depth_busy) ? NULL : "sampled";
+	o->p_eff_source = isnan(x->p_eff) ? NULL : "sampled";
 	o->sample_age_s = age_s;
 	o->sample_s = x->secs;
 	o->exact_share = share;
@@ -368,6 +464,68 @@ void bw_stream_compute(const struct bw_stream *prev, const struct bw_stream *cur
 	o->seek_kb = ratio((cur->seek_sectors - prev->seek_sectors) / 2.0, queued);
 	o->sync_pct = ratio(100.0 * (cur->sync_ios - prev->sync_ios), queued);
 	o->deep = o->depth >= 2.0;
+}
+
+/* Little's depth of an interval: rate x service time over busy time; NAN when not known. */
+static double little_depth(const struct bw_interval *iv)
+{
+	double n = bw_interval_rate(iv);
+
+	return iv->busy_pct > 0 ? n * iv->svc_mean_ms / (iv->busy_pct * 10) : NAN;
+}
+
+double bw_interval_rate(const struct bw_interval *iv)
+{
+	double r = 0;
+	int op;
+
+	for (op = 0; op < BW_NR_OPS; op++)
+		r += iv->ios[op];
+	return iv->secs > 0 ? r / iv->secs : 0;
+}
+
+/* a and b a factor of BW_MOVED or more apart (both known and positive). */
+static bool factor_apart(double a, double b)
+{
+	if (!(a > 0) || !(b > 0))
+		return false;
+	return a >= b * BW_MOVED || b >= a * BW_MOVED;
+}
+
+bool bw_workload_moved(const struct bw_interval *a, const struct bw_interval *b)
+{
+	bool idle_a = bw_interval_rate(a) * a->secs < BW_MOVED_MIN_IOS;
+	bool idle_b = bw_interval_rate(b) * b->secs < BW_MOVED_MIN_IOS;
+
+	if (idle_a || idle_b)
+		return idle_a != idle_b;
+	return factor_apart(bw_interval_rate(a), bw_interval_rate(b)) || factor_apart(a->kb_per_rq, b->kb_per_rq) ||
+	       factor_apart(little_depth(a), little_depth(b));
+}
+
+void bw_interval_solo_estimate(const struct bw_snap_dev *prev, const struct bw_snap_dev *cur,
+			       const struct bw_interval *iv, __u64 ios[BW_NR_OPS][BW_SIZE_CLASSES],
+			       __u64 ns[BW_NR_OPS][BW_SIZE_CLASSES])
+{
+	struct bw_op_stats d;
+	int op, c, top;
+
+	if (!prev || cur->counts_ds || !iv->depth_source || strcmp(iv->depth_source, "estimated") ||
+	    !(iv->depth_busy <= BW_SOLO_DEPTH) || iv->timing_source == NULL ||
+	    strcmp(iv->timing_source, "stamp") || iv->stamp_plugged_share > BW_PLUGGED_TRUST)
+		return;
+	for (op = 0; op < BW_NR_OPS; op++) {
+		bw_op_stats_sub(&d, &cur->op[op], &prev->op[op]);
+		if (d.ios < bw_peff_default.min_ios || !d.d2c_ns)
+			continue;
+		for (top = 0, c = 1; c < BW_SIZE_CLASSES; c++)
+			if (d.class_ios[c] > d.class_ios[top])
+				top = c;
+		if (d.class_ios[top] * 10 < d.ios * 9)	/* no one size: no one S1 */
+			continue;
+		ios[op][top] += d.ios;
+		ns[op][top] += d.d2c_ns;
+	}
 }
 
 /* Did the device do anything in the interval (iostat -z's test)? */

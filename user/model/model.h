@@ -31,6 +31,18 @@ struct bw_op_stats {
 	BW_OP_FIELDS(__u64);
 };
 
+/*
+ * What /sys/block/DEV/stat counts per op (reads, writes, discards,
+ * flushes: diskstats' groups, blkwise's first four ops), cumulative since
+ * the device appeared: the counts of a light tier that runs for a share of
+ * the time (--max-cpu).
+ */
+struct bw_dstat {
+	__u64 ios[BW_NR_OPS];
+	__u64 bytes[BW_NR_OPS];
+	__u64 merges[BW_NR_OPS];
+};
+
 /* Cumulative counters of one device, summed over CPUs and slots. */
 struct bw_snap_dev {
 	__u32 dev;
@@ -55,6 +67,24 @@ struct bw_snap_dev {
 	__u64 io_ticks_ms;
 	bool io_ticks_known;
 	__u64 appearance;	/* which appearance of the device io_ticks counts for */
+	/*
+	 * Light tier: the kernel's stamps come from a plug's cached clock (6.9+),
+	 * so service and queue time are those of the requests its timing
+	 * slices timed (xop: their count and timing fields, cumulative).
+	 */
+	bool plug_clock;
+	bool x_timed;		/* xop is read */
+	/*
+	 * Counts, bytes and merges are diskstats' (ds, replacing op's for the
+	 * first four ops): the light tier runs for a share of the time.
+	 * light_ios: what its own counts were, every op (a P_eff estimate's
+	 * size mix is its, scaled to the counts).
+	 */
+	bool counts_ds;
+	__u64 light_ios;
+	struct bw_dstat ds;	/* diskstats' at the read (user/watch), with ds_known */
+	bool ds_known;
+	struct bw_op_stats xop[BW_NR_OPS];
 };
 
 struct bw_snap {
@@ -135,7 +165,22 @@ struct bw_interval {
 	 */
 	bool sampled;
 	double sample_age_s, sample_s, exact_share;
-	const char *timing_source;	/* "issue" (exact tier), "stamp" or "issue_fallback" (light) */
+	/*
+	 * Where depth and P_eff come from: "exact" (the exact tier), "sampled"
+	 * (an exact slice within the interval), "estimated" (the light tier:
+	 * Little's law, requests x service time over busy time from io_ticks,
+	 * and P_eff = N x S1 over that busy time), or NULL (not known).
+	 */
+	const char *depth_source, *p_eff_source;
+	/*
+	 * Where service and queue time come from: "issue" (the exact tier),
+	 * "stamp" or "issue_fallback" (the light tier), "sampled" (the light
+	 * tier where the kernel's stamps are a plug's cached clock: the exact
+	 * slices' requests, timing_share of the interval's).
+	 */
+	const char *timing_source;
+	double timing_share;
+	double stamp_plugged_share;	/* light: completions whose issue stamp was a plug's clock */
 	bool gone;
 };
 
@@ -144,6 +189,7 @@ struct bw_s1 {
 	__u64 samples;
 	__u64 mean_ns;
 	__s64 learned;		/* unix seconds; 0: none */
+	bool estimated;		/* the light tier's (bw_interval_solo_estimate), not the store's */
 };
 
 struct bw_s1_dev {
@@ -172,6 +218,36 @@ void bw_interval_compute(const struct bw_snap_dev *prev, const struct bw_snap_de
  */
 void bw_interval_sampled(struct bw_interval *o, const struct bw_interval *x, double age_s,
 			 double share);
+/*
+ * Share of completions whose issue stamp was a plug's cached clock above
+ * which service time from the stamps is not trusted (marked, tests/test_light.sh).
+ */
+#define BW_PLUGGED_TRUST 0.01
+/* The service time's mark in the table: '~' sampled, '!' untrusted stamps, else 0. */
+char bw_timing_mark(const struct bw_interval *iv);
+/*
+ * Whether a device's workload moved from interval a to b: its completion
+ * rate, mean request size or depth (Little's: rate x service time over
+ * busy time) changed by a factor of BW_MOVED or more, or it started or
+ * stopped doing I/O.  Intervals of under BW_MOVED_MIN_IOS completions are
+ * idle to it.
+ */
+#define BW_MOVED 1.5
+#define BW_MOVED_MIN_IOS 20
+bool bw_workload_moved(const struct bw_interval *a, const struct bw_interval *b);
+/* Completions per second, every op. */
+double bw_interval_rate(const struct bw_interval *iv);
+/*
+ * Where no exact tier measures S1 (before 5.12, or no slices): an interval
+ * whose requests were alone on the device (Little's depth at most
+ * BW_SOLO_DEPTH, its busy time from io_ticks) gives S1 samples of its
+ * mean service time, per op, for the size class that holds nine tenths of
+ * the op's requests.  Added to ios and ns ([op][class]).
+ */
+#define BW_SOLO_DEPTH 1.1
+void bw_interval_solo_estimate(const struct bw_snap_dev *prev, const struct bw_snap_dev *cur,
+			       const struct bw_interval *iv, __u64 ios[BW_NR_OPS][BW_SIZE_CLASSES],
+			       __u64 ns[BW_NR_OPS][BW_SIZE_CLASSES]);
 
 /*
  * A virtio disk's ring buffers between two reads of its counts
@@ -182,6 +258,14 @@ void bw_vio_interval(const struct bw_vio_stats *prev, const struct bw_vio_stats 
 		     struct bw_interval *out);
 /* The integral of requests in flight over an interval, ns (the rule stat and analyze share). */
 __u64 bw_flight_area(__u64 d2c, __u64 open_start, __u64 open_end);
+/* Why P_eff is undetermined, each reason once (metrics.c): JSON's text, the table's code, the legend's words. */
+enum bw_peff_why_id {
+	BW_WHY_IDLE, BW_WHY_FEW, BW_WHY_SHALLOW, BW_WHY_NO_S1, BW_WHY_LIGHT, BW_WHY_NOFETCH, BW_WHY_N
+};
+struct bw_peff_why {
+	const char *text, *code, *legend;
+};
+extern const struct bw_peff_why bw_peff_whys[BW_WHY_N];
 void bw_render_legend(FILE *f);
 bool bw_interval_active(const struct bw_interval *iv);
 void bw_op_stats_add(struct bw_op_stats *dst, const struct bw_op_stats *src);
@@ -194,6 +278,15 @@ void bw_snap_add_pcpu(struct bw_snap_dev *d, const struct bw_dev_pcpu *pcpu, int
 		      __u64 closed_epoch, struct bw_op_stats *ext);
 /* ext extended from one slot's 32-bit buckets, nothing added anywhere. */
 void bw_pcpu_extend(const struct bw_dev_pcpu *pcpu, int ncpus, struct bw_op_stats *ext);
+/*
+ * The light tier's own timed requests of a slot (struct bw_dev_xpcpu per
+ * CPU) into ops' timing fields (BW_NR_OPS), histograms extended in ext.
+ */
+void bw_xtime_add(struct bw_op_stats *ops, const struct bw_dev_xpcpu *x, int ncpus,
+		  struct bw_op_stats *ext);
+/* A slot's per-CPU op figures only, summed into ops (BW_NR_OPS), histograms extended in ext. */
+void bw_pcpu_add_ops(struct bw_op_stats *ops, const struct bw_dev_pcpu *pcpu, int ncpus,
+		     struct bw_op_stats *ext);
 void bw_snap_free(struct bw_snap *s);
 /* A device's counters in a snapshot, or NULL. */
 const struct bw_snap_dev *bw_snap_find(const struct bw_snap *s, __u32 dev);
@@ -278,6 +371,7 @@ struct bw_devinfo {
 	__u64 ds_merges;	/* /sys/block/DEV/stat's merges (rrqm + wrqm + drqm), cumulative */
 	__u64 ds_ticks_ms;	/* and its io_ticks, cumulative */
 	bool ds_merges_known;	/* both read */
+	struct bw_dstat ds;	/* and all it counts (valid with ds_merges_known) */
 	char slaves[BW_REL_LEN];	/* the disk's slaves/ (what it is stacked on), space-separated */
 	char holders[BW_REL_LEN];	/* its holders/ (what is stacked on it) */
 };
@@ -293,6 +387,8 @@ const char *bw_id_note(enum bw_id_kind k);
 bool bw_id_ambiguous(enum bw_id_kind k, const char *id);
 bool bw_dev_present(const struct bw_devinfo *di);
 int bw_parse_stat(const char *line, __u64 *merges, __u64 *io_ticks_ms);
+/* The same line's completions and bytes per op (diskstats' four groups), into ds. */
+int bw_parse_dstat(const char *line, struct bw_dstat *ds);
 bool bw_dev_same_appearance(const struct bw_devinfo *a, const struct bw_devinfo *b);
 void bw_dev_keep_identity(struct bw_devinfo *di, const struct bw_devinfo *was);
 #define BW_ID_RECHECK_S 600
@@ -432,6 +528,61 @@ struct bw_prog_stat {
 	__u64 run_ns;
 	__u64 run_cnt;
 };
+
+/*
+ * cost.c (pure): what blkwise's programs and process cost, and the shares
+ * a CPU ceiling leaves the light tier and the slices.  Until measured, a
+ * kind's price is its default: what make bench measures on a 2-vCPU VM
+ * with the kernel's accounting on (which adds to every run), rounded up.
+ */
+enum bw_cost_kind {
+	BW_COST_ALWAYS,		/* attached throughout: per completion, on every device */
+	BW_COST_TIMING,		/* a timing slice's Q and issue programs: per request timed */
+	BW_COST_EXACT,		/* the exact tier's: per request an exact slice saw */
+	BW_COST_OTHER,		/* not counted (the optional objects' other programs) */
+	BW_COST_KINDS,
+};
+#define BW_COST_ALWAYS_NS 250.0
+#define BW_COST_TIMING_NS 450.0
+#define BW_COST_EXACT_NS 800.0
+#define BW_COST_MIN_EVENTS 1000
+/*
+ * What attaching and detaching cost blkwise's own CPU, a pair of each (the
+ * kernel patches every tracepoint's call sites: in a VM, milliseconds),
+ * until measured.
+ */
+#define BW_COST_SWITCH_S 0.001
+#define BW_COST_MAX_CYCLE 40	/* periods: the longest a duty cycle gets */
+struct bw_cost_model {
+	double ns[BW_COST_KINDS];	/* price per event */
+	bool measured[BW_COST_KINDS];
+	double sw_light_s;		/* the light tier on and off again, CPU seconds */
+	double sw_timing_s;		/* a timing slice's programs on and off again */
+	bool sw_light_seen, sw_timing_seen;
+};
+/* What a ceiling leaves, for the periods (period_s) that follow. */
+struct bw_cost_plan {
+	double light_share;	/* of each cycle the light tier is attached */
+	double slice_budget;	/* share of one CPU the slices may take */
+	int cycle;		/* periods a cycle lasts: the light tier on once, slices once */
+};
+struct bw_cost_in {
+	double ceiling;		/* of one CPU; 0: none */
+	double rate;		/* completions a second on every device */
+	double user;		/* the process's own share, switching left out */
+	double budget;		/* what the slices may take without a ceiling */
+	double min_timing;	/* of a period, the shortest timing slice (0: none needed) */
+	double period_s;
+};
+enum bw_cost_kind bw_cost_kind_of(const char *prog);
+void bw_cost_init(struct bw_cost_model *m);
+void bw_cost_learn(struct bw_cost_model *m, const struct bw_prog_stat *a,
+		   const struct bw_prog_stat *b, int n);
+/* The share of one CPU events[] of each kind cost over secs. */
+double bw_cost_cpu(const struct bw_cost_model *m, const double events[BW_COST_KINDS], double secs);
+void bw_cost_switched(struct bw_cost_model *m, bool light, double pair_s);
+void bw_cost_plan(const struct bw_cost_model *m, const struct bw_cost_in *in,
+		  struct bw_cost_plan *p);
 
 /* cgrollup.c: per-cgroup series for the exporter (export --cgroups) */
 #define BW_CG_PATH_LEN 256

@@ -231,6 +231,16 @@ static void op_counter(struct bw_prom *p, const struct bw_figure *r, const struc
 	}
 }
 
+/*
+ * Where the kernel's stamps are a plug's (6.9+), service and queue time are
+ * the timing slices' requests' (user/model/metrics.c, sampled_timing): the
+ * histograms count those, and their _count stays below the requests'.
+ */
+static const struct bw_op_stats *timed(const struct bw_snap_dev *c, int op)
+{
+	return c->light && c->plug_clock && c->x_timed ? &c->xop[op] : &c->op[op];
+}
+
 static void hist_family(struct bw_prom *p, const struct bw_figure *r, const struct bw_expo_dev *d,
 			int n)
 {
@@ -242,6 +252,8 @@ static void hist_family(struct bw_prom *p, const struct bw_figure *r, const stru
 
 			if (!op_seen(o))
 				continue;
+			if (r->special != BW_SP_SEG_HIST)
+				o = timed(d[i].cum, op);
 			if (r->special == BW_SP_SEG_HIST)
 				hist_seg(p, dev_name(&d[i]), bw_op_names[op], o);
 			else if (r->special == BW_SP_HIST_SERVICE)
@@ -463,6 +475,15 @@ static void scalars(struct bw_prom *p, const struct bw_expo_self *s)
 		  "Start time of the process since unix epoch in seconds.", s->start_unix },
 		{ "process_open_fds", BW_PROM_GAUGE, "Number of open file descriptors.",
 		  (double)s->open_fds },
+		{ "blkwise_bpf_cpu_seconds", BW_PROM_COUNTER,
+		  "CPU time of blkwise's BPF programs, estimated: each kind's price per event, "
+		  "measured where the kernel's accounting was on, times its events since.",
+		  s->bpf_cpu_s },
+		{ "blkwise_observed_ratio", BW_PROM_GAUGE,
+		  "Share of the last interval the light tier ran (under --max-cpu): the histograms "
+		  "count the requests of that share; 1: all.", s->observed },
+		{ "blkwise_max_cpu_ratio", BW_PROM_GAUGE,
+		  "The CPU ceiling (--max-cpu), a share of one CPU; 0: none.", s->max_cpu },
 	};
 	char sample[96];
 	unsigned int i;

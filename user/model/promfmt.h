@@ -82,6 +82,9 @@ struct bw_expo_self {
 	bool bpf_stats;
 	double sample_s, last_sample_unix;
 	double rss_bytes, cpu_s, start_unix;
+	double bpf_cpu_s;		/* blkwise's programs' CPU, estimated (user/model/cost.c) */
+	double observed;		/* share of the last interval the light tier ran */
+	double max_cpu;			/* the ceiling, a share of one CPU (0: none) */
 	long open_fds;
 	const struct bw_bc_snap *biocache;	/* NULL: not asked for (--bio-cache) */
 	const struct bw_expo_presence *presence;	/* named devices, and any shown */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The stat table and its JSON twin, named as iostat -x users read them. */
 #include <math.h>
+#include <string.h>
 #include "model/model.h"
 #include "model/figures.h"
 
@@ -49,10 +50,19 @@ static void row_cell(FILE *f, const struct bw_figure *r, const struct bw_interva
 	case BW_CELL_PEFF:
 		if (isnan(iv->p_eff))
 			fprintf(f, " %*s", r->width, iv->p_eff_code ? iv->p_eff_code : "-");
-		else if (iv->sampled)	/* the last exact slice's: ~ */
-			fprintf(f, " %*.*f~", r->width - 1, r->prec, iv->p_eff);
+		else if (iv->p_eff_source && strcmp(iv->p_eff_source, "exact"))
+			/* an exact slice's within the interval: ~; the light tier's estimate: * */
+			fprintf(f, " %*.*f%c", r->width - 1, r->prec, iv->p_eff,
+				strcmp(iv->p_eff_source, "sampled") ? '*' : '~');
 		else
 			cell(f, r->width, r->prec, iv->p_eff);
+		break;
+	case BW_CELL_TIMED:
+		v = fig_value(r, iv);
+		if (isnan(v) || !bw_timing_mark(iv))
+			cell(f, r->width, r->prec, v);
+		else
+			fprintf(f, " %*.*f%c", r->width - 1, r->prec, v, bw_timing_mark(iv));
 		break;
 	case BW_CELL_NUM:
 		v = fig_value(r, iv);

@@ -88,6 +88,7 @@ struct bw_replay {
 	bool exact;		/* every percentile narrowed to its value */
 	bool keep;		/* pass 1 keeps its latencies for the refining rounds */
 	bool no_inserts;	/* the source did not record inserts: no dispatch stalls */
+	bool q_clock;		/* Q from block_io_start: queue time from it, as stat's */
 	__u64 kept;
 	__u16 *arena;		/* their chunks (keep_value) */
 	size_t arena_used;	/* in __u16 */
@@ -879,8 +880,8 @@ static void complete(struct bw_replay *rp, struct bw_replay_dev *d, struct rp_rq
 	d_ts = e->d_ts;
 	solo = leave_flight(d, e, now, false);
 	d2c = now > d_ts ? now - d_ts : 0;
-	/* Q: the allocation stamp where recorded (stat's origin), else the Q event. */
-	q0 = ev->alloc_ns ? ev->alloc_ns : e->q_ts;
+	/* Q: stat's origin (bw_q_origin); the Q event where no stamp was recorded. */
+	q0 = bw_q_origin(rp->q_clock, e->q_ts, ev->alloc_ns ? ev->alloc_ns : e->q_ts);
 	d->completed++;
 	x_add(rp, &d->lat[op][BW_LAT_D2C], d2c);
 	queued = bw_queue_times(q0, d_ts, now, &q2d, &q2c);
@@ -1334,6 +1335,7 @@ int bw_replay_new(struct bw_replay **out, const struct bw_replay_opts *o,
 	rp->no_inserts = (src->info->flags & BW_TINFO_Q_IO_START) &&
 			 !(src->info->flags & BW_TINFO_INSERTS);
 	rp->keep = o->exact;
+	rp->q_clock = src->info->flags & BW_TINFO_Q_IO_START;
 	if (!(rp->o.interval > 0))
 		rp->o.interval = 1.0;
 	rp->tick_ns = (__u64)(rp->o.interval * 1e9);

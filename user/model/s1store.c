@@ -9,7 +9,7 @@
  * repaired by hand.  Version 2 types each record; version 1 files (S1
  * records only, untyped) are still read:
  *
- *	blkwise-s1 2
+ *	blkwise-s1 4
  *	s1	loop:/var/tmp/disk.img	read	0	1234	2083112	1764570000
  *	class	loop:/var/tmp/disk.img	deep	3.812	1764570000
  *	idle	loop:/var/tmp/disk.img	0	0.580	1764570000	0

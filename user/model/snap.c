@@ -49,6 +49,21 @@ static void extend_hist(const struct bw_dev_pcpu *pcpu, int ncpus, size_t off, i
 	}
 }
 
+/* A latency histogram at off in each CPU's struct bw_dev_xpcpu, as extend_hist does it. */
+static void extend_x(const struct bw_dev_xpcpu *x, int ncpus, size_t off, __u64 *ext, __u64 *out)
+{
+	int cpu, i;
+
+	for (i = 0; i < BW_LAT_BUCKETS; i++) {
+		__u32 m = 0;
+
+		for (cpu = 0; cpu < ncpus; cpu++)
+			m += ((const __u32 *)((const char *)&x[cpu] + off))[i];
+		ext[i] = bw_extend32(ext[i], m);
+		out[i] += ext[i];
+	}
+}
+
 /* Every op's histograms of one slot extended into ext, and added to outs unless NULL. */
 static void extend_ops(const struct bw_dev_pcpu *pcpu, int ncpus, struct bw_op_stats *ext,
 		       struct bw_op_stats *outs)
@@ -77,8 +92,8 @@ void bw_pcpu_extend(const struct bw_dev_pcpu *pcpu, int ncpus, struct bw_op_stat
  * slot's own BW_NR_OPS histograms extended to 64 bits, carries over from
  * one read to the next.
  */
-void bw_snap_add_pcpu(struct bw_snap_dev *d, const struct bw_dev_pcpu *pcpu, int ncpus,
-		      __u64 closed_epoch, struct bw_op_stats *ext)
+void bw_pcpu_add_ops(struct bw_op_stats *ops, const struct bw_dev_pcpu *pcpu, int ncpus,
+		     struct bw_op_stats *ext)
 {
 	size_t w;
 	int cpu, op;
@@ -88,9 +103,41 @@ void bw_snap_add_pcpu(struct bw_snap_dev *d, const struct bw_dev_pcpu *pcpu, int
 			const __u64 *src = (const __u64 *)&pcpu[cpu].op[op];
 
 			for (w = 0; w < OP_WORDS; w++)
-				((__u64 *)&d->op[op])[w] += src[w];
+				((__u64 *)&ops[op])[w] += src[w];
 		}
-	extend_ops(pcpu, ncpus, ext, d->op);
+	extend_ops(pcpu, ncpus, ext, ops);
+}
+
+void bw_xtime_add(struct bw_op_stats *ops, const struct bw_dev_xpcpu *x, int ncpus,
+		  struct bw_op_stats *ext)
+{
+	size_t base;
+	int cpu, op;
+
+	for (op = 0; op < BW_NR_OPS; op++) {
+		for (cpu = 0; cpu < ncpus; cpu++) {
+			const struct bw_op_time *t = &x[cpu].op[op];
+
+			ops[op].ios += t->ios;
+			ops[op].d2c_ns += t->d2c_ns;
+			ops[op].q_ios += t->q_ios;
+			ops[op].q2d_ns += t->q2d_ns;
+			ops[op].q2c_ns += t->q2c_ns;
+		}
+		base = op * sizeof(struct bw_op_time);
+		extend_x(x, ncpus, base + offsetof(struct bw_op_time, hist_d2c), ext[op].hist_d2c,
+			 ops[op].hist_d2c);
+		extend_x(x, ncpus, base + offsetof(struct bw_op_time, hist_q2d), ext[op].hist_q2d,
+			 ops[op].hist_q2d);
+	}
+}
+
+void bw_snap_add_pcpu(struct bw_snap_dev *d, const struct bw_dev_pcpu *pcpu, int ncpus,
+		      __u64 closed_epoch, struct bw_op_stats *ext)
+{
+	int cpu;
+
+	bw_pcpu_add_ops(d->op, pcpu, ncpus, ext);
 	for (cpu = 0; cpu < ncpus; cpu++) {
 		const struct bw_dev_pcpu *p = &pcpu[cpu];
 

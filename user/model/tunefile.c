@@ -4,7 +4,7 @@
  * that its exit, a signal, or `blkwise tune --restore` after a SIGKILL puts
  * them back exactly.  Pure: FILE in, FILE out.
  *
- *	blkwise-tune 1
+ *	blkwise-tune 2
  *	pid 4242
  *	device loop3 7:3
  *	identity loop:/var/tmp/disk.img#254:0:1234

@@ -124,9 +124,10 @@ out:
 }
 
 /*
- * The device's identity and model, once per appearance: a driver may answer
- * an attribute with a request to the device (virtio-blk's serial is a
- * GET_ID request), which a watcher must not make every interval.  That
+ * The device's identity and model, at its appearance and again only when
+ * bw_id_recheck_due says: a driver may answer an attribute with a request
+ * to the device (virtio-blk's serial is a GET_ID request), which a watcher
+ * must not make every interval.  That
  * serial, when nothing else names the device, is left pending (BW_ID_PENDING)
  * unless may_io: the caller reads it once the device has I/O of its own.
  */
@@ -250,7 +251,8 @@ int bw_dev_probe(__u32 dev, struct bw_devinfo *di)
 	if (!read_line(dev, "queue/rotational", buf, sizeof(buf)))
 		di->rotational = buf[0] == '1';
 	if (!read_line(dev, "stat", buf, sizeof(buf)))
-		di->ds_merges_known = !bw_parse_stat(buf, &di->ds_merges, &di->ds_ticks_ms);
+		di->ds_merges_known = !bw_parse_stat(buf, &di->ds_merges, &di->ds_ticks_ms) &&
+				      !bw_parse_dstat(buf, &di->ds);
 	read_appearance(dev, di);
 	di->bio_based = bw_dev_is_bio_based(di->disk);
 	read_names(di->disk, "slaves", di->slaves, sizeof(di->slaves));

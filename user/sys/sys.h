@@ -50,6 +50,7 @@ int bw_sysfs_writable(const char *disk, const char *attr);
 /* disks.c: the disks in /sys/block */
 /* fn (unless NULL) on each disk's name; how many disks, or -1 when /sys/block is unreadable. */
 int bw_disks_walk(void (*fn)(const char *disk, void *arg), void *arg);
+__u64 bw_disks_completions(void);
 /* Every whole disk in /sys/block, as dev_t; how many (at most max). */
 int bw_list_disks(__u32 *out, int max);
 /* The watched devices, else every disk; how many (at most max). */

@@ -7,6 +7,7 @@
 #include <time.h>
 #include <sys/utsname.h>
 #include "watch/watch.h"
+#include "watch/internal.h"
 
 #define MAX_STREAMS 4096
 /* Learned S1 goes to the store this often, and at exit. */
@@ -16,7 +17,7 @@ void bw_watch_opts_init(struct bw_watch_opts *o)
 {
 	o->state_dir = BW_STATE_DIR;
 	o->exact_period_s = BW_EXACT_PERIOD_S;
-	o->exact_slice_s = BW_EXACT_SLICE_S;
+	o->exact_budget = BW_EXACT_BUDGET;
 }
 
 /* --exact-period (0: never) and --exact-slice, in seconds. */
@@ -37,9 +38,33 @@ static int slice_opt(struct bw_watch_opts *o, int c, const char *arg)
 	return 1;
 }
 
+/* --exact-budget and --max-cpu: a percentage of one CPU (0 for --max-cpu: none). */
+static int cpu_opt(struct bw_watch_opts *o, int c, const char *arg)
+{
+	bool max = c == BW_OPT_MAX_CPU;
+	char *end;
+	double v = strtod(arg, &end);
+
+	if (end == arg || *end || !(v >= 0) || v > 100 || (!max && v <= 0)) {
+		bw_err("bad --%s '%s': give a percentage of one CPU, %s to 100",
+		       max ? "max-cpu" : "exact-budget", arg, max ? "0 (none)" : "above 0");
+		return -EINVAL;
+	}
+	if (max) {
+		o->max_cpu = v / 100;
+		o->max_cpu_given = true;
+	}
+	else
+		o->exact_budget = v / 100;
+	return 1;
+}
+
 int bw_watch_opt(struct bw_watch_opts *o, int c, const char *arg)
 {
 	switch (c) {
+	case BW_OPT_EXACT_BUDGET:
+	case BW_OPT_MAX_CPU:
+		return cpu_opt(o, c, arg);
 	case 'd':
 		if (o->nr_names >= BW_MAX_WATCH) {
 			bw_err("too many -d (at most %d)", BW_MAX_WATCH);
@@ -83,19 +108,9 @@ int bw_watch_opt(struct bw_watch_opts *o, int c, const char *arg)
 	}
 }
 
-static struct bw_watch_dev *find_dev(struct bw_watch *w, __u32 dev)
-{
-	int i;
-
-	for (i = 0; i < w->ndevs; i++)
-		if (w->devs[i].dev == dev)
-			return &w->devs[i];
-	return NULL;
-}
-
 struct bw_watch_dev *bw_watch_dev(struct bw_watch *w, __u32 dev)
 {
-	struct bw_watch_dev *s = find_dev(w, dev);
+	struct bw_watch_dev *s = bw_watch_find(w, dev);
 
 	if (s)
 		return s;
@@ -129,7 +144,15 @@ int bw_watch_resolve(struct bw_watch *w, struct bw_watch_opts *o)
 	int i, j;
 
 	w->o = o;
-	if (o->exact_period_s > 0 && o->exact_slice_s >= o->exact_period_s) {
+	/* A default ceiling (export's) gives way to the exact tier; one asked for is an error. */
+	if (o->max_cpu > 0 && (c->exact || c->streams) && !o->max_cpu_given)
+		o->max_cpu = 0;
+	if (o->max_cpu > 0 && (c->exact || c->streams)) {
+		bw_err("--max-cpu bounds the light tier and its slices; --exact%s runs the exact "
+		       "tier throughout: drop one", c->streams ? " (implied by --streams)" : "");
+		return -EINVAL;
+	}
+	if (o->exact_period_s > 0 && o->exact_slice_s > o->exact_period_s) {
 		bw_err("--exact-slice %g must be shorter than --exact-period %g",
 		       o->exact_slice_s, o->exact_period_s);
 		return -EINVAL;
@@ -218,45 +241,16 @@ static int open_others(struct bw_watch *w)
 	return o->biocache ? bw_bc_open(&w->bc, env, o->verbose) : 0;
 }
 
-/* The loaded objects: the core first. */
-static int objects(const struct bw_watch *w, struct bpf_object **objs)
-{
-	int n = 0;
-
-	objs[n++] = bw_core_obj(w->core);
-	if (w->xcore)
-		objs[n++] = bw_core_obj(w->xcore);
-	if (w->bio)
-		objs[n++] = bw_bio_obj(w->bio);
-	if (w->st)
-		objs[n++] = bw_streams_obj(w->st);
-	if (w->cg)
-		objs[n++] = bw_cgio_obj(w->cg);
-	if (bw_bc_obj(w->bc))
-		objs[n++] = bw_bc_obj(w->bc);
-	return n;
-}
-
 static void print_memory(const struct bw_watch *w, FILE *f)
 {
-	struct bpf_object *objs[6];
-	int n = objects(w, objs);
+	struct bpf_object *objs[BW_WATCH_MAX_OBJS];
+	int n = bw_watch_objects(w, objs);
 
 	bw_core_print_memory(w->core, objs + 1, n - 1, f);
 	if (w->bio)
 		bw_bio_print(w->bio, f);
 	if (w->st)
 		bw_streams_print(w->st, f);
-}
-
-int bw_watch_prog_stats(const struct bw_watch *w, struct bw_prog_stat *out, int max)
-{
-	struct bpf_object *objs[6];
-	int i, nobj = objects(w, objs), n = 0;
-
-	for (i = 0; i < nobj && n >= 0; i++)
-		n = bw_obj_prog_stats(objs[i], out, max, n);
-	return n;
 }
 
 /*
@@ -418,24 +412,6 @@ int bw_watch_refresh(struct bw_watch *w)
 	return err ?: (w->bio ? bw_bio_refresh(w->bio) : 0);
 }
 
-/*
- * The exact tier for slices, beside the light tier: not with a period of
- * 0, and not before 5.12, where it measures nothing the light tier lacks.
- */
-static int open_sampler(struct bw_watch *w)
-{
-	struct bw_core_opts o = w->o->core;
-
-	if (!bw_core_light(w->core) || w->o->exact_period_s <= 0 ||
-	    !bw_core_env(w->core)->have_fetch)
-		return 0;
-	o.exact = true;
-	o.sampler = true;
-	w->x_first = true;
-	w->x_next_ns = bw_now_ns();
-	return bw_core_open(&w->xcore, &o);
-}
-
 int bw_watch_start(struct bw_watch *w)
 {
 	int err;
@@ -454,7 +430,7 @@ int bw_watch_start(struct bw_watch *w)
 	open_store(w);
 	err = bw_core_open(&w->core, &w->o->core);
 	err = err ?: open_others(w);
-	err = err ?: open_sampler(w);
+	err = err ?: bw_slices_open(w);
 	if (err)
 		return err;
 	if (w->o->core.verbose)
@@ -464,6 +440,7 @@ int bw_watch_start(struct bw_watch *w)
 		return err;
 	w->saved_at = w->prev.ts_ns;
 	w->start_ns = w->prev.ts_ns;
+	bw_cost_start(w);
 	bw_watch_slices(w);
 	return 0;
 }
@@ -644,6 +621,8 @@ static int refresh_devices(struct bw_watch *w, struct bw_snap *cur)
 			d->io_ticks_ms = di.ds_ticks_ms;
 			d->io_ticks_known = di.ds_merges_known;
 			d->appearance = di.diskseq ^ di.ino;
+			d->ds = di.ds;
+			d->ds_known = di.ds_merges_known;
 
 			s->info = di;
 			if (new_id) {
@@ -667,6 +646,33 @@ static int refresh_devices(struct bw_watch *w, struct bw_snap *cur)
 	return alive;
 }
 
+/*
+ * Under a ceiling the light tier may run for a share of the time: counts,
+ * bytes and merges of a light device are diskstats' throughout (exact at
+ * any share, and one source for the whole run).
+ */
+static void counts_from_diskstats(struct bw_snap *s)
+{
+	int i, op;
+
+	for (i = 0; i < s->nr; i++) {
+		struct bw_snap_dev *d = &s->devs[i];
+
+		if (!d->light || !d->ds_known)
+			continue;
+		d->light_ios = 0;
+		for (op = 0; op < BW_NR_OPS; op++) {
+			if (op == BW_OP_PASSTHROUGH)
+				continue;
+			d->light_ios += d->op[op].ios;
+			d->op[op].ios = d->ds.ios[op];
+			d->op[op].bytes = d->ds.bytes[op];
+			d->op[op].merges = d->ds.merges[op];
+		}
+		d->counts_ds = true;
+	}
+}
+
 /* One snapshot of every object's devices, epochs closed; then what sysfs says of them. */
 static int take(struct bw_watch *w, struct bw_snap *s)
 {
@@ -677,9 +683,13 @@ static int take(struct bw_watch *w, struct bw_snap *s)
 	err = bw_core_snapshot(w->core, s, bw_bio_slots(w->bio));
 	if (!err && w->bio)
 		err = bw_bio_snapshot(w->bio, s);
+
 	if (err)
 		return err;
-	return refresh_devices(w, s);
+	err = refresh_devices(w, s);
+	if (err >= 0 && w->o->max_cpu > 0)
+		counts_from_diskstats(s);
+	return err;
 }
 
 static const struct bw_stream *find_stream(const struct bw_stream_snap *v, int n,
@@ -747,7 +757,7 @@ static void sample_streams(struct bw_watch *w, __u64 now)
 	w->nsprev = n;
 }
 
-static void learn_class(struct bw_watch_dev *s, double p_eff, double secs)
+void bw_watch_class_sample(struct bw_watch_dev *s, double p_eff, double secs)
 {
 	bool was_stored = s->cls.stored && s->cls.cls != BW_CLASS_UNKNOWN;
 
@@ -757,131 +767,55 @@ static void learn_class(struct bw_watch_dev *s, double p_eff, double secs)
 		s->id_doubt = true;
 }
 
-const struct bw_snap_dev *bw_watch_exact_dev(const struct bw_watch *w, __u32 dev)
+/*
+ * S1 as a light interval's estimate uses it: the exact slices' solo
+ * samples of this appearance where there are enough, else the store's.
+ */
+static const struct bw_s1_dev *s1_of(const struct bw_watch *w, const struct bw_watch_dev *s,
+				     struct bw_s1_dev *buf)
 {
-	return bw_snap_find(w->xcore ? &w->xprev : &w->prev, dev);
-}
+	const struct bw_snap_dev *x = w->xcore ? bw_snap_find(&w->xprev, s->dev) : NULL;
+	__u64 n, ns;
+	int op, c;
 
-/* The exact tier's share of the time since start, at now. */
-static double exact_share(const struct bw_watch *w, __u64 now)
-{
-	__u64 on = w->x_total_ns + (w->x_on && now > w->xprev.ts_ns ? now - w->xprev.ts_ns : 0);
-
-	return now > w->start_ns ? (double)on / (double)(now - w->start_ns) : 0;
-}
-
-/* A slice's sample: every shown device's exact figures since the last, and its class. */
-static int slice_sample(struct bw_watch *w)
-{
-	struct bw_snap cur = {};
-	__s64 now = time(NULL);
-	double secs;
-	int i;
-
-	if (bw_core_snapshot(w->xcore, &cur, 0)) {
-		bw_snap_free(&cur);
-		return -1;
+	memset(buf, 0, sizeof(*buf));
+	if (s->has_stored)
+		*buf = s->stored;
+	for (op = 0; op < BW_NR_OPS; op++) {
+		for (c = 0; c < BW_SIZE_CLASSES; c++) {
+			if (x) {
+				bw_watch_solo(s, x, op, c, &n, &ns);
+			} else {	/* no exact tier: the light tier's estimate */
+				n = s->lsolo_ios[op][c];
+				ns = s->lsolo_ns[op][c];
+			}
+			if (n < bw_peff_default.min_solo)
+				continue;
+			buf->s[op][c].samples = n;
+			buf->s[op][c].mean_ns = ns / n;
+			buf->s[op][c].learned = time(NULL);
+			buf->s[op][c].estimated = !x;
+		}
 	}
-	secs = (cur.ts_ns - w->xprev.ts_ns) / 1e9;
-	w->x_total_ns += cur.ts_ns - w->xprev.ts_ns;
-	for (i = 0; i < cur.nr; i++) {
-		const struct bw_snap_dev *d = &cur.devs[i];
-		struct bw_watch_dev *s = find_dev(w, d->dev);
-
-		if (!s || s->row != BW_ROW_SHOW)
-			continue;
-		bw_interval_compute(bw_snap_find(&w->xprev, d->dev), d, secs, &bw_peff_default,
-				    s->has_stored ? &s->stored : NULL, now, &s->xiv);
-		s->x_at_ns = cur.ts_ns;
-		learn_class(s, s->xiv.p_eff, secs);
-	}
-	bw_snap_free(&w->xprev);
-	w->xprev = cur;
-	return 0;
-}
-
-#define SLICE_SAMPLE_NS 1000000000ULL	/* a slice's figures, and its class samples, per second */
-
-/* The next sample: a second after the last snapshot, or the slice's end. */
-static void slice_next(struct bw_watch *w)
-{
-	__u64 t = w->xprev.ts_ns + SLICE_SAMPLE_NS;
-
-	w->x_next_ns = t < w->x_end_ns ? t : w->x_end_ns;
-}
-
-static void slice_begin(struct bw_watch *w, __u64 now)
-{
-	double len = w->o->exact_slice_s;
-	struct bw_snap first = {};
-
-	if (w->x_first && len < BW_EXACT_FIRST_S)
-		len = BW_EXACT_FIRST_S;
-	w->x_first = false;
-	w->x_restart_ns = now + (__u64)(w->o->exact_period_s * 1e9);
-	w->x_next_ns = w->x_restart_ns;
-	if (bw_core_slice_begin(w->xcore)) {
-		/* Said once: the light tier goes on, without the exact tier's figures. */
-		bw_warn("exact slices off for this run: S1, P_eff, the class, depth and dispatch "
-			"stalls stay unknown (--exact measures them throughout)");
-		bw_core_close(w->xcore);
-		w->xcore = NULL;
-		return;
-	}
-	if (bw_core_snapshot(w->xcore, &first, 0)) {
-		bw_snap_free(&first);
-		bw_core_slice_end(w->xcore);
-		return;
-	}
-	bw_snap_free(&w->xprev);
-	w->xprev = first;
-	/* Timed from the first snapshot: the samples add up to the whole slice. */
-	w->x_end_ns = first.ts_ns + (__u64)(len * 1e9);
-	w->x_on = true;
-	slice_next(w);
-}
-
-static void slice_step(struct bw_watch *w, __u64 now)
-{
-	if (!slice_sample(w) && w->xprev.ts_ns < w->x_end_ns) {
-		slice_next(w);
-		return;
-	}
-	bw_core_slice_end(w->xcore);
-	w->x_on = false;
-	w->x_next_ns = w->x_restart_ns > now ? w->x_restart_ns : now;
-}
-
-__u64 bw_watch_slices(struct bw_watch *w)
-{
-	__u64 now;
-
-	if (!w->xcore)
-		return UINT64_MAX;
-	now = bw_now_ns();
-	if (now >= w->x_next_ns) {
-		if (w->x_on)
-			slice_step(w, now);
-		else
-			slice_begin(w, now);
-		now = bw_now_ns();
-	}
-	return w->x_next_ns > now ? w->x_next_ns - now : 0;
+	return buf;
 }
 
 /*
  * Device s's interval from base to cur (secs long) into iv, with all the
- * watch knows of it: the store's S1, its identity and, on the light tier,
- * the last exact slice's figures.
+ * watch knows of it: S1 (the store's, the slices'), its identity and, on
+ * the light tier, an exact slice's figures where one was sampled within
+ * the interval (never an older one: the workload may have moved since),
+ * else the light tier's estimates.
  */
 static void interval_of(const struct bw_watch *w, const struct bw_watch_dev *s,
 			const struct bw_snap *base, const struct bw_snap *cur, __s64 now,
 			struct bw_interval *iv)
 {
 	double secs = (cur->ts_ns - base->ts_ns) / 1e9;
+	struct bw_s1_dev s1;
 
 	bw_interval_compute(bw_snap_find(base, s->dev), bw_snap_find(cur, s->dev), secs,
-			    &bw_peff_default, s->has_stored ? &s->stored : NULL, now, iv);
+			    &bw_peff_default, s1_of(w, s, &s1), now, iv);
 	iv->gone = s->row == BW_ROW_GONE;
 	iv->merges_diskstats = iv->gone ? -1 : s->ds_merges;
 	iv->identity = iv->gone || !s->info.id[0] ? NULL : s->info.id;
@@ -891,9 +825,10 @@ static void interval_of(const struct bw_watch *w, const struct bw_watch_dev *s,
 	iv->bio_based = s->info.bio_based;
 	if (iv->bio_based)	/* bios have no physical segments counted */
 		iv->seg_per_rq = NAN;
-	if (iv->light && s->x_at_ns)
+	iv->exact_share = iv->light && w->xcore ? bw_slices_share(w, cur->ts_ns) : NAN;
+	if (iv->light && s->x_at_ns > base->ts_ns && s->x_at_ns <= cur->ts_ns)
 		bw_interval_sampled(iv, &s->xiv, (cur->ts_ns - s->x_at_ns) / 1e9,
-				    exact_share(w, cur->ts_ns));
+				    bw_slices_share(w, cur->ts_ns));
 }
 
 void bw_watch_interval(const struct bw_watch *w, const struct bw_watch_dev *s,
@@ -905,7 +840,10 @@ void bw_watch_interval(const struct bw_watch *w, const struct bw_watch_dev *s,
 int bw_watch_sample(struct bw_watch *w)
 {
 	struct bw_snap cur = {};
+	struct bw_interval was;
 	__s64 now = time(NULL);
+	bool moved = false;
+	double rate = 0, svc = 0;
 	int alive, i;
 
 	alive = take(w, &cur);
@@ -920,11 +858,22 @@ int bw_watch_sample(struct bw_watch *w)
 
 		if (!s || s->row == BW_ROW_HIDE)
 			continue;
+		was = s->iv;
 		interval_of(w, s, &w->prev, &cur, now, &s->iv);
+		if (!w->xcore && s->iv.light)
+			bw_interval_solo_estimate(bw_snap_find(&w->prev, d->dev), d, &s->iv,
+						  s->lsolo_ios, s->lsolo_ns);
 		s->inflight = d->inflight;
-		if (!s->iv.light)
-			learn_class(s, s->iv.p_eff, w->secs);
+		bw_watch_class_sample(s, s->iv.p_eff, w->secs);
+		if (s->row != BW_ROW_SHOW)
+			continue;
+		rate += bw_interval_rate(&s->iv);
+		if (s->iv.svc_mean_ms > svc)
+			svc = s->iv.svc_mean_ms;
+		moved |= bw_workload_moved(&was, &s->iv);
 	}
+	bw_slices_interval(w, rate, svc, moved);
+	bw_cost_interval(w);
 	if (w->o->core.streams)
 		sample_streams(w, cur.ts_ns);
 	/* After every bw_watch_dev() of this sample: the array no longer moves. */
@@ -1035,6 +984,11 @@ const struct bw_snap *bw_watch_snapshot(const struct bw_watch *w)
 	return &w->prev;
 }
 
+const struct bw_cost_state *bw_watch_cost(const struct bw_watch *w)
+{
+	return &w->cost;
+}
+
 const char *bw_watch_attach_mode(const struct bw_watch *w)
 {
 	return bw_core_attach_mode(w->core);
@@ -1046,8 +1000,12 @@ const char *bw_watch_tier_text(const struct bw_watch *w, char *buf, size_t len)
 		return "exact tier";
 	if (!w->xcore)
 		return "light tier";
-	snprintf(buf, len, "light tier, exact slices of %g s every %g s", w->o->exact_slice_s,
-		 w->o->exact_period_s);
+	if (w->o->exact_slice_s > 0)
+		snprintf(buf, len, "light tier, exact slices of %g s every %g s",
+			 w->o->exact_slice_s, w->o->exact_period_s);
+	else
+		snprintf(buf, len, "light tier, exact slices every %g s, %g%% of a CPU",
+			 w->o->exact_period_s, w->o->exact_budget * 100);
 	return buf;
 }
 
@@ -1064,6 +1022,7 @@ const struct bw_watch_stream *bw_watch_streams(const struct bw_watch *w, int *n)
 
 void bw_watch_close(struct bw_watch *w)
 {
+	bw_cost_close(w);
 	bw_streams_close(w->st);
 	bw_bio_close(w->bio);
 	bw_bc_close(w->bc);

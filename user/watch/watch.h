@@ -13,17 +13,21 @@
 enum bw_row { BW_ROW_HIDE, BW_ROW_SHOW, BW_ROW_GONE };
 
 /*
- * On the light tier, the exact tier runs for slices: exact_slice_s of
- * every exact_period_s (0: never), the first slice BW_EXACT_FIRST_S at
- * least, so that a class is learned as soon as on the exact tier.
+ * On the light tier, the exact tier runs for a slice of every
+ * exact_period_s (0: never): exact_slice_s long, or (0) as long as
+ * exact_budget, a share of one CPU, pays at the last interval's rate of
+ * I/O (user/watch/slices.c); a long slice at start and when a workload
+ * moves.
  */
-#define BW_EXACT_PERIOD_S 20.0
-#define BW_EXACT_SLICE_S 1.0
-#define BW_EXACT_FIRST_S 3.0
+#define BW_EXACT_PERIOD_S 0.5
+#define BW_EXACT_BUDGET 0.0025
 
 struct bw_watch_opts {
 	struct bw_core_opts core;
 	double exact_period_s, exact_slice_s;
+	double exact_budget;
+	double max_cpu;		/* --max-cpu: a share of one CPU, 0: none */
+	bool max_cpu_given;	/* on the command line, not a subcommand's default */
 	bool no_state;
 	const char *state_dir;
 	int nr_names;
@@ -53,6 +57,9 @@ struct bw_watch_dev {
 	__u64 solo_base_ios[BW_NR_OPS][BW_SIZE_CLASSES];
 	__u64 solo_base_ns[BW_NR_OPS][BW_SIZE_CLASSES];
 	bool moved_warned;	/* named, and its name now on another dev_t: said once */
+	/* S1 the light tier estimated, where no exact tier measures it (bw_interval_solo_estimate) */
+	__u64 lsolo_ios[BW_NR_OPS][BW_SIZE_CLASSES];
+	__u64 lsolo_ns[BW_NR_OPS][BW_SIZE_CLASSES];
 	struct bw_interval iv;	/* the last interval, valid when row != HIDE */
 	struct bw_interval xiv;	/* the last exact slice's sample, valid when x_at_ns */
 	__u64 x_at_ns;
@@ -65,18 +72,61 @@ struct bw_watch_stream {
 	struct bw_stream_interval s;
 };
 
+/* What blkwise costs, and the ceiling's plan (user/watch/cost.c). */
+struct bw_cost_state {
+	struct bw_cost_model model;
+	struct bw_cost_plan plan;	/* for the next interval */
+	double bpf, user;		/* the last interval's, shares of one CPU */
+	double bpf_s;			/* the programs' CPU since start, seconds (estimated) */
+	double rate;			/* completions a second on every disk */
+	bool rated;			/* rate measured (a second after start) */
+	double sw_s, sw_s_at;		/* CPU spent attaching and detaching: since start, at at_ns */
+	double sw_on_s[2];		/* the last attach's, light tier [1] and timing slice [0] */
+	double light_share;		/* of the last interval the light tier ran */
+	__u64 at_ns;			/* the last interval's end, and what was counted then: */
+	double cpu_s;
+	__u64 completions, light_ns, timing_ns, exact_ns;
+	__u64 iv_ns, iv_light_ns;	/* and at the last interval's end */
+	double iv_bpf_s, iv_cpu_s;
+	/* A calibration window (the kernel's accounting held on while it lasts). */
+	int stats_fd;
+	struct bw_prog_stat *cal_a;
+	int cal_n;
+	__u64 cal_end_ns, cal_next_ns;
+	bool cal_said;
+};
+
 struct bw_watch {
 	struct bw_watch_opts *o;
 	struct bw_core *core;
-	struct bw_core *xcore;		/* the exact tier's slices, beside the light tier, or NULL */
-	struct bw_snap xprev;		/* its last snapshot */
-	bool owner_said;		/* streams by cgroup: whose cgroup, said */
-	bool x_on;			/* a slice is running */
-	bool x_first;			/* the next slice is the first */
+	/* Slices beside the light tier: timing and exact ones (user/watch/slices.c). */
+	struct bw_core *xcore;		/* the exact tier for its slices, or NULL */
+	bool t_on;			/* timing slices: the stamps are a plug's, the light tier times */
+	struct bw_snap xprev;		/* the exact tier's snapshot at its slice's last sample */
+	enum { BW_X_OFF, BW_X_ARMED, BW_X_ON, BW_X_DRAIN } x_state;
+	__u64 x_len_ns;			/* an armed timing slice's length */
+	bool x_exact;			/* the running slice is an exact one, else a timing one */
+	int l_skip;			/* periods of a ceiling's cycle left without the light tier */
+	bool x_urgent;			/* the next slice is an exact one: at start, after a move */
 	__u64 x_next_ns;		/* the next slice event: a sample, an end or a start */
-	__u64 x_end_ns;			/* the running (or last) slice's end */
+	__u64 x_end_ns;			/* the running slice's end of issues */
+	__u64 x_drain_ns;		/* and of its drain at the latest */
 	__u64 x_restart_ns;		/* when the next slice starts: a period after the last began */
 	__u64 x_total_ns;		/* time the exact tier has run */
+	__u64 x_urgent_ns;		/* when the last exact slice after a move began */
+	__u64 x_exact_ns;		/* when the last exact slice began */
+	__u64 t_left;			/* timed requests still out after the last drain */
+	double x_share;			/* of each period a timing slice takes at the last rate */
+	double x_rate;			/* completions per second at the last interval */
+	double x_svc_ms;		/* the longest mean service time of its devices */
+	__u64 t_total_ns;		/* time timing slices timed issues */
+	__u64 t_on_ns;			/* when the running one began */
+	__u64 l_total_ns;		/* time the light tier was attached, but the running stretch */
+	__u64 l_on_ns;			/* when it was attached last */
+	bool l_off;			/* detached: the ceiling's share of the period is spent */
+	__u64 l_cycle_ns;		/* when this cycle of the light tier's began */
+	struct bw_cost_state cost;
+	bool owner_said;		/* streams by cgroup: whose cgroup, said */
 	__u64 start_ns;
 	struct bw_bio *bio;		/* bio-based devices (user/load/bio.c), or NULL */
 	struct bw_streams *st;		/* with --streams (user/load/streams.c), or NULL */
@@ -110,7 +160,10 @@ struct bw_watch {
  * text, and getopt's tables, are cmd/options.c's.
  */
 enum { BW_OPT_STATE_DIR = 1000, BW_OPT_NO_STATE, BW_OPT_BTF, BW_OPT_RAW_TP, BW_OPT_VERSION,
-       BW_OPT_EXACT, BW_OPT_EXACT_PERIOD, BW_OPT_EXACT_SLICE, BW_OPT_BIO_CACHE };
+       BW_OPT_EXACT, BW_OPT_EXACT_PERIOD, BW_OPT_EXACT_SLICE, BW_OPT_BIO_CACHE,
+       BW_OPT_EXACT_BUDGET, BW_OPT_MAX_CPU };
+/* export's ceiling unless told otherwise: a share of one CPU (docs/export.md says why) */
+#define BW_EXPORT_MAX_CPU 0.01
 void bw_watch_opts_init(struct bw_watch_opts *o);
 /* 1 when c was one of those (and is taken), 0 when not, -EINVAL on bad input. */
 int bw_watch_opt(struct bw_watch_opts *o, int c, const char *arg);
@@ -191,5 +244,7 @@ double bw_watch_secs(const struct bw_watch *w);
 /* Which tier runs: "exact tier", "light tier", or the light tier with exact slices. */
 const char *bw_watch_tier_text(const struct bw_watch *w, char *buf, size_t len);
 const struct bw_watch_stream *bw_watch_streams(const struct bw_watch *w, int *n);
+/* What blkwise cost over the last interval, and the ceiling's plan. */
+const struct bw_cost_state *bw_watch_cost(const struct bw_watch *w);
 
 #endif /* BLKWISE_WATCH_H */
