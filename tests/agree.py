@@ -54,7 +54,10 @@ BUSY = {"busy_pct"}
 # programs' own run time, up to 0.7 us a program on the slower machines of
 # this kind (record's Q program: 636 ns): within 3%, or 1 us.
 TIMES = {"svc_mean_ms", "queue_mean_ms", "total_mean_ms", "solo_svc_ms"}
-# Ratios of sums: within 3%, or 0.0005.
+# Ratios of sums: within 3%, or 0.0005.  P_eff is N x S1 / busy, and S1
+# is a time each side takes with its own clock reads (TIMES: 1 us apart
+# at most): P_eff's tolerance adds S1's, 1 us over S1, which on a device
+# of a few microseconds is the larger (seen: S1 0.0115 and 0.0124 ms).
 NEAR = {"depth_mean_busy", "p_eff", "seg_per_rq", "kb_per_rq"}
 # Dispatch stalls: a sum over episodes, each timed by each side's programs
 # at its two ends, so the sides differ by up to a program's run time per
@@ -127,7 +130,11 @@ def main():
         elif key in TIMES:
             ok = near(a, s, 3, 0.001)
         elif key in NEAR:
-            ok = near(a, s, 3, 0.0005)
+            pct = 3
+            s1 = st.get("solo_svc_ms")
+            if key == "p_eff" and s1:
+                pct += 100 * 0.001 / s1
+            ok = near(a, s, pct, 0.0005)
         elif key in STALL:
             slack = STALL_EPISODE_S * (st.get("dispatch_stalls") or 0)
             if key == "dispatch_stall_share":
