@@ -18,7 +18,7 @@
 #                 without null_blk, scsi_debug, dm or md modules, and the
 #                 package installed where it was not built (test_package_install)
 #   BW_VM_MATRIX  the other kernels of the matrix, a guest each after the
-#                 first, all at once ("5.10 6.12"; "" for none)
+#                 first ("5.10 6.12"; "" for none)
 #   BW_VM_MATRIX_SUITES  what those guests run: what differs by kernel
 #   BW_VM_MATRIX_ACCEL   their -accel (tcg,thread=single: one host thread for
 #                 the guest's CPUs, which 6.12's text patching needs under
@@ -26,7 +26,7 @@
 #   BW_DEADLINE   a time (seconds since the epoch) by which the closing line
 #                 must be out (.ci/run sets it from CI's limit): each guest
 #                 boots only within it (VM_DEADLINE), the first leaving
-#                 BW_VM_MATRIX_RESERVE seconds (720) for the matrix's guests
+#                 BW_VM_MATRIX_RESERVE seconds (720) for each matrix guest
 #   BW_TESTS      "SUITE:TEST ...": of a suite named here, only these tests
 #                 (the host hands the guest the tests it moved there)
 #
@@ -170,9 +170,9 @@ run_guest() {
 	out=build/vm/out/$k/results
 	rm -f "$out"
 	BW_TESTS=$mv VM_MODULES="${VM_MODULES:-}${mv:+ bfq}" BW_UNITS=0 VM_TIMEOUT=${VM_TIMEOUT:-3600} \
-		VM_DEADLINE=$dl VM_ACCEL=$accel tools/vmtest.sh -s "$suites" "$k" 2>&1 | tee "$state/vm-$k"
+		VM_DEADLINE=$dl VM_ACCEL=$accel tools/vmtest.sh -s "$suites" "$k" 2>&1 | tee "$state/vm"
 	rc=${PIPESTATUS[0]}
-	line=$(grep -E "^$k: " "$state/vm-$k" | tail -n 1)
+	line=$(grep -E "^$k: " "$state/vm" | tail -n 1)
 	line=${line#"$k: "}
 	case $line in
 	SKIPPED*)
@@ -185,13 +185,13 @@ run_guest() {
 		;;
 	esac
 	if [ -f "$out" ]; then
-		cp "$out" "$state/vm-$k.results"
-		[ -z "$mv" ] || check_moved "$tier" "$state/vm-$k.results"
-		sed -E "s,^(PASS|FAIL|SKIP) ,\1 $tier/," "$state/vm-$k.results" >>"$results"
+		cp "$out" "$state/vm.results"
+		[ -z "$mv" ] || check_moved "$tier" "$state/vm.results"
+		sed -E "s,^(PASS|FAIL|SKIP) ,\1 $tier/," "$state/vm.results" >>"$results"
 	fi
 	case $line in
 	"")
-		echo "FAIL $tier (tools/vmtest.sh exited $rc: $(grep -m 1 'vmtest: error' "$state/vm-$k" || echo 'no result line'))" >>"$results" ;;
+		echo "FAIL $tier (tools/vmtest.sh exited $rc: $(grep -m 1 'vmtest: error' "$state/vm" || echo 'no result line'))" >>"$results" ;;
 	[0-9]*" passed, "*)
 		# The guest's own count must be the lines that came back.
 		got=$(awk '{ n[$1]++ } END { printf "%d passed, %d failed, %d skipped", n["PASS"], n["FAIL"], n["SKIP"] }' "$out" 2>/dev/null)
@@ -225,19 +225,11 @@ run_vm() {
 	done
 	msuites=$(vm_suites "$BW_VM_MATRIX_SUITES")
 	[ $all = 1 ] && [ -n "$msuites" ] || matrix=""
-	reserve=0
-	[ -z "$matrix" ] || reserve=$BW_VM_MATRIX_RESERVE
+	reserve=$(($(echo $matrix | wc -w) * BW_VM_MATRIX_RESERVE))
 	[ -z "$suites" ] || run_guest "$BW_VM_KERNEL" "$suites" "$mv" "${VM_ACCEL:-tcg}" "$reserve"
-	# The matrix's guests at once: each is one host thread under
-	# BW_VM_MATRIX_ACCEL, so on two cores each has one, as it would alone.
-	# Each keeps its lines apart; they join this run's in the matrix's order.
 	for k in $matrix; do
-		(results=$state/results-$k; : >"$results"; run_guest "$k" "$msuites" "" \
-			"$BW_VM_MATRIX_ACCEL" 0) &
-	done
-	wait
-	for k in $matrix; do
-		cat "$state/results-$k" >>"$results"
+		reserve=$((reserve - BW_VM_MATRIX_RESERVE))
+		run_guest "$k" "$msuites" "" "$BW_VM_MATRIX_ACCEL" "$reserve"
 	done
 }
 
