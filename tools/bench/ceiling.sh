@@ -18,6 +18,7 @@ shift $(($# < 5 ? $# : 5))
 pcts=${*:-"none 0.5 2"}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+. "$(dirname "$0")/lib.sh"
 
 fio_run() {	# OUT: fio's IOPS of a QD32 io_uring randread run, as the bench's main load
 	taskset -c "$cpu" fio --output-format=json --output="$1" --name=c --filename=/dev/"$dev" \
@@ -52,13 +53,8 @@ for pct in $pcts; do
 	args=""
 	[ "$pct" = none ] || args="--max-cpu $pct"
 	# shellcheck disable=SC2086
-	"$bin" stat --json --no-state -d "$dev" -i 600 $args >"$work/stat.json" 2>"$work/stat.err" &
-	pid=$!
-	for _ in $(seq 100); do
-		grep -q 'Ctrl-C to stop' "$work/stat.err" && break
-		kill -0 "$pid" 2>/dev/null || { cat "$work/stat.err" >&2; exit 1; }
-		sleep 0.1
-	done
+	stat_start "$bin" "$work/stat.json" "$work/stat.err" -d "$dev" -i 600 $args
+	pid=$STAT_PID
 	sleep 1	# its first calibration and slices, before the measured run
 	ids=$(prog_ids "$pid")
 	ns0=$(run_ns <<<"$ids")

@@ -31,6 +31,7 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT
+. "$(dirname "$0")/lib.sh"
 
 design_args() {
 	case $1 in
@@ -75,14 +76,8 @@ for load in $loads; do
 			[ -e "$e" ] && echo 1 >"$e"
 		done
 		# shellcheck disable=SC2046 # the design's options, split
-		"$bin" stat --json --no-state -d "$dev" -i 600 $(design_args "$d") >"$work/stat.json" \
-			2>"$work/stat.err" &
-		pid=$!
-		for _ in $(seq 100); do
-			grep -q 'Ctrl-C to stop' "$work/stat.err" && break
-			kill -0 "$pid" 2>/dev/null || { cat "$work/stat.err" >&2; exit 1; }
-			sleep 0.1
-		done
+		stat_start "$bin" "$work/stat.json" "$work/stat.err" -d "$dev" -i 600 $(design_args "$d")
+		pid=$STAT_PID
 		echo 1 >"$tdir"/tracing_on
 		mark
 		# shellcheck disable=SC2046
