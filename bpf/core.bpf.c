@@ -189,7 +189,7 @@ static __always_inline void on_issue(struct request *rq, const struct bw_rqv *v,
 	struct bw_rq_state *st;
 	struct bw_dev_shared *sh;
 	struct bw_dev_pcpu *pc;
-	__u64 now, inc = BW_D_INC;
+	__u64 now, depth, inc = BW_D_INC;
 	__u32 slot;
 	bool lost;
 
@@ -216,10 +216,10 @@ static __always_inline void on_issue(struct request *rq, const struct bw_rqv *v,
 flight:
 	if (skip & BW_SKIP_FLIGHT)
 		return;
-	bw_flight_enter(sh, pc, now, v->rqk, epoch, inc, fetch, skip & BW_SKIP_ATOMIC);
+	depth = bw_flight_enter(sh, pc, now, v->rqk, epoch, inc, fetch, skip & BW_SKIP_ATOMIC);
 	/* Dispatch stalls: one plain load unless requests wait (bpf/stall.bpf.h). */
 	if (fetch && !(skip & BW_SKIP_STALL))
-		bw_stall_issue(slot, sh, v->rqk, pc->max_depth, now);
+		bw_stall_issue(slot, sh, v->rqk, depth, now);
 }
 
 /*

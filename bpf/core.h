@@ -63,6 +63,41 @@ static inline __attribute__((always_inline)) __u32 bw_size_class(__u32 bytes)
 	return c < BW_SIZE_CLASSES ? c : BW_SIZE_CLASSES - 1;
 }
 
+/*
+ * The largest depth of an epoch (user space moves the epoch at each read):
+ * kept in the slot of the epoch's parity, so the epoch a read has just
+ * closed stays whole while the next one fills the other slot, however
+ * long the read takes to reach it (a single slot lost the closed epoch's
+ * maximum to the first request of the next one: in a slow guest, every
+ * interval's).  The rule for BPF, and for the replay of a trace.
+ */
+struct bw_epoch_max {
+	__u64 epoch[2];
+	__u64 max[2];
+};
+
+static inline __attribute__((always_inline)) void
+bw_epoch_max_note(struct bw_epoch_max *m, __u64 epoch, __u64 depth)
+{
+	__u32 i = epoch & 1;
+
+	if (m->epoch[i] != epoch) {
+		m->epoch[i] = epoch;
+		m->max[i] = depth;
+	} else if (depth > m->max[i]) {
+		m->max[i] = depth;
+	}
+}
+
+/* Epoch's maximum, once a read has closed it; 0 when nothing entered in it. */
+static inline __attribute__((always_inline)) __u64
+bw_epoch_max_of(const struct bw_epoch_max *m, __u64 epoch)
+{
+	__u32 i = epoch & 1;
+
+	return m->epoch[i] == epoch ? m->max[i] : 0;
+}
+
 /* In-flight word: low bits count requests, high bits count issues (D). */
 #define BW_INFLIGHT_BITS 20
 #define BW_INFLIGHT_MASK ((1ULL << BW_INFLIGHT_BITS) - 1)
@@ -112,8 +147,7 @@ struct bw_op_pcpu {
 struct bw_dev_pcpu {
 	struct bw_op_pcpu op[BW_NR_OPS];
 	__u64 busy_ns;		/* closed busy periods, added at their last C */
-	__u64 max_epoch;	/* epoch the max below belongs to */
-	__u64 max_depth;
+	struct bw_epoch_max max;	/* depth, per epoch */
 	__u64 unmatched;	/* C or requeue with no D seen (issued before attach, or healed) */
 	__u64 untracked;	/* no free entry in the per-request table */
 	__u64 lost;		/* D, or a C not issued, found an entry outliving its C (flight.h) */
@@ -224,8 +258,7 @@ struct bw_stream {
 	__u64 idle_start;	/* when in-flight last dropped to 0 */
 	__u64 think_ns;		/* sum of gaps from idle to next Q */
 	__u64 thinks;
-	__u64 max_depth;	/* over the epoch below */
-	__u64 max_epoch;
+	struct bw_epoch_max max;	/* depth (Q..C), per epoch */
 	char comm[16];
 	/* Think times, log-linear (bpf/hist.h) in 8 us units; the last bucket is >= 8.4 ms. */
 	__u64 think_hist[BW_THINK_BUCKETS];

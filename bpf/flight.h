@@ -58,12 +58,7 @@ BW_INLINE __u64 bw_flight_enter(struct bw_dev_shared *sh, struct bw_dev_pcpu *pc
 		sh->opener_rq = id;
 		sh->opener_seq = (old >> BW_INFLIGHT_BITS) + 1;
 	}
-	if (pc->max_epoch != epoch) {
-		pc->max_epoch = epoch;
-		pc->max_depth = n + 1;
-	} else if (n + 1 > pc->max_depth) {
-		pc->max_depth = n + 1;
-	}
+	bw_epoch_max_note(&pc->max, epoch, n + 1);
 	return n + 1;
 }
 

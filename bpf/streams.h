@@ -66,8 +66,8 @@ static inline __u64 bw_s_xadd(__u64 *p, __u64 v)
  * last request's end to a Q that finds nothing outstanding, so it is taken
  * only there, on the idle-to-busy transition.  Seeks are between requests
  * with data: one without (a flush) is counted but moves no position.  The
- * maximum depth is kept
- * per epoch (user space moves the epoch at each read; replay passes 0).
+ * maximum depth is kept per epoch (bw_epoch_max_note: user space moves the
+ * epoch at each read, the replay at each interval's end).
  */
 static inline __attribute__((always_inline)) void
 bw_stream_enter(struct bw_stream *s, __u64 q_ts, __u64 sector, __u32 len, int sync,
@@ -92,12 +92,7 @@ bw_stream_enter(struct bw_stream *s, __u64 q_ts, __u64 sector, __u32 len, int sy
 				s->think_hist[b]++;
 		}
 	}
-	if (s->max_epoch != epoch) {
-		s->max_epoch = epoch;
-		s->max_depth = n + 1;
-	} else if (n + 1 > s->max_depth) {
-		s->max_depth = n + 1;
-	}
+	bw_epoch_max_note(&s->max, epoch, n + 1);
 	s->queued++;
 	if (sync)
 		s->sync_ios++;

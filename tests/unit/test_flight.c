@@ -35,15 +35,17 @@ static void solo_then_overlap(bool plain)
 	CHECK(!bw_flight_leave(&sh, &pc, 40 * US, 0xb, true, plain), "B not alone");
 	CHECK(!bw_flight_leave(&sh, &pc, 50 * US, 0xc, true, plain), "C did not open the period");
 	CHECK(pc.busy_ns == 30 * US, "busy 10 + 20 us: %llu", (unsigned long long)pc.busy_ns);
-	CHECK(pc.max_epoch == 1 && pc.max_depth == 2, "epoch 1's maximum 2");
+	CHECK(bw_epoch_max_of(&pc.max, 1) == 2, "epoch 1's maximum 2");
 	CHECK(sh.word >> BW_INFLIGHT_BITS == 3, "three entries");
 
 	/* D opens a period, E enters and leaves first: D is not alone either. */
 	bw_flight_enter(&sh, &pc, 60 * US, 0xd, 2, BW_D_INC, true, plain);
+	CHECK(bw_epoch_max_of(&pc.max, 1) == 2, "epoch 1's maximum whole after epoch 2 began");
 	bw_flight_enter(&sh, &pc, 61 * US, 0xe, 2, BW_D_INC, true, plain);
 	bw_flight_leave(&sh, &pc, 62 * US, 0xe, true, plain);
 	CHECK(!bw_flight_leave(&sh, &pc, 70 * US, 0xd, true, plain), "D had company");
-	CHECK(pc.max_epoch == 2 && pc.max_depth == 2, "a new epoch restarts the maximum");
+	CHECK(bw_epoch_max_of(&pc.max, 2) == 2, "a new epoch restarts the maximum");
+	CHECK(bw_epoch_max_of(&pc.max, 0) == 0, "nothing of an epoch not kept");
 }
 
 static void lost_and_unmatched(bool plain)
@@ -115,7 +117,8 @@ static void test_no_fetch(void)
 
 	CHECK(bw_flight_enter(&sh, &pc, 10 * US, 0xa, 1, BW_D_INC, false, false) == 0, "no depth");
 	CHECK(!bw_flight_leave(&sh, &pc, 20 * US, 0xa, false, false), "no solo");
-	CHECK(count(&sh) == 0 && pc.busy_ns == 0 && pc.max_depth == 0, "counted, no figures");
+	CHECK(count(&sh) == 0 && pc.busy_ns == 0 && bw_epoch_max_of(&pc.max, 1) == 0,
+	      "counted, no figures");
 }
 
 int main(void)

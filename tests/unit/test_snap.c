@@ -44,8 +44,7 @@ static void test_add_pcpu(void)
 		pc[cpu].op[BW_OP_READ].hist_d2c[5] = 0xfffffff0u;	/* near the wrap */
 		pc[cpu].busy_ns = 100;
 		pc[cpu].lost = 1;
-		pc[cpu].max_epoch = cpu == 2 ? 4 : 3;
-		pc[cpu].max_depth = 10 * (cpu + 1);
+		bw_epoch_max_note(&pc[cpu].max, cpu == 2 ? 4 : 3, 10 * (cpu + 1));
 	}
 	memset(&d, 0, sizeof(d));
 	bw_snap_add_pcpu(&d, pc, NCPUS, 3, ext);

@@ -7,6 +7,7 @@
 #include "unit.h"
 #include <linux/types.h>
 #include "streams.h"
+#include "model/model.h"
 
 #define MS 1000000ULL
 
@@ -19,7 +20,7 @@ static void test_two_overlapping_then_think(void)
 	bw_stream_enter(&s, 2 * MS, 108, 4096, 0, 7);
 	CHECK((s.word & BW_INFLIGHT_MASK) == 2, "two in flight: %llu",
 	      (unsigned long long)(s.word & BW_INFLIGHT_MASK));
-	CHECK(s.max_depth == 2 && s.max_epoch == 7, "max depth 2 in epoch 7");
+	CHECK(bw_epoch_max_of(&s.max, 7) == 2, "max depth 2 in epoch 7");
 	bw_stream_leave(&s, 1 * MS, 3 * MS, 4096, 1);
 	bw_stream_leave(&s, 2 * MS, 5 * MS, 4096, 1);
 	CHECK((s.word & BW_INFLIGHT_MASK) == 0, "none left");
@@ -38,7 +39,9 @@ static void test_two_overlapping_then_think(void)
 	      (unsigned long long)s.think_ns);
 	CHECK(s.think_hist[bw_bucket((3 * MS) >> BW_THINK_SHIFT, BW_THINK_BUCKETS)] == 1,
 	      "think in its bucket");
-	CHECK(s.max_depth == 1 && s.max_epoch == 8, "a new epoch restarts the max");
+	CHECK(bw_epoch_max_of(&s.max, 8) == 1, "a new epoch restarts the max");
+	CHECK(bw_epoch_max_of(&s.max, 7) == 2,
+	      "epoch 7's max whole after epoch 8's first Q, for a read that closed 7 late");
 	CHECK(s.seek_sectors == 1000 - 116, "seek from the previous end: %llu",
 	      (unsigned long long)s.seek_sectors);
 	/* A Q while busy is no think. */
@@ -77,11 +80,36 @@ static void test_flush_has_no_position(void)
 	      (unsigned long long)s.next_sector);
 }
 
+/*
+ * An interval's deepest depth: the epoch its read closed, though the next
+ * epoch's first Qs came before the read; else what was in flight as it began.
+ */
+static void test_interval_depth_max(void)
+{
+	struct bw_stream s = { 0 }, prev;
+	struct bw_stream_interval o;
+	int i;
+
+	for (i = 0; i < 16; i++)	/* epoch 3: 16 at once */
+		bw_stream_enter(&s, 1 * MS, 8 * i, 4096, 1, 3);
+	for (i = 0; i < 12; i++)
+		bw_stream_leave(&s, 1 * MS, 2 * MS, 4096, 1);
+	bw_stream_enter(&s, 3 * MS, 0, 4096, 1, 4);	/* epoch 4 began before the read */
+	bw_stream_compute(NULL, &s, 3, 1.0, &o);
+	CHECK(o.depth_max == 16, "epoch 3's 16, not epoch 4's 5: %llu",
+	      (unsigned long long)o.depth_max);
+	prev = s;			/* 5 in flight as epoch 5 begins; no Q in it */
+	bw_stream_leave(&s, 1 * MS, 4 * MS, 4096, 1);
+	bw_stream_compute(&prev, &s, 5, 1.0, &o);
+	CHECK(o.depth_max == 5, "no Q: the 5 in flight as it began: %llu",
+	      (unsigned long long)o.depth_max);
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
 		UNIT(test_two_overlapping_then_think), UNIT(test_leave_uncompleted_and_floor),
-		UNIT(test_flush_has_no_position),
+		UNIT(test_flush_has_no_position), UNIT(test_interval_depth_max),
 	};
 
 	return unit_run("streams", tests, sizeof(tests) / sizeof(tests[0]));

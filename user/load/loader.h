@@ -165,7 +165,8 @@ int bw_streams_open(struct bw_streams **out, const struct bw_core_opts *o,
 		    const struct bw_load_env *env);
 void bw_streams_close(struct bw_streams *st);
 struct bpf_object *bw_streams_obj(const struct bw_streams *st);
-void bw_streams_epoch(struct bw_streams *st);
+/* Moves the max-depth epoch; returns the one it closed. */
+__u64 bw_streams_epoch(struct bw_streams *st);
 /* Up to max streams, open busy periods closed at now_ns; how many, or -errno. */
 int bw_streams_read(struct bw_streams *st, struct bw_stream_snap *out, int max, __u64 now_ns);
 void bw_streams_print(const struct bw_streams *st, FILE *f);

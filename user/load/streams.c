@@ -106,9 +106,9 @@ struct bpf_object *bw_streams_obj(const struct bw_streams *st)
 	return st->skel->obj;
 }
 
-void bw_streams_epoch(struct bw_streams *st)
+__u64 bw_streams_epoch(struct bw_streams *st)
 {
-	__atomic_add_fetch(&st->skel->bss->epoch, 1, __ATOMIC_SEQ_CST);
+	return __atomic_fetch_add(&st->skel->bss->epoch, 1, __ATOMIC_SEQ_CST);
 }
 
 int bw_streams_read(struct bw_streams *st, struct bw_stream_snap *out, int max, __u64 now_ns)

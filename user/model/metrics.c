@@ -438,11 +438,11 @@ static double think_p90(const struct bw_stream *prev, const struct bw_stream *cu
 }
 
 /* A stream is deep when it keeps >= 2 requests outstanding while active (CFQ used 4). */
-void bw_stream_compute(const struct bw_stream *prev, const struct bw_stream *cur, double secs,
-		       struct bw_stream_interval *o)
+void bw_stream_compute(const struct bw_stream *prev, const struct bw_stream *cur, __u64 closed,
+		       double secs, struct bw_stream_interval *o)
 {
 	static const struct bw_stream zero;
-	__u64 ios, busy, area, queued;
+	__u64 ios, busy, area, queued, was;
 
 	if (!prev)
 		prev = &zero;
@@ -457,7 +457,11 @@ void bw_stream_compute(const struct bw_stream *prev, const struct bw_stream *cur
 	o->bytes = cur->bytes - prev->bytes;
 	o->ios_per_s = ratio(ios, secs);
 	o->depth = ratio(area, busy);
-	o->depth_max = cur->max_depth;
+	/* As a device's: the epoch's max, or what was in flight as the interval began. */
+	o->depth_max = bw_epoch_max_of(&cur->max, closed);
+	was = prev->word & BW_INFLIGHT_MASK;
+	if (was > o->depth_max)
+		o->depth_max = was;
 	o->think_ms = ratio((cur->think_ns - prev->think_ns) / 1e6, cur->thinks - prev->thinks);
 	o->think_p90_ms = think_p90(prev, cur);
 	o->seq_pct = ratio(100.0 * (cur->seq_ios - prev->seq_ios), queued);

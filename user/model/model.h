@@ -317,9 +317,12 @@ struct bw_stream_interval {
 	"cgroup v1): each is charged to the submitting task's cgroup v2, a buffered "	\
 	"write to the flusher's"
 
-/* busy_ns of both must already include their open period (bw_streams_read). */
-void bw_stream_compute(const struct bw_stream *prev, const struct bw_stream *cur, double secs,
-		       struct bw_stream_interval *o);
+/*
+ * busy_ns of both must already include their open period (bw_streams_read);
+ * closed is the epoch the interval's read closed (bw_epoch_max_of).
+ */
+void bw_stream_compute(const struct bw_stream *prev, const struct bw_stream *cur, __u64 closed,
+		       double secs, struct bw_stream_interval *o);
 
 /* render.c (pure) */
 void bw_render_header(FILE *f);

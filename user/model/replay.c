@@ -397,7 +397,9 @@ static void stream_queue(struct bw_replay *rp, struct bw_replay_dev *d, struct r
 	e->q_ts = now;
 	e->stream = rp->last_stream;
 	bw_stream_enter(&st->s, now, ev->sector, ev->bytes,
-			(ev->flags & REQ_SYNC_BIT) || bw_op_of(ev->flags) == BW_OP_READ, 0);
+			(ev->flags & REQ_SYNC_BIT) || bw_op_of(ev->flags) == BW_OP_READ, d->epoch);
+	if ((st->s.word & BW_INFLIGHT_MASK) > st->max_all)
+		st->max_all = st->s.word & BW_INFLIGHT_MASK;
 }
 
 /* Exact percentiles */
@@ -1053,7 +1055,7 @@ static int tick_streams(struct bw_replay *rp, const struct bw_replay_dev *d, __u
 		s = st->s;
 		if ((s.word & BW_INFLIGHT_MASK) && end > s.busy_start)
 			s.busy_ns += end - s.busy_start;
-		bw_stream_compute(&st->prev, &s, secs, &st->tick);
+		bw_stream_compute(&st->prev, &s, d->epoch, secs, &st->tick);
 		stream_name(rp, st, &st->tick);
 		st->prev = s;
 		if (st->tick.ios)
@@ -1097,7 +1099,7 @@ static void tick(struct bw_replay *rp, __u64 end)
 		if (bw_replay_dev_inflight(d) && end > d->sh.busy_start)
 			now->busy_ns += end - d->sh.busy_start;
 		now->open_area_ns = open_area(d, end);
-		now->max_depth = d->acc.max_epoch == d->epoch ? d->acc.max_depth : 0;
+		now->max_depth = bw_epoch_max_of(&d->acc.max, d->epoch);
 		now->inflight = bw_replay_dev_inflight(d);
 		stall_snap(rp, d, end, now);
 		tk.inflight = bw_replay_dev_inflight(d);
@@ -1265,7 +1267,8 @@ static void totals(struct bw_replay *rp)
 
 		if ((s.word & BW_INFLIGHT_MASK) && rp->last_ts > s.busy_start)
 			s.busy_ns += rp->last_ts - s.busy_start;
-		bw_stream_compute(NULL, &s, span, &rp->streams[i].iv);
+		bw_stream_compute(NULL, &s, 0, span, &rp->streams[i].iv);
+		rp->streams[i].iv.depth_max = rp->streams[i].max_all;
 		stream_name(rp, &rp->streams[i], &rp->streams[i].iv);
 	}
 }

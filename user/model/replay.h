@@ -63,6 +63,7 @@ struct bw_replay_stream {
 	struct bw_stream_interval iv;	/* over the whole trace */
 	struct bw_stream prev;		/* at the last interval's end */
 	struct bw_stream_interval tick;	/* the last interval */
+	__u64 max_all;			/* its greatest depth over the whole trace */
 };
 
 struct bw_replay_dev {

@@ -147,8 +147,8 @@ void bw_snap_add_pcpu(struct bw_snap_dev *d, const struct bw_dev_pcpu *pcpu, int
 		d->lost += p->lost;
 		d->fsync_writes += p->fsync_writes;
 		d->nostamp += p->nostamp;
-		if (p->max_epoch == closed_epoch && p->max_depth > d->max_depth)
-			d->max_depth = p->max_depth;
+		if (bw_epoch_max_of(&p->max, closed_epoch) > d->max_depth)
+			d->max_depth = bw_epoch_max_of(&p->max, closed_epoch);
 	}
 }
 

@@ -679,7 +679,7 @@ static int take(struct bw_watch *w, struct bw_snap *s)
 	int err;
 
 	if (w->st)
-		bw_streams_epoch(w->st);
+		w->st_closed = bw_streams_epoch(w->st);
 	err = bw_core_snapshot(w->core, s, bw_bio_slots(w->bio));
 	if (!err && w->bio)
 		err = bw_bio_snapshot(w->bio, s);
@@ -737,7 +737,8 @@ static void sample_streams(struct bw_watch *w, __u64 now)
 		const struct bw_stream_snap *s = &w->scur[i];
 		struct bw_watch_stream *o = &w->streams[w->nstreams];
 
-		bw_stream_compute(find_stream(w->sprev, w->nsprev, &s->key), &s->s, w->secs, &o->s);
+		bw_stream_compute(find_stream(w->sprev, w->nsprev, &s->key), &s->s, w->st_closed,
+				  w->secs, &o->s);
 		if (!o->s.ios)
 			continue;
 		o->s.dev = s->key.dev;

@@ -136,6 +136,7 @@ struct bw_watch {
 	int ndevs;
 	struct bw_stream_snap *sprev, *scur;
 	int nsprev;
+	__u64 st_closed;		/* the streams' epoch the last take closed */
 	struct bw_watch_stream *streams;	/* the last interval's, with I/O */
 	int nstreams;
 	struct bw_cgroups cgroups;
