@@ -137,9 +137,9 @@ static __always_inline void bw_stall_wait(__u32 slot, struct bw_dev_shared *sh, 
 
 /*
  * Issued at now, after the core counted it in flight (its atomic add is
- * the barrier before the plain loads here).  depth is the issuing CPU's
- * maximum of the current interval, which this issue has already raised:
- * above the device's running maximum only when this issue set a new one.
+ * the barrier before the plain loads here).  depth is what this issue
+ * found in flight, itself included (bw_flight_enter): above the device's
+ * running maximum only when this issue set a new one.
  */
 static __always_inline void bw_stall_issue(__u32 slot, struct bw_dev_shared *sh, __u64 rq,
 					   __u64 depth, __u64 now)
