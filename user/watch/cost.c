@@ -21,6 +21,12 @@
  *   cycle of periods and the slices' budget (user/model/cost.c).  What
  *   attaching and detaching take is measured apart (the thread's CPU
  *   around them, bw_cost_switch), as the plan prices it apart.
+ * - Between plans, under a ceiling and while the light tier is attached,
+ *   the rate is checked every GUARD_NS (one read of /proc/diskstats): a
+ *   load that starts meanwhile would run the light tier at the old plan's
+ *   share for a period (at 500k completions a second, 2% of a CPU for half
+ *   a second); where the share would cost more than the ceiling at the
+ *   new rate, the plan is made again at once (bw_cost_guard).
  */
 #include <errno.h>
 #include <math.h>
@@ -41,6 +47,8 @@
 /* A period at least (what it reads is not free); the first sooner, for the first plan. */
 #define UPDATE_S 0.45
 #define FIRST_UPDATE_S 0.2
+/* Under a ceiling, the light tier attached: the rate checked this often. */
+#define GUARD_NS 100000000ULL
 
 static double process_cpu_s(void)
 {
@@ -203,18 +211,14 @@ __u64 bw_cost_poll(struct bw_watch *w)
  * next: the programs' CPU from their prices and events, the process's
  * from the kernel, the ceiling's shares from both.
  */
-void bw_cost_update(struct bw_watch *w)
+static void cost_update(struct bw_watch *w, __u64 now, __u64 comp)
 {
 	struct bw_cost_state *c = &w->cost;
-	__u64 now = bw_now_ns(), comp;
 	__u64 light_ns = light_ns_at(w, now), timing_ns = timing_ns_at(w, now);
 	double secs = (now - c->at_ns) / 1e9, cpu_s = process_cpu_s(), rate, ev[BW_COST_KINDS] = { 0 };
 	double light_s = (light_ns - c->light_ns) / 1e9, user;
 	struct bw_cost_in in;
 
-	if (secs < (c->rated ? UPDATE_S : FIRST_UPDATE_S))
-		return;
-	comp = bw_disks_completions();
 	rate = comp >= c->completions ? (comp - c->completions) / secs : 0;
 	/* The light tier ran for light_s of it: its completions were those of that time. */
 	ev[BW_COST_ALWAYS] = rate * fmin(light_s, secs);
@@ -239,6 +243,43 @@ void bw_cost_update(struct bw_watch *w)
 	in.min_timing = w->t_on ? MIN_TIMING : 0;
 	in.period_s = w->o->exact_period_s > 0 ? w->o->exact_period_s : 0.5;
 	bw_cost_plan(&c->model, &in, &c->plan);
+}
+
+void bw_cost_update(struct bw_watch *w)
+{
+	struct bw_cost_state *c = &w->cost;
+	__u64 now = bw_now_ns();
+
+	if ((now - c->at_ns) / 1e9 < (c->rated ? UPDATE_S : FIRST_UPDATE_S))
+		return;
+	cost_update(w, now, bw_disks_completions());
+}
+
+/*
+ * Under a ceiling, the light tier attached: ns until the next check of the
+ * rate; *replanned when this one found the light tier's share costing more
+ * than the ceiling at the rate since the plan, and made the plan again.
+ */
+__u64 bw_cost_guard(struct bw_watch *w, bool *replanned)
+{
+	struct bw_cost_state *c = &w->cost;
+	__u64 now = bw_now_ns(), comp;
+	double secs = (now - c->at_ns) / 1e9, rate;
+
+	*replanned = false;
+	if (now - c->guard_ns < GUARD_NS)
+		return c->guard_ns + GUARD_NS - now;
+	c->guard_ns = now;
+	if (!c->rated || secs <= 0)
+		return GUARD_NS;
+	comp = bw_disks_completions();
+	rate = comp >= c->completions ? (comp - c->completions) / secs : 0;
+	if (rate * c->model.ns[BW_COST_ALWAYS] / 1e9 * fmin(1, c->plan.light_share) <=
+	    w->o->max_cpu)
+		return GUARD_NS;
+	cost_update(w, now, comp);
+	*replanned = true;
+	return GUARD_NS;
 }
 
 /* The thread's own CPU: what an attach or a detach took, around it. */

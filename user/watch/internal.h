@@ -39,6 +39,8 @@ void bw_cost_start(struct bw_watch *w);
 __u64 bw_cost_poll(struct bw_watch *w);
 /* A period began: the cost since the last, and the plan for the next. */
 void bw_cost_update(struct bw_watch *w);
+/* Under a ceiling, the light tier on: the rate checked; ns until the next check. */
+__u64 bw_cost_guard(struct bw_watch *w, bool *replanned);
 /* An interval ended: its cost (struct bw_cost_state's bpf, user, light_share). */
 void bw_cost_interval(struct bw_watch *w);
 double bw_cost_thread_s(void);

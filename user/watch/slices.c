@@ -123,11 +123,17 @@ static void set_rate(struct bw_watch *w, double rate)
  * follow with them: completions on every disk, which run the programs (an
  * interval's or an exact slice's rate may be seconds old under a long -i).
  */
+/* The slices follow the plan's rate (not during an exact slice, which times its own). */
+static void plan_rate(struct bw_watch *w)
+{
+	if (w->cost.rated && !(w->x_state == BW_X_ON && w->x_exact))
+		set_rate(w, w->cost.rate);
+}
+
 static void replan(struct bw_watch *w)
 {
 	bw_cost_update(w);
-	if (w->cost.rated && !(w->x_state == BW_X_ON && w->x_exact))
-		set_rate(w, w->cost.rate);
+	plan_rate(w);
 }
 
 /* The next sample of an exact slice: a second after the last snapshot, or the slice's end. */
@@ -425,19 +431,33 @@ static void slice_step(struct bw_watch *w, __u64 now)
  * The light tier off once its share of the cycle is spent and no slice
  * needs it (a timing slice its completions, an exact one its clock); ns
  * until that is due (UINT64_MAX: never, or at the slice's end, which the
- * slice's own step brings).
+ * slice's own step brings).  Under a ceiling the rate is checked meanwhile
+ * (bw_cost_guard): a load that starts while it runs makes the plan again,
+ * and a slice the old plan let run long drains now.
  */
 static __u64 light_duty(struct bw_watch *w, __u64 now)
 {
-	__u64 off;
+	__u64 off, guard = UINT64_MAX;
+	bool replanned;
 
-	if (w->l_off || w->cost.plan.light_share >= 1 || w->x_state != BW_X_OFF)
+	if (w->l_off)
 		return UINT64_MAX;
+	if (w->o->max_cpu > 0) {
+		guard = bw_cost_guard(w, &replanned);
+		if (replanned) {
+			plan_rate(w);
+			now = bw_now_ns();	/* after the plan's own clock read */
+			if (w->x_state == BW_X_ON)
+				slice_drain(w, now);
+		}
+	}
+	if (w->cost.plan.light_share >= 1 || w->x_state != BW_X_OFF)
+		return guard;
 	/* From the plan as it is now: a share cut meanwhile ends this one sooner. */
 	off = w->l_cycle_ns + (__u64)(fmin(1, w->cost.plan.light_share) * w->cost.plan.cycle *
 				      w->o->exact_period_s * 1e9);
 	if (now < off)
-		return off - now;
+		return off - now < guard ? off - now : guard;
 	light_set(w, false, now);
 	return UINT64_MAX;
 }

@@ -87,6 +87,7 @@ struct bw_cost_state {
 	double cpu_s;
 	__u64 completions, light_ns, timing_ns, exact_ns;
 	__u64 iv_ns, iv_light_ns;	/* and at the last interval's end */
+	__u64 guard_ns;			/* the last check of the rate while the light tier ran */
 	double iv_bpf_s, iv_cpu_s;
 	/* A calibration window (the kernel's accounting held on while it lasts). */
 	int stats_fd;
