@@ -11,7 +11,13 @@ queue time (Q2D) per request as well: an io_start paired with the next
 issue of its sector (q2d_*).  And the mean number of requests in flight
 (issued, not completed) while at least one is: depth_mean_busy.
 
-usage: ftrace_d2c.py TRACE
+With SHARE and PERIOD (the default's timing slices: SHARE of each PERIOD
+seconds), sampled_spread: how far from the whole record's mean, p50 and p99
+those of the requests completed in SHARE of each period come, as the root
+mean square over 20 phases of the windows: the standard deviation of what
+timing a share of the time reads.
+
+usage: ftrace_d2c.py TRACE [SHARE PERIOD]
 The record's clock is x86-tsc (integer cycles; two trace_marker lines
 "blkwise-cal NS" written with CLOCK_MONOTONIC ns convert them) or a clock
 printed in seconds (mono: microsecond resolution)."""
@@ -64,6 +70,26 @@ def nearest(vals, p):
     return vals[k - 1]
 
 
+def figures(vals):
+    return {"mean_ms": sum(vals) / len(vals) / 1e6, "hist_p50_ms": hist_pct(vals, 0.5),
+            "hist_p99_ms": hist_pct(vals, 0.99)}
+
+
+def spread(timed, share, period, whole):
+    """RMS distance of a share's figures from the whole's, over 20 phases (ns times)."""
+    sq, n = dict.fromkeys(whole, 0.0), 0
+    t0, per = timed[0][0], period * 1e9
+    for k in range(20):
+        ph = t0 + k * per / 20
+        sub = [v for t, v in timed if (t - ph) % per < share * per]
+        if len(sub) < 100:
+            continue
+        n += 1
+        for f, x in figures(sub).items():
+            sq[f] += (x - whole[f]) ** 2
+    return {f: math.sqrt(s / n) if n else 0.0 for f, s in sq.items()}
+
+
 def main():
     marks, evs = [], []
     with open(sys.argv[1], errors="replace") as f:
@@ -84,7 +110,7 @@ def main():
         conv = lambda t: (int(t) - int(t0)) * ns_per
     else:
         conv = lambda t: float(t) * 1e9
-    issued, d2c, started, q2d = {}, [], {}, []
+    issued, timed, started, q2d = {}, [], {}, []
     area = busy = 0.0
     last = None
     for t, ev, sector in evs:
@@ -100,9 +126,9 @@ def main():
             if sector in started:
                 q2d.append(conv(t) - started.pop(sector))
         elif sector in issued:
-            d2c.append(conv(t) - issued.pop(sector))
+            timed.append((now, now - issued.pop(sector)))
     completes = sum(1 for e in evs if e[1] == "block_rq_complete")
-    d2c.sort()
+    d2c = sorted(v for _, v in timed)
     out = {"requests": len(d2c), "completes": completes,
            "mean_ms": sum(d2c) / len(d2c) / 1e6 if d2c else None,
            "p50_ms": nearest(d2c, 0.5) / 1e6 if d2c else None,
@@ -112,6 +138,9 @@ def main():
            "q2d_requests": len(q2d),
            "q2d_mean_ms": sum(q2d) / len(q2d) / 1e6 if q2d else None,
            "depth_mean_busy": area / busy if busy else None}
+    if len(sys.argv) > 3 and d2c:
+        out["sampled_spread"] = spread(timed, float(sys.argv[2]), float(sys.argv[3]),
+                                       figures(d2c))
     json.dump(out, sys.stdout)
     print()
 

@@ -30,7 +30,8 @@
 #   measures how much): only the mechanism is checked there, above.
 # - --exact: within LT_EXACT_TOL %, queue time too.
 # A D2C 5 us off fails every check (checked once by adding 5 us in
-# bpf/light.bpf.c, and once in the timing slices' lookup).
+# bpf/light.bpf.c, and once in the timing slices' lookup), but the
+# default's p99, whose share of the time reads ftrace's own p99 to a few us.
 . "$(dirname "$0")/lib.sh"
 
 LT_TOL=${LT_TOL:-1}
@@ -41,6 +42,7 @@ LT_DEFAULT_TOL=${LT_DEFAULT_TOL:-5}
 LT_BATCH_TOL=${LT_BATCH_TOL:-10}	# the light tier alone under batches of 8: the batch's time
 LT_BATCH_US=${LT_BATCH_US:-10}
 LT_SECS=${LT_SECS:-3}
+LT_PERIOD=0.5	# the default's slice period (stat --exact-period)
 # The cached clock's share, 6.9 and later: allocation to issue, per request.
 LT_PLUG_US=${LT_PLUG_US:-$(uname -r | awk -F. '{ print ($1 * 1000 + $2 >= 6009) ? 4 : 0 }')}
 
@@ -56,7 +58,7 @@ lt_mark() {
 # (diskstats' reads), LT_FIO (fio's reads), LT_BPF (the completions that
 # reached BPF, counted by bpftrace; empty where it cannot run).
 lt_run() {
-	local dev=$1 name=$2 t s0 s1
+	local dev=$1 name=$2 t s0 s1 share
 	shift 2
 	LT_OUT=$BW_TMP/$name.json
 	local evs=(block_rq_issue block_rq_complete)
@@ -94,7 +96,12 @@ lt_run() {
 	LT_MERGED=$(bw_diskstat_delta "$s0" "$s1" 2)
 	LT_FIO=$(jq '.jobs[0].read.total_ios' "$BW_TMP/$name.fio.json")
 	assertEquals "$name: no ftrace overrun" 0 "$(awk '/^overrun/ { s += $2 } END { print s + 0 }' "$t"/per_cpu/cpu*/stats)"
-	LT_ORACLE=$(python3 "$BW_ROOT"/tests/ftrace_d2c.py "$t"/trace) || { fail "ftrace_d2c.py"; return 1; }
+	# Where slices timed a share of the time: what the same share of
+	# ftrace's record comes to, at any phase of the default's periods.
+	share=$(lt_field '.timing_share // 1')
+	awk -v s="$share" 'BEGIN { exit !(s > 0 && s < 0.99) }' || share=
+	LT_ORACLE=$(python3 "$BW_ROOT"/tests/ftrace_d2c.py "$t"/trace ${share:+"$share" "$LT_PERIOD"}) ||
+		{ fail "ftrace_d2c.py"; return 1; }
 	bw_ftrace_stop "$t"
 }
 
@@ -131,21 +138,27 @@ lt_counts() {
 }
 
 # lt_times NAME TOL US [QUEUE_US]: D2C mean, p50 and p99 within TOL % or US
-# microseconds of ftrace's (p99: twice US); with QUEUE_US, the mean queue
-# time within TOL % or QUEUE_US.
+# microseconds of ftrace's (p99: twice US), or, where slices timed a share
+# of the time, within 4 standard deviations of what that share of
+# ftrace's own record reads (its sampled_spread, over the periods' phases:
+# at depth 1 about 0.3 us for the mean and p50, 1.5 us for p99); with
+# QUEUE_US, the mean queue time within TOL % or QUEUE_US.
 lt_times() {
-	local name=$1 tol=$2 us=$3 qus=${4:-} f bw or u
+	local name=$1 tol=$2 us=$3 qus=${4:-} f bw or u sp
 	for f in mean:svc_mean_ms:mean_ms p50:svc_p50_ms:hist_p50_ms p99:svc_p99_ms:hist_p99_ms \
 		 queue:queue_mean_ms:q2d_mean_ms; do
 		[ "${f%%:*}" != queue ] || [ -n "$qus" ] || continue
 		bw=$(lt_field ".$(cut -d: -f2 <<<"$f")")
 		or=$(jq ".$(cut -d: -f3 <<<"$f")" <<<"$LT_ORACLE")
 		[ "$or" != null ] || { fail "$name: ftrace has no ${f%%:*} (block_io_start: 6.5+)"; continue; }
+		sp=$(jq ".sampled_spread.$(cut -d: -f3 <<<"$f") // 0" <<<"$LT_ORACLE")
 		echo "  $name: ${f%%:*}: blkwise $bw ms, ftrace $or ms" \
-			"($(bw_calc "($bw - $or) * 100 / $or") %, $(bw_calc "($bw - $or) * 1000") us)"
+			"($(bw_calc "($bw - $or) * 100 / $or") %, $(bw_calc "($bw - $or) * 1000") us)" \
+			"$([ "$sp" = 0 ] || echo "(ftrace's own at the timed share: sd $(bw_calc "$sp * 1000") us)")"
 		u=$us
 		[ "${f%%:*}" = p99 ] && u=$(bw_calc "2 * $us")
 		[ "${f%%:*}" = queue ] && u=$qus
+		u=$(awk -v u="$u" -v s="$sp" 'BEGIN { s *= 4000; print (s > u ? s : u) }')
 		assertTrue "$name: ${f%%:*} $bw within $tol% or $u us of ftrace's $or" \
 			"bw_within $bw $or $tol || awk -v a=$bw -v b=$or -v u=$u 'BEGIN { d = (a - b) * 1000; exit !(d >= -u && d <= u) }'"
 	done
