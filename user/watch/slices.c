@@ -118,11 +118,6 @@ static void set_rate(struct bw_watch *w, double rate)
 	w->x_share = timing_share(w, rate);
 }
 
-/*
- * The cost and the plan brought up to date, and the rate the slices' lengths
- * follow with them: completions on every disk, which run the programs (an
- * interval's or an exact slice's rate may be seconds old under a long -i).
- */
 /* The slices follow the plan's rate (not during an exact slice, which times its own). */
 static void plan_rate(struct bw_watch *w)
 {
@@ -130,6 +125,11 @@ static void plan_rate(struct bw_watch *w)
 		set_rate(w, w->cost.rate);
 }
 
+/*
+ * The cost and the plan brought up to date, and the rate the slices' lengths
+ * follow with them: completions on every disk, which run the programs (an
+ * interval's or an exact slice's rate may be seconds old under a long -i).
+ */
 static void replan(struct bw_watch *w)
 {
 	bw_cost_update(w);
