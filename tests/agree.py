@@ -49,6 +49,13 @@ RATES = {
 }
 # busy_pct: busy time over the span, compared as busy seconds.
 BUSY = {"busy_pct"}
+# A request both sides still count in flight at their ends (a completion
+# no BPF program was handed: docs/design.md, "Lost completions"; healed
+# only after a whole idle interval, and -i 600 has one) keeps each side
+# busy to its own end.  Stat starts before the recording and stops after
+# it, so busy time may differ by that many requests times the spans'
+# difference, and what is over busy time (GHOSTED) by that share of it.
+GHOSTED = {"depth_mean_busy", "p_eff", "dispatch_stall_share"}
 # Times: each side reads its own clock at the same tracepoints (two
 # programs on one event run one after the other), so they differ by the
 # programs' own run time, up to 0.7 us a program on the slower machines of
@@ -108,6 +115,10 @@ def main():
     an_dev = [d for d in an_all["devices"] if d["device"] == dev][0]
     an = an_dev["total"][0]
     an_span = an_all["span_s"]
+    ghosts = min(st.get("inflight") or 0, an.get("inflight") or 0)
+    ghost_s = ghosts * max(0.0, st_span - an_span)
+    busy_st = (st.get("busy_pct") or 0) / 100 * st_span
+    ghost_pct = 100 * ghost_s / busy_st if busy_st > 0 else 0
     bad = 0
     for key in sorted(st):
         a, s = an.get(key), st[key]
@@ -126,7 +137,7 @@ def main():
         elif key in RATES:
             ok = near(a * an_span, s * st_span, 0.5, 0.005 * (an_span + st_span))
         elif key in BUSY:
-            ok = near(a * an_span, s * st_span, 3, 0.01)
+            ok = near(a * an_span, s * st_span, 3, 0.01 + 100 * ghost_s)
         elif key in TIMES:
             ok = near(a, s, 3, 0.001)
         elif key in NEAR:
@@ -134,13 +145,15 @@ def main():
             s1 = st.get("solo_svc_ms")
             if key == "p_eff" and s1:
                 pct += 100 * 0.001 / s1
+            if key in GHOSTED:
+                pct += ghost_pct
             ok = near(a, s, pct, 0.0005)
         elif key in STALL:
             slack = STALL_EPISODE_S * (st.get("dispatch_stalls") or 0)
             if key == "dispatch_stall_share":
                 busy_s = (st.get("busy_pct") or 0) / 100 * st_span
                 slack = slack / busy_s if busy_s > 0 else 0
-            ok = near(a, s, 3, max(slack, 0.0005))
+            ok = near(a, s, 3 + (ghost_pct if key in GHOSTED else 0), max(slack, 0.0005))
         elif key in PCTL:
             ok = near(a, s, 7, 0.001024)
         elif key in SOLO:
@@ -157,6 +170,8 @@ def main():
             shown = f"stat {s} analyze {a}"
         print(f"  {key}: {shown}{'' if ok else '  DISAGREE'}")
         bad += not ok
+    if ghost_s:
+        print(f"  in flight at both ends: {ghosts}, busy to each side's end: up to {ghost_s:.3f} s apart")
     print(f"  spans: stat {st_span} s, trace {an_span} s; {bad} disagreeing")
     return 1 if bad else 0
 
