@@ -140,6 +140,7 @@ void bw_snap_add_pcpu(struct bw_snap_dev *d, const struct bw_dev_pcpu *pcpu, int
 	bw_pcpu_add_ops(d->op, pcpu, ncpus, ext);
 	for (cpu = 0; cpu < ncpus; cpu++) {
 		const struct bw_dev_pcpu *p = &pcpu[cpu];
+		__u64 max;
 
 		d->busy_ns += p->busy_ns;
 		d->unmatched += p->unmatched;
@@ -147,8 +148,9 @@ void bw_snap_add_pcpu(struct bw_snap_dev *d, const struct bw_dev_pcpu *pcpu, int
 		d->lost += p->lost;
 		d->fsync_writes += p->fsync_writes;
 		d->nostamp += p->nostamp;
-		if (bw_epoch_max_of(&p->max, closed_epoch) > d->max_depth)
-			d->max_depth = bw_epoch_max_of(&p->max, closed_epoch);
+		max = bw_epoch_max_of(&p->max, closed_epoch);
+		if (max > d->max_depth)
+			d->max_depth = max;
 	}
 }
 

@@ -211,6 +211,14 @@ __u64 bw_cost_poll(struct bw_watch *w)
  * next: the programs' CPU from their prices and events, the process's
  * from the kernel, the ceiling's shares from both.
  */
+/* Completions a second on every disk since the last update, at now with comp of them. */
+static double rate_since(const struct bw_cost_state *c, __u64 now, __u64 comp)
+{
+	double secs = (now - c->at_ns) / 1e9;
+
+	return comp >= c->completions && secs > 0 ? (comp - c->completions) / secs : 0;
+}
+
 static void cost_update(struct bw_watch *w, __u64 now, __u64 comp)
 {
 	struct bw_cost_state *c = &w->cost;
@@ -219,7 +227,7 @@ static void cost_update(struct bw_watch *w, __u64 now, __u64 comp)
 	double light_s = (light_ns - c->light_ns) / 1e9, user;
 	struct bw_cost_in in;
 
-	rate = comp >= c->completions ? (comp - c->completions) / secs : 0;
+	rate = rate_since(c, now, comp);
 	/* The light tier ran for light_s of it: its completions were those of that time. */
 	ev[BW_COST_ALWAYS] = rate * fmin(light_s, secs);
 	ev[BW_COST_TIMING] = rate * (timing_ns - c->timing_ns) / 1e9;
@@ -264,17 +272,15 @@ __u64 bw_cost_guard(struct bw_watch *w, bool *replanned)
 {
 	struct bw_cost_state *c = &w->cost;
 	__u64 now = bw_now_ns(), comp;
-	double secs = (now - c->at_ns) / 1e9, rate;
 
 	*replanned = false;
 	if (now - c->guard_ns < GUARD_NS)
 		return c->guard_ns + GUARD_NS - now;
 	c->guard_ns = now;
-	if (!c->rated || secs <= 0)
+	if (!c->rated || now <= c->at_ns)
 		return GUARD_NS;
 	comp = bw_disks_completions();
-	rate = comp >= c->completions ? (comp - c->completions) / secs : 0;
-	if (rate * c->model.ns[BW_COST_ALWAYS] / 1e9 * fmin(1, c->plan.light_share) <=
+	if (rate_since(c, now, comp) * c->model.ns[BW_COST_ALWAYS] / 1e9 * fmin(1, c->plan.light_share) <=
 	    w->o->max_cpu)
 		return GUARD_NS;
 	cost_update(w, now, comp);
